@@ -1,0 +1,37 @@
+//===- NormDialect.td - Norm dialect definition ------------*- tablegen -*-===//
+//
+// The norm dialect: first-class normalization layers of modern transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORM_DIALECT_NORM_IR_NORMDIALECT_TD
+#define NORM_DIALECT_NORM_IR_NORMDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Norm_Dialect : Dialect {
+  let name = "norm";
+  let cppNamespace = "::mlir::norm";
+  let summary = "Normalization layers of transformers as first-class ops";
+  let description = [{
+    The `norm` dialect represents the normalization layers of modern
+    transformers (LayerNorm, RMSNorm and Dynamic Tanh) as single
+    tensor-level operations with exactly specified numerics: the statistics
+    axis, the arithmetic type, where rounding happens, how epsilon enters,
+    and an optional fused residual add. Passes raise decomposed
+    normalizations into these ops, fuse them with their neighbours and lower
+    them to linalg, vectorized CPU loops or GPU kernels.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+}
+
+/// Base class of every op of the dialect.
+class Norm_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Norm_Dialect, mnemonic, traits>;
+
+#endif // NORM_DIALECT_NORM_IR_NORMDIALECT_TD

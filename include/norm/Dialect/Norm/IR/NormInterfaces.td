@@ -1,0 +1,92 @@
+//===- NormInterfaces.td - Norm op interface ---------------*- tablegen -*-===//
+//
+// NormOpInterface: the uniform view of every normalization op that the
+// op-agnostic passes and lowerings work on.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORM_DIALECT_NORM_IR_NORMINTERFACES_TD
+#define NORM_DIALECT_NORM_IR_NORMINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Norm_NormOpInterface : OpInterface<"NormOpInterface"> {
+  let cppNamespace = "::mlir::norm";
+  let description = [{
+    Uniform access to the operands and attributes of `norm.layer_norm`,
+    `norm.rms_norm` and `norm.dyt`. Operands an op does not take read as a
+    null value and attributes it does not take read as their neutral value,
+    so passes can treat all three ops alike.
+  }];
+  let methods = [
+    InterfaceMethod<"Input tensor `x`.", "::mlir::Value", "getX", (ins),
+      [{ return $_op.getX(); }]>,
+    InterfaceMethod<"The `alpha` operand (dyt only), else null.",
+      "::mlir::Value", "getAlpha", (ins), [{ return $_op.getAlpha(); }]>,
+    InterfaceMethod<"The `weight` operand, or null.", "::mlir::Value",
+      "getWeight", (ins), [{ return $_op.getWeight(); }]>,
+    InterfaceMethod<"The `bias` operand, or null.", "::mlir::Value",
+      "getBias", (ins), [{ return $_op.getBias(); }]>,
+    InterfaceMethod<"The `residual` operand, or null.", "::mlir::Value",
+      "getResidual", (ins), [{ return $_op.getResidual(); }]>,
+    InterfaceMethod<"The normalized result `y`.", "::mlir::Value", "getY",
+      (ins), [{ return $_op.getY(); }]>,
+    InterfaceMethod<"The `residual_out` result (x + residual), or null.",
+      "::mlir::Value", "getResidualOut", (ins),
+      [{ return $_op.getResidualOut(); }]>,
+    InterfaceMethod<"The `axis` attribute as written (may be negative).",
+      "int64_t", "getAxis", (ins),
+      [{ return static_cast<int64_t>($_op.getAxis()); }]>,
+    InterfaceMethod<"Epsilon (0 for ops without one).", "::llvm::APFloat",
+      "getEpsilon", (ins), [{ return $_op.getEpsilon(); }]>,
+    InterfaceMethod<"Where epsilon enters the denominator.",
+      "::mlir::norm::EpsilonMode", "getEpsilonMode", (ins),
+      [{ return $_op.getEpsilonMode(); }]>,
+    InterfaceMethod<"Constant added to the weight in the compute type.",
+      "::llvm::APFloat", "getWeightOffset", (ins),
+      [{ return $_op.getWeightOffset(); }]>,
+    InterfaceMethod<"Where the result is rounded to the input type.",
+      "::mlir::norm::CastMode", "getCastMode", (ins),
+      [{ return $_op.getCastMode(); }]>,
+    InterfaceMethod<"The explicit `compute_type`, or null when defaulted.",
+      "::mlir::Type", "getExplicitComputeType", (ins),
+      [{
+        if (auto attr = $_op.getComputeTypeAttr())
+          return attr.getValue();
+        return ::mlir::Type();
+      }]>,
+    InterfaceMethod<"True when the op computes mean and variance "
+      "(layer_norm), false for a mean square (rms_norm) or no reduction.",
+      "bool", "subtractsMean", (ins), [{ return $_op.kSubtractsMean; }]>,
+    InterfaceMethod<"True when the op reduces over the normalized dims.",
+      "bool", "hasReduction", (ins), [{ return $_op.kHasReduction; }]>
+  ];
+
+  let extraSharedClassDeclaration = [{
+    /// Type of the input `x`.
+    ::mlir::RankedTensorType getInputType() {
+      return ::llvm::cast<::mlir::RankedTensorType>($_op.getX().getType());
+    }
+    /// First normalized dimension, in [0, rank).
+    int64_t getNormalizedDim() {
+      int64_t axis = $_op.getAxis();
+      return axis < 0 ? axis + getInputType().getRank() : axis;
+    }
+    /// Number of normalized (trailing) dimensions.
+    int64_t getNumNormalizedDims() {
+      return getInputType().getRank() - getNormalizedDim();
+    }
+    /// The type arithmetic happens in: `compute_type`, or f32 for
+    /// f16/bf16/f32 inputs and f64 for f64 inputs.
+    ::mlir::Type getComputeElementType() {
+      if (::mlir::Type explicitType = $_op.getExplicitComputeType())
+        return explicitType;
+      ::mlir::Type elementType = getInputType().getElementType();
+      if (elementType.isF64())
+        return elementType;
+      return ::mlir::Float32Type::get(elementType.getContext());
+    }
+  }];
+}
+
+#endif // NORM_DIALECT_NORM_IR_NORMINTERFACES_TD

@@ -1,0 +1,54 @@
+//===- NormOps.h - Norm dialect ops -----------------------------*- C++ -*-===//
+//
+// Declares the ops, attributes and interface of the norm dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORM_DIALECT_NORM_IR_NORMOPS_H
+#define NORM_DIALECT_NORM_IR_NORMOPS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "norm/Dialect/Norm/IR/NormDialect.h"
+
+#include "norm/Dialect/Norm/IR/NormEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "norm/Dialect/Norm/IR/NormAttrs.h.inc"
+
+#include "norm/Dialect/Norm/IR/NormInterfaces.h.inc"
+
+namespace mlir {
+namespace norm {
+
+/// Result types of a norm op on `x`: `y` has the type of `x`, and
+/// `residual_out` (present iff `residual` is) has it too.
+SmallVector<Type, 2> inferNormResultTypes(Value x, Value residual);
+
+/// Names of every attribute the norm ops know. A name of this set that an op
+/// does not take is rejected by the verifier.
+ArrayRef<StringRef> getNormAttributeNames();
+
+} // namespace norm
+} // namespace mlir
+
+#define GET_OP_CLASSES
+#include "norm/Dialect/Norm/IR/NormOps.h.inc"
+
+namespace mlir {
+namespace norm {
+
+/// The element type of `x` (`T` in the op semantics).
+Type getInputElementType(NormOpInterface op);
+
+/// The type in which `cast_mode = before_weight` forms `n * w' + b`: the
+/// widest of the input, weight and bias element types.
+Type getBeforeWeightArithmeticType(NormOpInterface op);
+
+} // namespace norm
+} // namespace mlir
+
+#endif // NORM_DIALECT_NORM_IR_NORMOPS_H

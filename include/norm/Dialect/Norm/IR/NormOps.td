@@ -1,0 +1,225 @@
+//===- NormOps.td - Norm dialect ops -----------------------*- tablegen -*-===//
+//
+// norm.layer_norm, norm.rms_norm and norm.dyt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORM_DIALECT_NORM_IR_NORMOPS_TD
+#define NORM_DIALECT_NORM_IR_NORMOPS_TD
+
+include "norm/Dialect/Norm/IR/NormDialect.td"
+include "norm/Dialect/Norm/IR/NormAttrs.td"
+include "norm/Dialect/Norm/IR/NormInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+/// Common base of the three normalization ops. Operand and attribute
+/// constraints are checked by the shared verifier, which names the operand
+/// and the expected shape or type in its diagnostics.
+class Norm_NormalizationOp<string mnemonic, string operandFormat>
+    : Norm_Op<mnemonic, [
+        Pure, AttrSizedOperandSegments, Norm_NormOpInterface,
+        DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+                                  ["reifyResultShapes"]>]> {
+  let results = (outs AnyType:$y, Optional<AnyType>:$residual_out);
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+  let assemblyFormat = "$x " # operandFormat # [{
+    (`residual` `(` $residual^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNormOp
+//===----------------------------------------------------------------------===//
+
+def Norm_LayerNormOp : Norm_NormalizationOp<"layer_norm",
+    "(`weight` `(` $weight^ `)`)? (`bias` `(` $bias^ `)`)?"> {
+  let summary = "Layer normalization (mean and biased variance)";
+  let description = [{
+    Normalizes the trailing dimensions `axis..rank-1` of `x`:
+
+    ```
+    mu  = sum(x) / N
+    var = sum((x - mu)^2) / N
+    y   = (x - mu) * rsqrt(var + epsilon) * weight + bias
+    ```
+
+    Arithmetic happens in `compute_type` (default f32, f64 for f64 inputs);
+    the statistics are accurate for rows with a large common offset.
+    `weight` and `bias` have shape `x.shape[axis:]` and element type that of
+    `x` or f32. With `residual`, the op first forms `s = x + residual`
+    rounded to the element type of `x`, normalizes `s` and also returns it
+    as `residual_out`. `cast_mode = before_weight` rounds the normalized
+    value to the element type of `x` before the weight is applied.
+
+    Example:
+
+    ```mlir
+    %y = norm.layer_norm %x weight(%g) bias(%b) {epsilon = 1.0e-05 : f32}
+         : (tensor<8x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>)
+           -> tensor<8x4096xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyType:$x,
+    Optional<AnyType>:$weight,
+    Optional<AnyType>:$bias,
+    Optional<AnyType>:$residual,
+    DefaultValuedAttr<Norm_EpsilonAttr, "1e-5">:$epsilon,
+    DefaultValuedAttr<I64Attr, "-1">:$axis,
+    OptionalAttr<Norm_ComputeTypeAttr>:$compute_type,
+    DefaultValuedAttr<Norm_CastModeAttr,
+                      "::mlir::norm::CastMode::final">:$cast_mode
+  );
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$x,
+                   CArg<"::mlir::Value", "{}">:$weight,
+                   CArg<"::mlir::Value", "{}">:$bias,
+                   CArg<"::mlir::Value", "{}">:$residual), [{
+      build($_builder, $_state,
+            ::mlir::norm::inferNormResultTypes(x, residual), x, weight, bias,
+            residual, ::mlir::FloatAttr(), ::mlir::IntegerAttr(),
+            ::mlir::TypeAttr(), ::mlir::norm::CastModeAttr());
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    static constexpr bool kSubtractsMean = true;
+    static constexpr bool kHasReduction = true;
+    ::mlir::Value getAlpha() { return {}; }
+    ::mlir::norm::EpsilonMode getEpsilonMode() {
+      return ::mlir::norm::EpsilonMode::inside_sqrt;
+    }
+    ::llvm::APFloat getWeightOffset() { return ::llvm::APFloat(0.0f); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// RMSNormOp
+//===----------------------------------------------------------------------===//
+
+def Norm_RMSNormOp : Norm_NormalizationOp<"rms_norm",
+    "(`weight` `(` $weight^ `)`)?"> {
+  let summary = "Root-mean-square normalization";
+  let description = [{
+    Normalizes the trailing dimensions `axis..rank-1` of `x` by their root
+    mean square:
+
+    ```
+    ms = sum(x^2) / N
+    y  = x * r * (weight + weight_offset)
+    ```
+
+    where `r` is `rsqrt(ms + epsilon)` (`inside_sqrt`, LLaMA/T5),
+    `1 / (sqrt(ms) + epsilon)` (`outside_sqrt`) or
+    `1 / max(sqrt(ms), epsilon)` (`clamp`, ScaleNorm). `weight_offset` is
+    added in the compute type (Gemma's `1 + w`). `weight` has shape
+    `x.shape[axis:]` or is a scalar (`tensor<T>` or `tensor<1xT>`,
+    ScaleNorm's gain). `residual`, `compute_type` and `cast_mode` behave as
+    for `norm.layer_norm`; `cast_mode = before_weight` with a bf16 input is
+    exactly Hugging Face's LLaMA RMSNorm.
+
+    Example:
+
+    ```mlir
+    %y, %s = norm.rms_norm %x weight(%w) residual(%r) {epsilon = 1.0e-06 : f32}
+         : (tensor<?x4096xf32>, tensor<4096xf32>, tensor<?x4096xf32>)
+           -> (tensor<?x4096xf32>, tensor<?x4096xf32>)
+    ```
+  }];
+  let arguments = (ins
+    AnyType:$x,
+    Optional<AnyType>:$weight,
+    Optional<AnyType>:$residual,
+    DefaultValuedAttr<Norm_EpsilonAttr, "1e-6">:$epsilon,
+    DefaultValuedAttr<Norm_EpsilonModeAttr,
+                      "::mlir::norm::EpsilonMode::inside_sqrt">:$epsilon_mode,
+    DefaultValuedAttr<F32Attr, "0.0">:$weight_offset,
+    DefaultValuedAttr<I64Attr, "-1">:$axis,
+    OptionalAttr<Norm_ComputeTypeAttr>:$compute_type,
+    DefaultValuedAttr<Norm_CastModeAttr,
+                      "::mlir::norm::CastMode::final">:$cast_mode
+  );
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$x,
+                   CArg<"::mlir::Value", "{}">:$weight,
+                   CArg<"::mlir::Value", "{}">:$residual), [{
+      build($_builder, $_state,
+            ::mlir::norm::inferNormResultTypes(x, residual), x, weight,
+            residual, ::mlir::FloatAttr(), ::mlir::norm::EpsilonModeAttr(),
+            ::mlir::FloatAttr(), ::mlir::IntegerAttr(), ::mlir::TypeAttr(),
+            ::mlir::norm::CastModeAttr());
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    static constexpr bool kSubtractsMean = false;
+    static constexpr bool kHasReduction = true;
+    ::mlir::Value getAlpha() { return {}; }
+    ::mlir::Value getBias() { return {}; }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// DyTOp
+//===----------------------------------------------------------------------===//
+
+def Norm_DyTOp : Norm_NormalizationOp<"dyt",
+    "`alpha` `(` $alpha `)` (`weight` `(` $weight^ `)`)? "
+    "(`bias` `(` $bias^ `)`)?"> {
+  let summary = "Dynamic Tanh: tanh(alpha * x) * weight + bias";
+  let description = [{
+    Dynamic Tanh (DyT), the normalization-free replacement of LayerNorm:
+
+    ```
+    y = tanh(alpha * x) * weight + bias
+    ```
+
+    `alpha` is a learned scalar (`tensor<T>` or `tensor<1xT>`). There is no
+    reduction; `axis` only fixes the shape `x.shape[axis:]` of `weight` and
+    `bias`. `residual`, `compute_type` and `cast_mode` behave as for
+    `norm.layer_norm`.
+
+    Example:
+
+    ```mlir
+    %y = norm.dyt %x alpha(%a) weight(%w) bias(%b)
+         : (tensor<8x768xf32>, tensor<f32>, tensor<768xf32>, tensor<768xf32>)
+           -> tensor<8x768xf32>
+    ```
+  }];
+  let arguments = (ins
+    AnyType:$x,
+    AnyType:$alpha,
+    Optional<AnyType>:$weight,
+    Optional<AnyType>:$bias,
+    Optional<AnyType>:$residual,
+    DefaultValuedAttr<I64Attr, "-1">:$axis,
+    OptionalAttr<Norm_ComputeTypeAttr>:$compute_type,
+    DefaultValuedAttr<Norm_CastModeAttr,
+                      "::mlir::norm::CastMode::final">:$cast_mode
+  );
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$x, "::mlir::Value":$alpha,
+                   CArg<"::mlir::Value", "{}">:$weight,
+                   CArg<"::mlir::Value", "{}">:$bias,
+                   CArg<"::mlir::Value", "{}">:$residual), [{
+      build($_builder, $_state,
+            ::mlir::norm::inferNormResultTypes(x, residual), x, alpha,
+            weight, bias, residual, ::mlir::IntegerAttr(), ::mlir::TypeAttr(),
+            ::mlir::norm::CastModeAttr());
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    static constexpr bool kSubtractsMean = false;
+    static constexpr bool kHasReduction = false;
+    ::llvm::APFloat getEpsilon() { return ::llvm::APFloat(0.0f); }
+    ::mlir::norm::EpsilonMode getEpsilonMode() {
+      return ::mlir::norm::EpsilonMode::inside_sqrt;
+    }
+    ::llvm::APFloat getWeightOffset() { return ::llvm::APFloat(0.0f); }
+  }];
+}
+
+#endif // NORM_DIALECT_NORM_IR_NORMOPS_TD

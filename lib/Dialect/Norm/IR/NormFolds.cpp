@@ -1,0 +1,421 @@
+//===- NormFolds.cpp - Norm op folders and canonicalizers -------*- C++ -*-===//
+//
+// Canonicalization patterns (dropping identity weights and biases, folding a
+// constant weight offset, dropping a default compute type) and constant
+// folding of norm ops on small constant inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "norm/Dialect/Norm/IR/NormOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::norm;
+
+/// Largest number of input elements a norm op is constant-folded for.
+static constexpr int64_t kMaxFoldedElements = 4096;
+
+/// Returns the constant float elements of `value`, or null.
+static DenseFPElementsAttr getConstantFloats(Value value) {
+  DenseFPElementsAttr attr;
+  if (!value || !matchPattern(value, m_Constant(&attr)))
+    return {};
+  return attr;
+}
+
+/// Rounds `value` to the float format `semantics` (round to nearest even).
+static double roundTo(double value, const llvm::fltSemantics &semantics) {
+  APFloat result(value);
+  bool losesInfo = false;
+  result.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
+  return result.convertToDouble();
+}
+
+static const llvm::fltSemantics &getSemantics(Type type) {
+  return cast<FloatType>(type).getFloatSemantics();
+}
+
+/// Reads the elements of a float constant as doubles (exact for every
+/// supported element type).
+static SmallVector<double> readAsDoubles(DenseFPElementsAttr attr) {
+  SmallVector<double> values;
+  values.reserve(attr.getNumElements());
+  for (const APFloat &value : attr.getValues<APFloat>())
+    values.push_back(value.convertToDouble());
+  return values;
+}
+
+/// Effective weight `w + weight_offset` computed in the compute type
+/// (`float` or `double`), as the op semantics define it.
+template <typename ComputeT>
+static ComputeT effectiveWeight(double weight, double offset) {
+  return static_cast<ComputeT>(weight) + static_cast<ComputeT>(offset);
+}
+
+//===----------------------------------------------------------------------===//
+// Canonicalization patterns
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Returns true when every element of `weight` plus `offset`, computed in
+/// `computeType`, is exactly 1.
+static bool isIdentityWeight(DenseFPElementsAttr weight, double offset,
+                             Type computeType) {
+  for (const APFloat &value : weight.getValues<APFloat>()) {
+    double w = value.convertToDouble();
+    double effective = computeType.isF64()
+                           ? effectiveWeight<double>(w, offset)
+                           : effectiveWeight<float>(w, offset);
+    if (effective != 1.0)
+      return false;
+  }
+  return true;
+}
+
+/// Returns true when removing a weight or bias would not change the type
+/// `cast_mode = before_weight` does its arithmetic in.
+template <typename OpTy>
+static bool keepsBeforeWeightType(OpTy op, Type typeAfter) {
+  NormOpInterface iface = cast<NormOpInterface>(op.getOperation());
+  if (iface.getCastMode() != CastMode::before_weight)
+    return true;
+  return getBeforeWeightArithmeticType(iface) == typeAfter;
+}
+
+/// Drops a constant weight that is all ones once `weight_offset` is added:
+/// multiplying by exactly 1 is the identity, also for inf and nan.
+template <typename OpTy>
+struct DropIdentityWeight : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    NormOpInterface iface = cast<NormOpInterface>(op.getOperation());
+    DenseFPElementsAttr weight = getConstantFloats(iface.getWeight());
+    if (!weight)
+      return rewriter.notifyMatchFailure(op, "weight is not a constant");
+    double offset = iface.getWeightOffset().convertToDouble();
+    if (!isIdentityWeight(weight, offset, iface.getComputeElementType()))
+      return rewriter.notifyMatchFailure(op, "weight is not all ones");
+    Type typeAfter = getInputElementType(iface);
+    if (Value bias = iface.getBias()) {
+      Type biasType = getElementTypeOrSelf(bias.getType());
+      if (biasType.getIntOrFloatBitWidth() > typeAfter.getIntOrFloatBitWidth())
+        typeAfter = biasType;
+    }
+    if (!keepsBeforeWeightType(op, typeAfter))
+      return rewriter.notifyMatchFailure(
+          op, "dropping the weight changes the before_weight arithmetic type");
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getWeightMutable().clear();
+      op->removeAttr("weight_offset");
+    });
+    return success();
+  }
+};
+
+/// Drops a constant bias that is all zeros (+0 or -0): adding zero is the
+/// identity up to the sign of a zero result, also for inf and nan.
+template <typename OpTy>
+struct DropZeroBias : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    NormOpInterface iface = cast<NormOpInterface>(op.getOperation());
+    DenseFPElementsAttr bias = getConstantFloats(iface.getBias());
+    if (!bias)
+      return rewriter.notifyMatchFailure(op, "bias is not a constant");
+    if (!llvm::all_of(bias.getValues<APFloat>(),
+                      [](const APFloat &value) { return value.isZero(); }))
+      return rewriter.notifyMatchFailure(op, "bias is not all zeros");
+    Type typeAfter = getInputElementType(iface);
+    if (Value weight = iface.getWeight()) {
+      Type weightType = getElementTypeOrSelf(weight.getType());
+      if (weightType.getIntOrFloatBitWidth() >
+          typeAfter.getIntOrFloatBitWidth())
+        typeAfter = weightType;
+    }
+    if (!keepsBeforeWeightType(op, typeAfter))
+      return rewriter.notifyMatchFailure(
+          op, "dropping the bias changes the before_weight arithmetic type");
+    rewriter.modifyOpInPlace(op, [&] { op.getBiasMutable().clear(); });
+    return success();
+  }
+};
+
+/// Folds a non-zero `weight_offset` into a constant weight when every sum,
+/// computed in the compute type as the op does, is exactly representable in
+/// the weight's element type.
+struct FoldWeightOffsetIntoWeight : public OpRewritePattern<RMSNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RMSNormOp op,
+                                PatternRewriter &rewriter) const override {
+    APFloat offsetValue = op.getWeightOffset();
+    if (offsetValue.isZero())
+      return rewriter.notifyMatchFailure(op, "no weight offset");
+    DenseFPElementsAttr weight = getConstantFloats(op.getWeight());
+    if (!weight)
+      return rewriter.notifyMatchFailure(op, "weight is not a constant");
+    double offset = offsetValue.convertToDouble();
+    bool computeInF64 =
+        cast<NormOpInterface>(op.getOperation()).getComputeElementType().isF64();
+    Type weightElementType = weight.getElementType();
+    const llvm::fltSemantics &semantics = getSemantics(weightElementType);
+    SmallVector<APFloat> folded;
+    folded.reserve(weight.getNumElements());
+    for (const APFloat &value : weight.getValues<APFloat>()) {
+      double w = value.convertToDouble();
+      double sum = computeInF64 ? effectiveWeight<double>(w, offset)
+                                : effectiveWeight<float>(w, offset);
+      if (roundTo(sum, semantics) != sum)
+        return rewriter.notifyMatchFailure(
+            op, "weight + weight_offset is not exact in the weight type");
+      APFloat element(sum);
+      bool losesInfo = false;
+      element.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
+      folded.push_back(element);
+    }
+    auto newWeight = DenseFPElementsAttr::get(weight.getType(), folded);
+    Value constant = arith::ConstantOp::create(rewriter, op.getLoc(),
+                                               weight.getType(), newWeight);
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getWeightMutable().assign(constant);
+      op->removeAttr(op.getWeightOffsetAttrName());
+    });
+    return success();
+  }
+};
+
+/// Removes a `compute_type` equal to the default one, so that equal ops print
+/// and compare equal.
+template <typename OpTy>
+struct DropDefaultComputeType : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    TypeAttr computeType = op.getComputeTypeAttr();
+    if (!computeType)
+      return rewriter.notifyMatchFailure(op, "no explicit compute type");
+    Type elementType = cast<ShapedType>(op.getX().getType()).getElementType();
+    Type defaultType = elementType.isF64()
+                           ? elementType
+                           : Float32Type::get(op.getContext());
+    if (computeType.getValue() != defaultType)
+      return rewriter.notifyMatchFailure(op, "compute type is not the default");
+    rewriter.modifyOpInPlace(op, [&] { op.removeComputeTypeAttr(); });
+    return success();
+  }
+};
+
+} // namespace
+
+void LayerNormOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<DropIdentityWeight<LayerNormOp>, DropZeroBias<LayerNormOp>,
+              DropDefaultComputeType<LayerNormOp>>(context);
+}
+
+void RMSNormOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
+  results.add<DropIdentityWeight<RMSNormOp>, FoldWeightOffsetIntoWeight,
+              DropDefaultComputeType<RMSNormOp>>(context);
+}
+
+void DyTOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                        MLIRContext *context) {
+  results.add<DropIdentityWeight<DyTOp>, DropZeroBias<DyTOp>,
+              DropDefaultComputeType<DyTOp>>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// Constant folding
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Evaluates a norm op on constant inputs with the op's own roundings: the
+/// residual sum in the input type, statistics and normalization in the
+/// compute type `ComputeT`, and the `before_weight` or final cast.
+template <typename ComputeT>
+struct ConstantEvaluator {
+  NormOpInterface op;
+  SmallVector<double> x, weight, bias;
+  double alpha = 0;
+  int64_t rows = 0, rowSize = 0;
+
+  ComputeT normalizedValue(ArrayRef<double> row, int64_t j, ComputeT mean,
+                           ComputeT scale) {
+    if (!op.hasReduction())
+      return std::tanh(static_cast<ComputeT>(alpha) *
+                       static_cast<ComputeT>(row[j]));
+    return (static_cast<ComputeT>(row[j]) - mean) * scale;
+  }
+
+  /// Computes the row statistics: the mean (0 for rms_norm) and the factor
+  /// the centered value is multiplied by.
+  std::pair<ComputeT, ComputeT> statistics(ArrayRef<double> row) {
+    if (!op.hasReduction())
+      return {0, 1};
+    ComputeT n = static_cast<ComputeT>(rowSize);
+    ComputeT eps = static_cast<ComputeT>(op.getEpsilon().convertToDouble());
+    if (op.subtractsMean()) {
+      // Shift by the first element (exact) to keep large offsets accurate.
+      ComputeT shift = static_cast<ComputeT>(row[0]);
+      ComputeT sum = 0;
+      for (double v : row)
+        sum += static_cast<ComputeT>(v) - shift;
+      ComputeT mean = shift + sum / n;
+      ComputeT squares = 0;
+      for (double v : row) {
+        ComputeT d = static_cast<ComputeT>(v) - mean;
+        squares += d * d;
+      }
+      return {mean, ComputeT(1) / std::sqrt(squares / n + eps)};
+    }
+    ComputeT squares = 0;
+    for (double v : row)
+      squares += static_cast<ComputeT>(v) * static_cast<ComputeT>(v);
+    ComputeT ms = squares / n;
+    switch (op.getEpsilonMode()) {
+    case EpsilonMode::inside_sqrt:
+      return {0, ComputeT(1) / std::sqrt(ms + eps)};
+    case EpsilonMode::outside_sqrt:
+      return {0, ComputeT(1) / (std::sqrt(ms) + eps)};
+    case EpsilonMode::clamp:
+      return {0, ComputeT(1) / std::fmax(std::sqrt(ms), eps)};
+    }
+    llvm_unreachable("unknown epsilon mode");
+  }
+
+  SmallVector<APFloat> run() {
+    const llvm::fltSemantics &inputSemantics =
+        getSemantics(getInputElementType(op));
+    const llvm::fltSemantics &wideSemantics =
+        getSemantics(getBeforeWeightArithmeticType(op));
+    bool castBeforeWeight = op.getCastMode() == CastMode::before_weight;
+    double offset = op.getWeightOffset().convertToDouble();
+    SmallVector<APFloat> result;
+    result.reserve(x.size());
+    for (int64_t i = 0; i < rows; ++i) {
+      ArrayRef<double> row(x.data() + i * rowSize, rowSize);
+      auto [mean, scale] = statistics(row);
+      for (int64_t j = 0; j < rowSize; ++j) {
+        ComputeT n = normalizedValue(row, j, mean, scale);
+        ComputeT w = 1, b = 0;
+        if (!weight.empty())
+          w = effectiveWeight<ComputeT>(weight[weight.size() == 1 ? 0 : j],
+                                        offset);
+        if (!bias.empty())
+          b = static_cast<ComputeT>(bias[j]);
+        double y;
+        if (castBeforeWeight) {
+          double rounded = roundTo(n, inputSemantics);
+          double product = roundTo(rounded * roundTo(w, wideSemantics),
+                                   wideSemantics);
+          y = roundTo(product + b, wideSemantics);
+        } else {
+          y = n * w + b;
+        }
+        APFloat element(y);
+        bool losesInfo = false;
+        element.convert(inputSemantics, APFloat::rmNearestTiesToEven,
+                        &losesInfo);
+        result.push_back(element);
+      }
+    }
+    return result;
+  }
+};
+
+} // namespace
+
+/// Constant-folds `op` when `x` and every other operand are small dense
+/// float constants.
+static LogicalResult foldNormOp(NormOpInterface op,
+                                SmallVectorImpl<OpFoldResult> &results) {
+  DenseFPElementsAttr x = getConstantFloats(op.getX());
+  if (!x || x.getNumElements() > kMaxFoldedElements)
+    return failure();
+  auto constantOrAbsent = [](Value value, DenseFPElementsAttr &attr) {
+    if (!value)
+      return true;
+    attr = getConstantFloats(value);
+    return static_cast<bool>(attr);
+  };
+  DenseFPElementsAttr weight, bias, alpha, residual;
+  if (!constantOrAbsent(op.getWeight(), weight) ||
+      !constantOrAbsent(op.getBias(), bias) ||
+      !constantOrAbsent(op.getAlpha(), alpha) ||
+      !constantOrAbsent(op.getResidual(), residual))
+    return failure();
+
+  auto xType = cast<RankedTensorType>(x.getType());
+  const llvm::fltSemantics &inputSemantics =
+      getSemantics(xType.getElementType());
+
+  // s = x + residual, rounded to the input type.
+  SmallVector<APFloat> sum(x.getValues<APFloat>());
+  if (residual) {
+    for (auto [s, r] : llvm::zip_equal(sum, residual.getValues<APFloat>())) {
+      APFloat addend = r;
+      bool losesInfo = false;
+      addend.convert(inputSemantics, APFloat::rmNearestTiesToEven, &losesInfo);
+      s.add(addend, APFloat::rmNearestTiesToEven);
+    }
+  }
+  SmallVector<double> inputs;
+  inputs.reserve(sum.size());
+  for (const APFloat &value : sum)
+    inputs.push_back(value.convertToDouble());
+
+  int64_t rowSize = 1;
+  for (int64_t dim : xType.getShape().drop_front(op.getNormalizedDim()))
+    rowSize *= dim;
+  int64_t rows = rowSize == 0 ? 0 : xType.getNumElements() / rowSize;
+
+  auto evaluate = [&](auto evaluator) {
+    evaluator.op = op;
+    evaluator.x = inputs;
+    if (weight)
+      evaluator.weight = readAsDoubles(weight);
+    if (bias)
+      evaluator.bias = readAsDoubles(bias);
+    if (alpha)
+      evaluator.alpha = readAsDoubles(alpha).front();
+    evaluator.rows = rows;
+    evaluator.rowSize = rowSize;
+    return evaluator.run();
+  };
+  SmallVector<APFloat> y = op.getComputeElementType().isF64()
+                               ? evaluate(ConstantEvaluator<double>())
+                               : evaluate(ConstantEvaluator<float>());
+  results.push_back(DenseFPElementsAttr::get(xType, y));
+  if (residual)
+    results.push_back(DenseFPElementsAttr::get(xType, sum));
+  return success();
+}
+
+LogicalResult LayerNormOp::fold(FoldAdaptor adaptor,
+                                SmallVectorImpl<OpFoldResult> &results) {
+  return foldNormOp(*this, results);
+}
+
+LogicalResult RMSNormOp::fold(FoldAdaptor adaptor,
+                              SmallVectorImpl<OpFoldResult> &results) {
+  return foldNormOp(*this, results);
+}
+
+LogicalResult DyTOp::fold(FoldAdaptor adaptor,
+                          SmallVectorImpl<OpFoldResult> &results) {
+  return foldNormOp(*this, results);
+}

@@ -1,0 +1,287 @@
+//===- NormOps.cpp - Norm dialect ops ---------------------------*- C++ -*-===//
+//
+// Verifier, shape reification and builders helpers of the norm ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "norm/Dialect/Norm/IR/NormOps.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::norm;
+
+#include "norm/Dialect/Norm/IR/NormEnums.cpp.inc"
+#include "norm/Dialect/Norm/IR/NormInterfaces.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "norm/Dialect/Norm/IR/NormOps.cpp.inc"
+
+SmallVector<Type, 2> mlir::norm::inferNormResultTypes(Value x,
+                                                      Value residual) {
+  SmallVector<Type, 2> types{x.getType()};
+  if (residual)
+    types.push_back(x.getType());
+  return types;
+}
+
+ArrayRef<StringRef> mlir::norm::getNormAttributeNames() {
+  static const StringRef names[] = {"epsilon",       "epsilon_mode",
+                                    "weight_offset", "axis",
+                                    "compute_type",  "cast_mode"};
+  return names;
+}
+
+//===----------------------------------------------------------------------===//
+// Verifier
+//===----------------------------------------------------------------------===//
+
+/// Prints a shape as `[8, ?, 4096]`.
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string result = "[";
+  llvm::raw_string_ostream os(result);
+  llvm::interleaveComma(shape, os, [&](int64_t dim) {
+    if (ShapedType::isDynamic(dim))
+      os << "?";
+    else
+      os << dim;
+  });
+  os << "]";
+  return result;
+}
+
+static bool isSupportedElementType(Type type) {
+  return type.isF16() || type.isBF16() || type.isF32() || type.isF64();
+}
+
+/// True when two shapes have the same rank and no pair of static dims
+/// differs.
+static bool areShapesCompatible(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
+  if (lhs.size() != rhs.size())
+    return false;
+  for (auto [l, r] : llvm::zip_equal(lhs, rhs))
+    if (!ShapedType::isDynamic(l) && !ShapedType::isDynamic(r) && l != r)
+      return false;
+  return true;
+}
+
+/// True for `tensor<T>` and `tensor<1xT>`.
+static bool isScalarShape(ArrayRef<int64_t> shape) {
+  return shape.empty() || (shape.size() == 1 && shape[0] == 1);
+}
+
+/// Checks a `weight`, `bias` or `alpha` parameter: a ranked tensor whose
+/// element type is that of `x` or f32, of shape `x.shape[axis:]` (or a scalar
+/// when `scalarOnly`/`allowScalar`).
+static LogicalResult verifyParameter(Operation *op, StringRef name,
+                                     Value value, RankedTensorType xType,
+                                     ArrayRef<int64_t> normalizedShape,
+                                     bool allowScalar, bool scalarOnly) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return op->emitOpError("operand '")
+           << name << "' must be a ranked tensor, got " << value.getType();
+  Type elementType = type.getElementType();
+  Type xElementType = xType.getElementType();
+  if (elementType != xElementType && !elementType.isF32())
+    return op->emitOpError("operand '")
+           << name << "' element type must be " << xElementType
+           << " (the element type of 'x') or f32, got " << elementType;
+  if (scalarOnly) {
+    if (!isScalarShape(type.getShape()))
+      return op->emitOpError("operand '")
+             << name << "' must be a scalar (tensor<T> or tensor<1xT>), got "
+             << type;
+    return success();
+  }
+  if (allowScalar && isScalarShape(type.getShape()))
+    return success();
+  if (!areShapesCompatible(type.getShape(), normalizedShape))
+    return op->emitOpError("operand '")
+           << name << "' shape " << formatShape(type.getShape())
+           << " must be the normalized shape "
+           << formatShape(normalizedShape) << " of 'x' (x.shape[axis:])"
+           << (allowScalar ? " or a scalar" : "");
+  return success();
+}
+
+/// Checks every rule of the op semantics shared by the three ops: input and
+/// result types, axis, compute type, parameters, residual and epsilon.
+/// Emits one diagnostic naming the offending operand or attribute.
+static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
+  Operation *operation = op.getOperation();
+
+  // Attributes of this dialect that the op does not take.
+  for (NamedAttribute attr : operation->getDiscardableAttrs())
+    if (llvm::is_contained(getNormAttributeNames(), attr.getName().strref()))
+      return op->emitOpError("does not take attribute '")
+             << attr.getName().strref() << "'";
+
+  Value x = op.getX();
+  auto xType = dyn_cast<RankedTensorType>(x.getType());
+  if (!xType)
+    return op->emitOpError("operand 'x' must be a ranked tensor, got ")
+           << x.getType();
+  if (xType.getRank() < 1)
+    return op->emitOpError("operand 'x' must have rank >= 1, got ") << xType;
+  Type xElementType = xType.getElementType();
+  if (!isSupportedElementType(xElementType))
+    return op->emitOpError(
+               "operand 'x' element type must be f16, bf16, f32 or f64, got ")
+           << xElementType;
+
+  // Results: `y` and, with a residual, `residual_out`, both of x's type.
+  if (op.getY().getType() != xType)
+    return op->emitOpError("result 'y' type ")
+           << op.getY().getType() << " must equal the type of 'x' " << xType;
+  Value residual = op.getResidual();
+  Value residualOut = op.getResidualOut();
+  if (residual && !residualOut)
+    return op->emitOpError("expects a second result 'residual_out' when "
+                           "'residual' is given");
+  if (!residual && residualOut)
+    return op->emitOpError(
+        "has a second result 'residual_out' but no 'residual' operand");
+  if (residualOut && residualOut.getType() != xType)
+    return op->emitOpError("result 'residual_out' type ")
+           << residualOut.getType() << " must equal the type of 'x' "
+           << xType;
+
+  int64_t rank = xType.getRank();
+  int64_t axis = op.getAxis();
+  if (axis < -rank || axis >= rank)
+    return op->emitOpError("attribute 'axis' = ")
+           << axis << " is out of range for 'x' of rank " << rank
+           << " (expected " << -rank << " to " << rank - 1 << ")";
+
+  if (Type computeType = op.getExplicitComputeType()) {
+    if (computeType != xElementType && !computeType.isF32() &&
+        !computeType.isF64())
+      return op->emitOpError("attribute 'compute_type' must be f32, f64 or "
+                             "the element type of 'x' (")
+             << xElementType << "), got " << computeType;
+    if (computeType.getIntOrFloatBitWidth() <
+        xElementType.getIntOrFloatBitWidth())
+      return op->emitOpError("attribute 'compute_type' ")
+             << computeType << " is narrower than the element type of 'x' ("
+             << xElementType << ")";
+  }
+
+  APFloat epsilon = op.getEpsilon();
+  if (!epsilon.isFinite() || epsilon.isNegative())
+    return op->emitOpError("attribute 'epsilon' must be finite and >= 0, got ")
+           << epsilon.convertToDouble();
+
+  APFloat weightOffset = op.getWeightOffset();
+  if (!weightOffset.isFinite())
+    return op->emitOpError("attribute 'weight_offset' must be finite");
+  if (!weightOffset.isZero() && !op.getWeight())
+    return op->emitOpError(
+        "attribute 'weight_offset' requires a 'weight' operand");
+
+  ArrayRef<int64_t> normalizedShape =
+      xType.getShape().drop_front(axis < 0 ? axis + rank : axis);
+  if (Value alpha = op.getAlpha())
+    if (failed(verifyParameter(operation, "alpha", alpha, xType,
+                               normalizedShape, /*allowScalar=*/true,
+                               /*scalarOnly=*/true)))
+      return failure();
+  if (Value weight = op.getWeight())
+    if (failed(verifyParameter(operation, "weight", weight, xType,
+                               normalizedShape, allowScalarWeight,
+                               /*scalarOnly=*/false)))
+      return failure();
+  if (Value bias = op.getBias())
+    if (failed(verifyParameter(operation, "bias", bias, xType,
+                               normalizedShape, /*allowScalar=*/false,
+                               /*scalarOnly=*/false)))
+      return failure();
+
+  if (residual) {
+    auto residualType = dyn_cast<RankedTensorType>(residual.getType());
+    if (!residualType)
+      return op->emitOpError("operand 'residual' must be a ranked tensor, got ")
+             << residual.getType();
+    if (residualType.getElementType() != xElementType)
+      return op->emitOpError("operand 'residual' element type must be ")
+             << xElementType << " (the element type of 'x'), got "
+             << residualType.getElementType();
+    if (!areShapesCompatible(residualType.getShape(), xType.getShape()))
+      return op->emitOpError("operand 'residual' shape ")
+             << formatShape(residualType.getShape())
+             << " must match the shape of 'x' "
+             << formatShape(xType.getShape());
+  }
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNormOp(*this, /*allowScalarWeight=*/false);
+}
+
+LogicalResult RMSNormOp::verify() {
+  return verifyNormOp(*this, /*allowScalarWeight=*/true);
+}
+
+LogicalResult DyTOp::verify() {
+  return verifyNormOp(*this, /*allowScalarWeight=*/false);
+}
+
+//===----------------------------------------------------------------------===//
+// ReifyRankedShapedTypeOpInterface
+//===----------------------------------------------------------------------===//
+
+/// Every result has the shape of `x`.
+static LogicalResult
+reifyNormResultShapes(NormOpInterface op, OpBuilder &builder,
+                      ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(builder, op.getLoc(), op.getX());
+  for (unsigned i = 0, e = op->getNumResults(); i < e; ++i)
+    reifiedReturnShapes.push_back(sizes);
+  return success();
+}
+
+LogicalResult LayerNormOp::reifyResultShapes(
+    OpBuilder &builder, ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  return reifyNormResultShapes(*this, builder, reifiedReturnShapes);
+}
+
+LogicalResult RMSNormOp::reifyResultShapes(
+    OpBuilder &builder, ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  return reifyNormResultShapes(*this, builder, reifiedReturnShapes);
+}
+
+LogicalResult
+DyTOp::reifyResultShapes(OpBuilder &builder,
+                         ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  return reifyNormResultShapes(*this, builder, reifiedReturnShapes);
+}
+
+//===----------------------------------------------------------------------===//
+// Semantic helpers
+//===----------------------------------------------------------------------===//
+
+Type mlir::norm::getInputElementType(NormOpInterface op) {
+  return op.getInputType().getElementType();
+}
+
+/// Returns the wider of two float types (the first one on a tie).
+static Type widerFloatType(Type lhs, Type rhs) {
+  return rhs.getIntOrFloatBitWidth() > lhs.getIntOrFloatBitWidth() ? rhs
+                                                                     : lhs;
+}
+
+Type mlir::norm::getBeforeWeightArithmeticType(NormOpInterface op) {
+  Type type = getInputElementType(op);
+  if (Value weight = op.getWeight())
+    type = widerFloatType(type, getElementTypeOrSelf(weight.getType()));
+  if (Value bias = op.getBias())
+    type = widerFloatType(type, getElementTypeOrSelf(bias.getType()));
+  return type;
+}

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+#===- scripts/test.sh - Build and run every norm-mlir test suite ---------===#
+#
+#   bash scripts/test.sh [--asan] [--no-build] [--filter REGEX]
+#
+# Installs what is missing (as root), builds all targets, then runs lit,
+# every GoogleTest executable and pytest, each writing JUnit XML into
+# <build>/test-results/. A failing suite does not stop the others. The last
+# line of output is `N passed, N failed, N skipped`; the exit code is
+# non-zero if a test failed, a suite crashed or wrote no results, or nothing
+# ran.
+#
+#   --asan          build with -DNORM_ENABLE_SANITIZERS=ON in build-asan/
+#   --no-build      run the suites on the existing build
+#   --filter REGEX  run only the lit tests whose path matches REGEX
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+
+usage() { sed -n '3,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+
+build=1
+asan=0
+lit_filter=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --asan) asan=1 ;;
+    --no-build) build=0 ;;
+    --filter)
+      [[ $# -ge 2 ]] || { echo "error: --filter needs a REGEX" >&2; exit 2; }
+      lit_filter="$2"
+      shift ;;
+    --filter=*) lit_filter="${1#--filter=}" ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "error: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [[ $asan == 1 ]]; then
+  export NORM_BUILD_DIR=build-asan
+  export NORM_CMAKE_ARGS="${NORM_CMAKE_ARGS:-} -DNORM_ENABLE_SANITIZERS=ON"
+  # Report every sanitizer error with a stack and fail the process.
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
+  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+fi
+
+# shellcheck source=scripts/setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+
+B="$NORM_BUILD_DIR"
+RESULTS="$B/test-results"
+
+step() { printf '\n=== %s ===\n' "$*"; }
+
+
+# Records a suite that failed without saying which test failed (a crash, a
+# configuration error, no XML) as one failed test case, so that the
+# aggregate counts it.
+record_suite_error() {
+  local name="$1" message="$2"
+  printf 'error: %s: %s\n' "$name" "$message"
+  python3 - "$RESULTS/$name.suite-error.xml" "$name" "$message" <<'PY'
+import sys
+from xml.sax.saxutils import quoteattr
+path, name, message = sys.argv[1:4]
+with open(path, "w") as f:
+    f.write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n'
+            f'<testsuite name={quoteattr(name)} tests="1" failures="0" errors="1">\n'
+            f'<testcase classname={quoteattr(name)} name="(suite did not complete)">'
+            f'<error message={quoteattr(message)}/></testcase>\n'
+            '</testsuite>\n</testsuites>\n')
+PY
+}
+
+# Runs one suite: run_suite NAME XML OK_CODES COMMAND... A suite is
+# consistent when it exits with one of OK_CODES (space-separated) or its XML
+# names at least one failed test.
+run_suite() {
+  local name="$1" xml="$2" ok_codes="$3" rc=0
+  shift 3
+  step "$name: $*"
+  "$@" || rc=$?
+  if [[ " $ok_codes " == *" $rc "* ]]; then
+    [[ -f "$xml" ]] || record_suite_error "$name" "exit code $rc but no $xml"
+  elif [[ ! -f "$xml" ]]; then
+    record_suite_error "$name" "exit code $rc and no result file"
+  elif ! python3 scripts/aggregate.py --has-failures "$xml"; then
+    record_suite_error "$name" "exit code $rc but no failed test in $xml"
+  fi
+  return 0
+}
+
+#===- Build --------------------------------------------------------------===#
+# A failed build is recorded as a failure; the suites still run on whatever
+# was built, so that the summary line always comes last.
+if [[ $build == 1 ]]; then
+  step "Build (all targets)"
+  build_ok=1
+  configure_and_build || build_ok=0
+  # Unit test executables may be excluded from `all`; build them too.
+  if [[ $build_ok == 1 ]]; then
+    mapfile -t unit_targets < <(ninja -C "$B" -t targets all 2>/dev/null |
+      sed -n -E 's#^((bin|test/Unit)/[^/:]*Tests):.*#\1#p' | sort -u)
+    if [[ ${#unit_targets[@]} -gt 0 ]]; then
+      configure_and_build "${unit_targets[@]}" || build_ok=0
+    fi
+  fi
+  rm -rf "$RESULTS"
+  mkdir -p "$RESULTS"
+  [[ $build_ok == 1 ]] || record_suite_error build "configure or build failed"
+else
+  rm -rf "$RESULTS"
+  mkdir -p "$RESULTS"
+fi
+
+#===- lit ----------------------------------------------------------------===#
+LIT="$NORM_LLVM_ROOT/bin/lit"
+lit_args=(-sv "$B/test" --xunit-xml-output "$RESULTS/lit.xml")
+[[ -n "$lit_filter" ]] && lit_args+=(--filter "$lit_filter")
+if [[ -f "$B/test/lit.site.cfg.py" ]]; then
+  run_suite lit "$RESULTS/lit.xml" 0 "$LIT" "${lit_args[@]}"
+else
+  step "lit"
+  record_suite_error lit "$B/test/lit.site.cfg.py does not exist (not configured?)"
+fi
+
+#===- GoogleTest ---------------------------------------------------------===#
+declare -A seen_unit=()
+for exe in "$B"/bin/*Tests "$B"/test/Unit/*Tests; do
+  [[ -f "$exe" && -x "$exe" ]] || continue
+  name="$(basename "$exe")"
+  [[ -z "${seen_unit[$name]:-}" ]] || continue
+  seen_unit[$name]=1
+  run_suite "$name" "$RESULTS/$name.xml" 0 \
+    "$exe" "--gtest_output=xml:$RESULTS/$name.xml"
+done
+[[ ${#seen_unit[@]} -gt 0 ]] || { step "GoogleTest"; echo "no *Tests executables in $B/bin or $B/test/Unit"; }
+
+#===- pytest -------------------------------------------------------------===#
+if [[ -d python/tests ]] &&
+   [[ -n "$(find python/tests -name 'test_*.py' -o -name '*_test.py' | head -n 1)" ]]; then
+  abs_b="$B"
+  [[ "$abs_b" == /* ]] || abs_b="$NORM_ROOT/$B"
+  py_env=("PYTHONPATH=$abs_b/python${PYTHONPATH:+:$PYTHONPATH}")
+  if [[ $asan == 1 ]]; then
+    # The extension is sanitized but python3 is not: preload the runtime.
+    libasan="$(c++ -print-file-name=libasan.so 2>/dev/null || true)"
+    if [[ "$libasan" == /* && -f "$libasan" ]]; then
+      py_env+=("LD_PRELOAD=$libasan" "ASAN_OPTIONS=detect_leaks=0")
+    fi
+  fi
+  # Exit code 5: no test collected (e.g. all deselected); not a failure.
+  run_suite pytest "$RESULTS/pytest.xml" "0 5" env "${py_env[@]}" \
+    python3 -m pytest python/tests "--junitxml=$RESULTS/pytest.xml"
+else
+  step "pytest"
+  echo "no Python tests in python/tests; skipping pytest"
+fi
+
+#===- Summary ------------------------------------------------------------===#
+step "Summary ($RESULTS)"
+shopt -s nullglob
+result_files=("$RESULTS"/*.xml)
+shopt -u nullglob
+rc=0
+python3 scripts/aggregate.py "${result_files[@]}" || rc=$?
+exit "$rc"
