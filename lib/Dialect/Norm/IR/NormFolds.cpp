@@ -14,6 +14,7 @@
 #include "mlir/IR/PatternMatch.h"
 
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::norm;
@@ -115,7 +116,8 @@ struct DropIdentityWeight : public OpRewritePattern<OpTy> {
           op, "dropping the weight changes the before_weight arithmetic type");
     rewriter.modifyOpInPlace(op, [&] {
       op.getWeightMutable().clear();
-      op->removeAttr("weight_offset");
+      if constexpr (std::is_same_v<OpTy, RMSNormOp>)
+        op.setWeightOffsetAttr(rewriter.getF32FloatAttr(0.0f));
     });
     return success();
   }
@@ -189,7 +191,7 @@ struct FoldWeightOffsetIntoWeight : public OpRewritePattern<RMSNormOp> {
                                                weight.getType(), newWeight);
     rewriter.modifyOpInPlace(op, [&] {
       op.getWeightMutable().assign(constant);
-      op->removeAttr(op.getWeightOffsetAttrName());
+      op.setWeightOffsetAttr(rewriter.getF32FloatAttr(0.0f));
     });
     return success();
   }
