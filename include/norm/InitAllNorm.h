@@ -9,18 +9,16 @@
 #define NORM_INITALLNORM_H
 
 #include "mlir/IR/DialectRegistry.h"
-#include "norm/Dialect/Norm/IR/NormDialect.h"
 
 namespace mlir {
 namespace norm {
 
-/// Adds the norm dialect (and its interface models) to `registry`.
-inline void registerAllNormDialects(DialectRegistry &registry) {
-  registry.insert<NormDialect>();
-}
+/// Adds the norm dialect and the external interface models of its ops
+/// (AggregatedOpInterface, TilingInterface) to `registry`.
+void registerAllNormDialects(DialectRegistry &registry);
 
 /// Registers every norm pass and pipeline with the global pass registry.
-inline void registerAllNormPasses() {}
+void registerAllNormPasses();
 
 } // namespace norm
 } // namespace mlir

@@ -113,12 +113,15 @@ func.func @narrow_compute_types(%x: tensor<4x8xbf16>, %h: tensor<4x8xf16>) -> (t
   return %0, %1 : tensor<4x8xbf16>, tensor<4x8xf16>
 }
 
-// A 1-D input (N == whole tensor), a zero-sized leading dim, epsilon 0.
+// A 1-D input (N == whole tensor), a zero-sized leading dim, epsilon 0 and
+// -0 (which is >= 0).
 // CHECK-LABEL: func @edge_shapes
 //       CHECK: norm.layer_norm %{{.*}} {epsilon = 0.000000e+00 : f32} : (tensor<1xf32>) -> tensor<1xf32>
 //       CHECK: norm.rms_norm %{{.*}} : (tensor<0x16xf32>) -> tensor<0x16xf32>
-func.func @edge_shapes(%x: tensor<1xf32>, %e: tensor<0x16xf32>) -> (tensor<1xf32>, tensor<0x16xf32>) {
+//       CHECK: norm.rms_norm %{{.*}} {epsilon = -0.000000e+00 : f32}
+func.func @edge_shapes(%x: tensor<1xf32>, %e: tensor<0x16xf32>) -> (tensor<1xf32>, tensor<0x16xf32>, tensor<0x16xf32>) {
   %0 = norm.layer_norm %x {epsilon = 0.0 : f32} : (tensor<1xf32>) -> tensor<1xf32>
   %1 = norm.rms_norm %e : (tensor<0x16xf32>) -> tensor<0x16xf32>
-  return %0, %1 : tensor<1xf32>, tensor<0x16xf32>
+  %2 = norm.rms_norm %e {epsilon = -0.0 : f32} : (tensor<0x16xf32>) -> tensor<0x16xf32>
+  return %0, %1, %2 : tensor<1xf32>, tensor<0x16xf32>, tensor<0x16xf32>
 }

@@ -110,11 +110,41 @@ static LogicalResult verifyParameter(Operation *op, StringRef name,
   return success();
 }
 
+/// Checks what the generated verifier leaves open in the generic form: every
+/// operand segment holds at most one value and the required ones (`x`, and
+/// `alpha` on dyt) exactly one, and every attribute with a default holds a
+/// value of the right kind (a wrongly-kinded value given next to explicit
+/// properties is dropped to null by the property conversion).
+static LogicalResult verifyStructure(Operation *op, unsigned numRequired) {
+  auto segments = dyn_cast_or_null<DenseI32ArrayAttr>(
+      op->getInherentAttr("operandSegmentSizes").value_or(Attribute()));
+  if (!segments)
+    return op->emitOpError("requires the 'operandSegmentSizes' property");
+  for (auto [index, size] : llvm::enumerate(segments.asArrayRef())) {
+    bool required = index < numRequired;
+    if (size < 0 || size > 1 || (required && size != 1))
+      return op->emitOpError("operand segment #")
+             << index << " must hold " << (required ? "exactly" : "at most")
+             << " one value, got " << size;
+  }
+  for (StringAttr name : op->getRegisteredInfo()->getAttributeNames()) {
+    if (name == "operandSegmentSizes" || name == "compute_type")
+      continue;
+    std::optional<Attribute> value = op->getInherentAttr(name);
+    if (!value || !*value)
+      return op->emitOpError("attribute '")
+             << name.strref() << "' is missing or of the wrong kind";
+  }
+  return success();
+}
+
 /// Checks every rule of the op semantics shared by the three ops: input and
 /// result types, axis, compute type, parameters, residual and epsilon.
 /// Emits one diagnostic naming the offending operand or attribute.
 static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
   Operation *operation = op.getOperation();
+  if (failed(verifyStructure(operation, isa<DyTOp>(operation) ? 2 : 1)))
+    return failure();
 
   // Attributes of this dialect that the op does not take.
   for (NamedAttribute attr : operation->getDiscardableAttrs())
@@ -173,7 +203,7 @@ static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
   }
 
   APFloat epsilon = op.getEpsilon();
-  if (!epsilon.isFinite() || epsilon.isNegative())
+  if (!epsilon.isFinite() || (epsilon.isNegative() && !epsilon.isZero()))
     return op->emitOpError("attribute 'epsilon' must be finite and >= 0, got ")
            << epsilon.convertToDouble();
 

@@ -1,0 +1,28 @@
+//===- Passes.h - Norm conversion passes ------------------------*- C++ -*-===//
+//
+// Declarations of the norm lowering passes (generated from Passes.td).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORM_CONVERSION_PASSES_H
+#define NORM_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace norm {
+
+#define GEN_PASS_DECL
+#include "norm/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "norm/Conversion/Passes.h.inc"
+
+} // namespace norm
+} // namespace mlir
+
+#endif // NORM_CONVERSION_PASSES_H

@@ -1,0 +1,359 @@
+//===- NormToLinalg.cpp - Decompose norm ops into linalg --------*- C++ -*-===//
+//
+// The portable lowering: every norm op becomes linalg.generic ops on tensors
+// (row reductions, then one elementwise op). Also the ops'
+// AggregatedOpInterface and the norm-to-linalg pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "norm/Conversion/NormToLinalg/NormToLinalg.h"
+#include "norm/Conversion/NormLoweringUtils.h"
+#include "norm/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir {
+namespace norm {
+#define GEN_PASS_DEF_NORMTOLINALGPASS
+#include "norm/Conversion/Passes.h.inc"
+} // namespace norm
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::norm;
+
+namespace {
+
+/// Shapes, maps and sizes shared by the linalg ops of one decomposition.
+struct DecompositionContext {
+  OpBuilder &b;
+  Location loc;
+  NormOpInterface op;
+  int64_t rank;
+  int64_t axis;
+  Type inputType;
+  Type computeType;
+  SmallVector<OpFoldResult> sizes;
+
+  MLIRContext *getContext() { return b.getContext(); }
+
+  /// (d0, ..., dR-1) -> (d0, ..., dR-1).
+  AffineMap identityMap() {
+    return AffineMap::getMultiDimIdentityMap(rank, getContext());
+  }
+
+  /// (d0, ..., dR-1) -> (d0, ..., d(axis-1)): the per-row statistics.
+  AffineMap rowMap() {
+    return AffineMap::get(rank, 0,
+                          getAffineDimExprs(0, axis), getContext());
+  }
+
+  /// (d0, ..., dR-1) -> (d0, ..., d(axis-1), 0, ..., 0): the first element of
+  /// the row.
+  AffineMap firstElementMap() {
+    SmallVector<AffineExpr> exprs = getAffineDimExprs(0, axis);
+    for (int64_t d = axis; d < rank; ++d)
+      exprs.push_back(getAffineConstantExpr(0, getContext()));
+    return AffineMap::get(rank, 0, exprs, getContext());
+  }
+
+  /// Map of a weight, bias or alpha operand: the normalized dims, or a
+  /// broadcast for a scalar (`tensor<T>` / `tensor<1xT>`).
+  AffineMap parameterMap(Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getRank() == 0)
+      return AffineMap::get(rank, 0, {}, getContext());
+    if (type.getRank() != rank - axis || type.getShape() == ArrayRef<int64_t>{1})
+      return AffineMap::get(rank, 0, {getAffineConstantExpr(0, getContext())},
+                            getContext());
+    return AffineMap::get(rank, 0, getAffineDimExprs(axis, rank),
+                          getContext());
+  }
+
+  SmallVector<AffineExpr> getAffineDimExprs(int64_t begin, int64_t end) {
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = begin; d < end; ++d)
+      exprs.push_back(getAffineDimExpr(d, getContext()));
+    return exprs;
+  }
+
+  SmallVector<utils::IteratorType> iterators(bool reduceNormalizedDims) {
+    SmallVector<utils::IteratorType> types(rank,
+                                           utils::IteratorType::parallel);
+    if (reduceNormalizedDims)
+      for (int64_t d = axis; d < rank; ++d)
+        types[d] = utils::IteratorType::reduction;
+    return types;
+  }
+
+  /// A zero-filled tensor of per-row accumulators in the compute type.
+  Value zeroRowTensor() {
+    ArrayRef<OpFoldResult> rowSizes = ArrayRef(sizes).take_front(axis);
+    Value empty = tensor::EmptyOp::create(b, loc, rowSizes, computeType);
+    Value zero = buildFloatConstant(b, loc, computeType, 0.0);
+    return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+  }
+
+  /// N, the number of normalized elements per row, in the compute type.
+  Value rowSizeAsFloat() {
+    Value count = arith::ConstantIndexOp::create(b, loc, 1);
+    for (int64_t d = axis; d < rank; ++d)
+      count = arith::MulIOp::create(
+          b, loc, count, getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
+    return buildIndexToFloat(b, loc, count, computeType);
+  }
+
+  /// Builds a linalg.generic over all dims of x reducing the normalized ones
+  /// into a per-row accumulator; `body` returns the value added to it.
+  Value rowReduction(ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                     function_ref<Value(OpBuilder &, Location, ValueRange)>
+                         body) {
+    Value init = zeroRowTensor();
+    SmallVector<AffineMap> maps(inputMaps);
+    maps.push_back(rowMap());
+    auto generic = linalg::GenericOp::create(
+        b, loc, init.getType(), inputs, init, maps, iterators(true),
+        [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+          Value term = body(nested, nestedLoc, args.drop_back());
+          Value sum = arith::AddFOp::create(nested, nestedLoc, args.back(),
+                                            term);
+          linalg::YieldOp::create(nested, nestedLoc, sum);
+        });
+    return generic.getResult(0);
+  }
+
+  /// Builds an elementwise linalg.generic over the row dims only, mapping
+  /// per-row statistics to new per-row values.
+  Value rowElementwise(ValueRange inputs,
+                       function_ref<Value(OpBuilder &, Location, ValueRange)>
+                           body) {
+    Value init = zeroRowTensor();
+    SmallVector<AffineMap> maps(
+        inputs.size() + 1,
+        AffineMap::getMultiDimIdentityMap(axis, getContext()));
+    SmallVector<utils::IteratorType> types(axis,
+                                           utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        b, loc, init.getType(), inputs, init, maps, types,
+        [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+          linalg::YieldOp::create(nested, nestedLoc,
+                                  body(nested, nestedLoc, args.drop_back()));
+        });
+    return generic.getResult(0);
+  }
+};
+
+} // namespace
+
+FailureOr<SmallVector<Value>> mlir::norm::decomposeNormOp(OpBuilder &b,
+                                                          NormOpInterface op) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  RankedTensorType xType = op.getInputType();
+  DecompositionContext ctx{b,
+                           loc,
+                           op,
+                           xType.getRank(),
+                           op.getNormalizedDim(),
+                           xType.getElementType(),
+                           op.getComputeElementType(),
+                           tensor::getMixedSizes(b, loc, op.getX())};
+  Value x = op.getX();
+  Type computeType = ctx.computeType;
+
+  // s = x + residual, rounded to the input type: also `residual_out`.
+  SmallVector<Value> results;
+  Value s = x;
+  if (Value residual = op.getResidual()) {
+    Value init = tensor::EmptyOp::create(b, loc, ctx.sizes, ctx.inputType);
+    AffineMap id = ctx.identityMap();
+    s = linalg::GenericOp::create(
+            b, loc, xType, ValueRange{x, residual}, init,
+            ArrayRef<AffineMap>{id, id, id}, ctx.iterators(false),
+            [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+              linalg::YieldOp::create(
+                  nested, nestedLoc,
+                  buildResidualSum(nested, nestedLoc, args[0], args[1]));
+            })
+            .getResult(0);
+  }
+
+  // Inputs of the final elementwise op and how its body gets n from them.
+  SmallVector<Value> inputs{s};
+  SmallVector<AffineMap> maps{ctx.identityMap()};
+  std::function<Value(OpBuilder &, Location, ValueRange)> normalized;
+
+  if (!op.hasReduction()) {
+    // DyT: n = tanh(alpha * s).
+    inputs.push_back(op.getAlpha());
+    maps.push_back(ctx.parameterMap(op.getAlpha()));
+    normalized = [&](OpBuilder &nb, Location nl, ValueRange args) {
+      return buildDyTCore(nb, nl, op, args[1], args[0]);
+    };
+  } else if (op.subtractsMean()) {
+    // LayerNorm on data shifted by the row's first element (exact):
+    // m = sum(s - s0) / N, var = sum((s - s0 - m)^2) / N.
+    Value count = ctx.rowSizeAsFloat();
+    AffineMap first = ctx.firstElementMap();
+    auto shifted = [&](OpBuilder &nb, Location nl, Value v, Value v0) {
+      return arith::SubFOp::create(nb, nl, castFloat(nb, nl, v, computeType),
+                                   castFloat(nb, nl, v0, computeType));
+    };
+    Value sum = ctx.rowReduction(
+        {s, s}, {ctx.identityMap(), first},
+        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          return shifted(nb, nl, args[0], args[1]);
+        });
+    Value mean = ctx.rowElementwise(
+        {sum}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          return arith::DivFOp::create(nb, nl, args[0], count);
+        });
+    Value squares = ctx.rowReduction(
+        {s, s, mean}, {ctx.identityMap(), first, ctx.rowMap()},
+        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          Value d = arith::SubFOp::create(
+              nb, nl, shifted(nb, nl, args[0], args[1]), args[2]);
+          return arith::MulFOp::create(nb, nl, d, d);
+        });
+    Value scale = ctx.rowElementwise(
+        {squares}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          Value variance = arith::DivFOp::create(nb, nl, args[0], count);
+          return buildInverseScale(nb, nl, op, variance);
+        });
+    inputs.append({s, mean, scale});
+    maps.append({first, ctx.rowMap(), ctx.rowMap()});
+    normalized = [&, shifted](OpBuilder &nb, Location nl, ValueRange args) {
+      Value centered = arith::SubFOp::create(
+          nb, nl, shifted(nb, nl, args[0], args[1]), args[2]);
+      return arith::MulFOp::create(nb, nl, centered, args[3]).getResult();
+    };
+  } else {
+    // RMSNorm: ms = sum(s^2) / N.
+    Value count = ctx.rowSizeAsFloat();
+    Value squares = ctx.rowReduction(
+        {s}, {ctx.identityMap()},
+        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          Value v = castFloat(nb, nl, args[0], computeType);
+          return arith::MulFOp::create(nb, nl, v, v);
+        });
+    Value scale = ctx.rowElementwise(
+        {squares}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          Value meanSquare = arith::DivFOp::create(nb, nl, args[0], count);
+          return buildInverseScale(nb, nl, op, meanSquare);
+        });
+    inputs.push_back(scale);
+    maps.push_back(ctx.rowMap());
+    normalized = [&](OpBuilder &nb, Location nl, ValueRange args) {
+      return arith::MulFOp::create(nb, nl,
+                                   castFloat(nb, nl, args[0], computeType),
+                                   args[1])
+          .getResult();
+    };
+  }
+
+  // Weight and bias come last among the inputs.
+  int64_t numCoreInputs = inputs.size();
+  Value weight = op.getWeight(), bias = op.getBias();
+  if (weight) {
+    inputs.push_back(weight);
+    maps.push_back(ctx.parameterMap(weight));
+  }
+  if (bias) {
+    inputs.push_back(bias);
+    maps.push_back(ctx.parameterMap(bias));
+  }
+  maps.push_back(ctx.identityMap());
+  Value init = tensor::EmptyOp::create(b, loc, ctx.sizes, ctx.inputType);
+  Value y =
+      linalg::GenericOp::create(
+          b, loc, xType, inputs, init, maps, ctx.iterators(false),
+          [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+            Value n = normalized(nested, nestedLoc,
+                                 args.take_front(numCoreInputs));
+            int64_t next = numCoreInputs;
+            Value w = weight ? args[next++] : Value();
+            Value bv = bias ? args[next++] : Value();
+            linalg::YieldOp::create(
+                nested, nestedLoc,
+                buildNormOutput(nested, nestedLoc, op, n, w, bv));
+          })
+          .getResult(0);
+
+  results.push_back(y);
+  if (op.getResidual())
+    results.push_back(s);
+  return results;
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns, interface and pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Rewrites any norm op into its linalg decomposition.
+struct NormOpToLinalg : public OpInterfaceRewritePattern<NormOpInterface> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+
+  LogicalResult matchAndRewrite(NormOpInterface op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<SmallVector<Value>> replacements = decomposeNormOp(rewriter, op);
+    if (failed(replacements))
+      return failure();
+    rewriter.replaceOp(op, *replacements);
+    return success();
+  }
+};
+
+/// `linalg::AggregatedOpInterface` for a norm op: its linalg decomposition.
+template <typename OpTy>
+struct NormAggregatedOpModel
+    : public linalg::AggregatedOpInterface::ExternalModel<
+          NormAggregatedOpModel<OpTy>, OpTy> {
+  FailureOr<SmallVector<Value>> decomposeOperation(Operation *op,
+                                                   OpBuilder &b) const {
+    return decomposeNormOp(b, cast<NormOpInterface>(op));
+  }
+};
+
+struct NormToLinalgPass
+    : public norm::impl::NormToLinalgPassBase<NormToLinalgPass> {
+  void runOnOperation() override;
+};
+
+} // namespace
+
+void mlir::norm::populateNormToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<NormOpToLinalg>(patterns.getContext());
+}
+
+void mlir::norm::registerAggregatedOpInterfaceExternalModels(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, NormDialect *) {
+    LayerNormOp::attachInterface<NormAggregatedOpModel<LayerNormOp>>(*ctx);
+    RMSNormOp::attachInterface<NormAggregatedOpModel<RMSNormOp>>(*ctx);
+    DyTOp::attachInterface<NormAggregatedOpModel<DyTOp>>(*ctx);
+  });
+}
+
+void NormToLinalgPass::runOnOperation() {
+  // Every norm op is rewritten in one walk; the decomposition never fails on
+  // a verified op, so no greedy fixpoint is needed.
+  IRRewriter rewriter(&getContext());
+  SmallVector<NormOpInterface> ops;
+  getOperation()->walk([&](NormOpInterface op) { ops.push_back(op); });
+  for (NormOpInterface op : ops) {
+    FailureOr<SmallVector<Value>> replacements = decomposeNormOp(rewriter, op);
+    if (failed(replacements)) {
+      op->emitError("failed to decompose into linalg");
+      return signalPassFailure();
+    }
+    rewriter.replaceOp(op, *replacements);
+  }
+}

@@ -1,0 +1,21 @@
+//===- InitAllNorm.cpp - Register the norm dialect and passes ---*- C++ -*-===//
+//
+// Registration entry points used by norm-opt, the C API and embedders.
+//
+//===----------------------------------------------------------------------===//
+
+#include "norm/InitAllNorm.h"
+#include "norm/Conversion/NormToLinalg/NormToLinalg.h"
+#include "norm/Conversion/Passes.h"
+#include "norm/Dialect/Norm/IR/NormDialect.h"
+#include "norm/Pipelines/Pipelines.h"
+
+void mlir::norm::registerAllNormDialects(DialectRegistry &registry) {
+  registry.insert<NormDialect>();
+  registerAggregatedOpInterfaceExternalModels(registry);
+}
+
+void mlir::norm::registerAllNormPasses() {
+  registerNormConversionPasses();
+  registerNormPipelines();
+}
