@@ -39,11 +39,12 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   // Norm ops.
   pm.addNestedPass<func::FuncOp>(createNormToLinalgPass());
 
-  std::string loops = options.threads > 1
-                          ? "convert-linalg-to-parallel-loops"
-                          : "convert-linalg-to-loops";
+  bool parallelRows = options.threads > 1;
+  std::string loops = parallelRows ? "scf-forall-to-parallel,"
+                                     "convert-linalg-to-parallel-loops"
+                                   : "scf-forall-to-for,convert-linalg-to-loops";
   std::string parallel =
-      options.threads > 1
+      parallelRows
           ? llvm::formatv("convert-scf-to-openmp{{num-threads={0}},",
                           unsigned(options.threads))
                 .str()
@@ -55,12 +56,12 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"
       "func.func({0}),{1}"
-      "lower-affine,"
       "func.func(arith-emulate-unsupported-floats{{source-types=bf16,f16 "
       "target-type=f32}),"
       "math-expand-ops{{ops=rsqrt,tanh},"
       "arith-expand{{include-bf16=true},"
       "expand-strided-metadata,"
+      "lower-affine,"
       "finalize-memref-to-llvm,"
       "convert-scf-to-cf,"
       "convert-math-to-llvm,convert-math-to-libm,"

@@ -8,11 +8,13 @@
 #include "norm/Conversion/NormToLinalg/NormToLinalg.h"
 #include "norm/Conversion/Passes.h"
 #include "norm/Dialect/Norm/IR/NormDialect.h"
+#include "norm/Dialect/Norm/IR/TilingInterfaceImpl.h"
 #include "norm/Pipelines/Pipelines.h"
 
 void mlir::norm::registerAllNormDialects(DialectRegistry &registry) {
   registry.insert<NormDialect>();
   registerAggregatedOpInterfaceExternalModels(registry);
+  registerTilingInterfaceExternalModels(registry);
 }
 
 void mlir::norm::registerAllNormPasses() {

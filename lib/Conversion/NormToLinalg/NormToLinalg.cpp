@@ -103,8 +103,8 @@ struct DecompositionContext {
   Value rowSizeAsFloat() {
     Value count = arith::ConstantIndexOp::create(b, loc, 1);
     for (int64_t d = axis; d < rank; ++d)
-      count = arith::MulIOp::create(
-          b, loc, count, getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
+      count = b.createOrFold<arith::MulIOp>(
+          loc, count, getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
     return buildIndexToFloat(b, loc, count, computeType);
   }
 

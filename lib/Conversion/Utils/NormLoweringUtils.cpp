@@ -58,7 +58,10 @@ Value mlir::norm::buildInverseScale(OpBuilder &b, Location loc,
   Type type = stat.getType();
   Value eps =
       buildFloatConstant(b, loc, type, op.getEpsilon().convertToDouble());
-  Value one = buildFloatConstant(b, loc, type, 1.0);
+  auto reciprocal = [&](Value value) -> Value {
+    return arith::DivFOp::create(b, loc, buildFloatConstant(b, loc, type, 1.0),
+                                 value);
+  };
   if (op.subtractsMean())
     return math::RsqrtOp::create(b, loc, arith::AddFOp::create(b, loc, stat,
                                                                eps));
@@ -68,14 +71,12 @@ Value mlir::norm::buildInverseScale(OpBuilder &b, Location loc,
                                  arith::AddFOp::create(b, loc, stat, eps));
   case EpsilonMode::outside_sqrt: {
     Value root = math::SqrtOp::create(b, loc, stat);
-    return arith::DivFOp::create(b, loc, one,
-                                 arith::AddFOp::create(b, loc, root, eps));
+    return reciprocal(arith::AddFOp::create(b, loc, root, eps));
   }
   case EpsilonMode::clamp: {
     // maximumf propagates NaN, so a NaN row stays NaN.
     Value root = math::SqrtOp::create(b, loc, stat);
-    return arith::DivFOp::create(
-        b, loc, one, arith::MaximumFOp::create(b, loc, root, eps));
+    return reciprocal(arith::MaximumFOp::create(b, loc, root, eps));
   }
   }
   llvm_unreachable("unknown epsilon mode");

@@ -1,0 +1,152 @@
+//===- TilingInterfaceImpl.cpp - TilingInterface of the norm ops ----------===//
+//
+// Tiling of norm ops over their leading (row) dims. A tile of the iteration
+// domain is a block of whole rows: x and residual are sliced, weight, bias
+// and alpha are used whole, and the results are the matching row blocks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "norm/Dialect/Norm/IR/TilingInterfaceImpl.h"
+#include "norm/Dialect/Norm/IR/NormOps.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+using namespace mlir;
+using namespace mlir::norm;
+
+/// Extends a tile of the leading dims to a tile of the whole tensor `value`
+/// (the normalized dims are taken whole).
+static void extendToFullRank(OpBuilder &b, Location loc, Value value,
+                             ArrayRef<OpFoldResult> offsets,
+                             ArrayRef<OpFoldResult> sizes,
+                             SmallVectorImpl<OpFoldResult> &fullOffsets,
+                             SmallVectorImpl<OpFoldResult> &fullSizes) {
+  SmallVector<OpFoldResult> dims = tensor::getMixedSizes(b, loc, value);
+  fullOffsets.assign(offsets.begin(), offsets.end());
+  fullSizes.assign(sizes.begin(), sizes.end());
+  for (size_t d = offsets.size(); d < dims.size(); ++d) {
+    fullOffsets.push_back(b.getIndexAttr(0));
+    fullSizes.push_back(dims[d]);
+  }
+}
+
+namespace {
+
+/// TilingInterface of a norm op: its loops are the leading dims.
+template <typename OpTy>
+struct NormTilingInterface
+    : public TilingInterface::ExternalModel<NormTilingInterface<OpTy>, OpTy> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    auto norm = cast<NormOpInterface>(op);
+    return SmallVector<utils::IteratorType>(norm.getNormalizedDim(),
+                                            utils::IteratorType::parallel);
+  }
+
+  SmallVector<Range> getIterationDomain(Operation *op, OpBuilder &b) const {
+    auto norm = cast<NormOpInterface>(op);
+    Location loc = op->getLoc();
+    SmallVector<OpFoldResult> dims =
+        tensor::getMixedSizes(b, loc, norm.getX());
+    SmallVector<Range> domain;
+    for (int64_t d = 0, e = norm.getNormalizedDim(); d < e; ++d)
+      domain.push_back(Range{b.getIndexAttr(0), dims[d], b.getIndexAttr(1)});
+    return domain;
+  }
+
+  FailureOr<TilingResult>
+  getTiledImplementation(Operation *op, OpBuilder &b,
+                         ArrayRef<OpFoldResult> offsets,
+                         ArrayRef<OpFoldResult> sizes) const {
+    auto norm = cast<NormOpInterface>(op);
+    Location loc = op->getLoc();
+    SmallVector<OpFoldResult> fullOffsets, fullSizes;
+    extendToFullRank(b, loc, norm.getX(), offsets, sizes, fullOffsets,
+                     fullSizes);
+    SmallVector<OpFoldResult> strides(fullOffsets.size(), b.getIndexAttr(1));
+
+    // Slice the row operands; parameters are shared by every tile.
+    SmallVector<Operation *> slices;
+    IRMapping mapping;
+    for (Value operand : {norm.getX(), norm.getResidual()}) {
+      if (!operand)
+        continue;
+      auto slice = tensor::ExtractSliceOp::create(b, loc, operand, fullOffsets,
+                                                  fullSizes, strides);
+      mapping.map(operand, slice.getResult());
+      slices.push_back(slice);
+    }
+    Type tileType = mapping.lookup(norm.getX()).getType();
+    SmallVector<Type> resultTypes(op->getNumResults(), tileType);
+    Operation *tiled = mlir::clone(
+        b, op, resultTypes,
+        llvm::map_to_vector(op->getOperands(), [&](Value v) {
+          return mapping.lookupOrDefault(v);
+        }));
+    return TilingResult{{tiled},
+                        SmallVector<Value>(tiled->getResults()),
+                        slices};
+  }
+
+  LogicalResult getResultTilePosition(
+      Operation *op, OpBuilder &b, unsigned resultNumber,
+      ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
+      SmallVector<OpFoldResult> &resultOffsets,
+      SmallVector<OpFoldResult> &resultSizes) const {
+    // Every result has the shape of x (the result itself may not dominate
+    // the tile loop).
+    extendToFullRank(b, op->getLoc(), cast<NormOpInterface>(op).getX(),
+                     offsets, sizes, resultOffsets, resultSizes);
+    return success();
+  }
+
+  LogicalResult getIterationDomainTileFromResultTile(
+      Operation *op, OpBuilder &b, unsigned resultNumber,
+      ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
+      SmallVectorImpl<OpFoldResult> &iterDomainOffsets,
+      SmallVectorImpl<OpFoldResult> &iterDomainSizes) const {
+    // Only tiles of whole rows can be produced.
+    auto norm = cast<NormOpInterface>(op);
+    int64_t numLoops = norm.getNormalizedDim();
+    SmallVector<OpFoldResult> dims =
+        tensor::getMixedSizes(b, op->getLoc(), norm.getX());
+    for (size_t d = numLoops; d < offsets.size(); ++d) {
+      if (!isZeroInteger(offsets[d]) || !isEqualConstantIntOrValue(sizes[d], dims[d]))
+        return failure();
+    }
+    iterDomainOffsets.assign(offsets.begin(), offsets.begin() + numLoops);
+    iterDomainSizes.assign(sizes.begin(), sizes.begin() + numLoops);
+    return success();
+  }
+
+  FailureOr<TilingResult>
+  generateResultTileValue(Operation *op, OpBuilder &b, unsigned resultNumber,
+                          ArrayRef<OpFoldResult> offsets,
+                          ArrayRef<OpFoldResult> sizes) const {
+    SmallVector<OpFoldResult> tileOffsets, tileSizes;
+    if (failed(getIterationDomainTileFromResultTile(
+            op, b, resultNumber, offsets, sizes, tileOffsets, tileSizes)))
+      return failure();
+    FailureOr<TilingResult> result =
+        getTiledImplementation(op, b, tileOffsets, tileSizes);
+    if (failed(result))
+      return failure();
+    // Expose only the requested result.
+    result->tiledValues = {result->tiledValues[resultNumber]};
+    return result;
+  }
+};
+
+} // namespace
+
+void mlir::norm::registerTilingInterfaceExternalModels(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, NormDialect *) {
+    LayerNormOp::attachInterface<NormTilingInterface<LayerNormOp>>(*ctx);
+    RMSNormOp::attachInterface<NormTilingInterface<RMSNormOp>>(*ctx);
+    DyTOp::attachInterface<NormTilingInterface<DyTOp>>(*ctx);
+  });
+}
