@@ -36,26 +36,24 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   if (failed(appendPipeline(pm, "func.func(tosa-to-arith,tosa-to-tensor)")))
     return failure();
 
-  // Norm ops.
-  pm.addNestedPass<func::FuncOp>(createNormToLinalgPass());
+  // Norm ops: direct vector row loops or the portable decomposition.
+  if (options.lowering == CPULowering::Direct) {
+    NormLowerCPUPassOptions lowerOptions;
+    lowerOptions.vectorWidth = options.vectorWidth;
+    lowerOptions.threads = options.threads;
+    pm.addNestedPass<func::FuncOp>(createNormLowerCPUPass(lowerOptions));
+  } else {
+    pm.addNestedPass<func::FuncOp>(createNormToLinalgPass());
+  }
 
   bool parallelRows = options.threads > 1;
-  std::string loops = parallelRows ? "scf-forall-to-parallel,"
-                                     "convert-linalg-to-parallel-loops"
-                                   : "scf-forall-to-for,convert-linalg-to-loops";
-  std::string parallel =
-      parallelRows
-          ? llvm::formatv("convert-scf-to-openmp{{num-threads={0}},",
-                          unsigned(options.threads))
-                .str()
-          : "";
   std::string tail = llvm::formatv(
       "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops),"
       "canonicalize,cse,"
       "one-shot-bufferize{{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"
-      "func.func({0}),{1}"
+      "func.func(norm-forall-to-loops{{threads={0}},{1}),{2}"
       "func.func(arith-emulate-unsupported-floats{{source-types=bf16,f16 "
       "target-type=f32}),"
       "math-expand-ops{{ops=rsqrt,tanh},"
@@ -64,10 +62,17 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
       "lower-affine,"
       "finalize-memref-to-llvm,"
       "convert-scf-to-cf,"
+      "convert-vector-to-llvm,"
       "convert-math-to-llvm,convert-math-to-libm,"
       "convert-to-llvm,"
       "reconcile-unrealized-casts",
-      loops, parallel);
+      unsigned(options.threads),
+      parallelRows ? "convert-linalg-to-parallel-loops"
+                   : "convert-linalg-to-loops",
+      parallelRows ? llvm::formatv("convert-scf-to-openmp{{num-threads={0}},",
+                                   unsigned(options.threads))
+                         .str()
+                   : std::string());
   return appendPipeline(pm, tail);
 }
 

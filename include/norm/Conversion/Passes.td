@@ -37,4 +37,74 @@ def NormToLinalgPass : Pass<"norm-to-linalg"> {
   ];
 }
 
+def NormLowerCPUPass : Pass<"norm-lower-cpu"> {
+  let summary = "Lower norm ops to vectorized row loops for the CPU";
+  let description = [{
+    Rewrites every norm op into an `scf.forall` over rows (the leading dims
+    collapsed into one) whose body sweeps the row with `vector` ops on
+    tensors: the statistics are accumulated in vector registers (several
+    independent accumulators) and reduced once per row, and a final sweep
+    writes the output. Narrow inputs are loaded narrow and widened in
+    registers; the row tail is one masked vector step. A row is read from
+    memory once and swept again from cache. `tanh` uses upstream's f32
+    polynomial approximation, so DyT stays vectorized.
+
+    With `threads` > 1, large inputs get a parallel loop over rows and small
+    ones (decode shapes) a sequential one, chosen at run time from the number
+    of elements, so that small inputs do not pay for waking a thread team.
+    The loop over rows stays an `scf.forall` on tensors (bufferization comes
+    later); `norm-forall-to-loops` turns it into loops after bufferization.
+
+    ```mlir
+    // Before
+    %y = norm.rms_norm %x : (tensor<?x4096xf32>) -> tensor<?x4096xf32>
+    // After (sketch)
+    %y = scf.forall (%i) in (%m) shared_outs(%o = %init) {
+      %acc = scf.for %j = 0 to %n step 32 iter_args(%a = %zero) {
+        %v = vector.transfer_read %x[%i, %j] : tensor<?x4096xf32>, vector<32xf32>
+        ... }
+      %ss = vector.reduction <add>, %acc : vector<32xf32> into f32
+      %row = scf.for %j ... { vector.transfer_write %yv, %r[%j] }
+      scf.forall.in_parallel { tensor.parallel_insert_slice %row into %o[%i, 0] ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: from the host CPU)">,
+    Option<"threads", "threads", "unsigned", /*default=*/"1",
+           "Threads rows may be spread over (1: always sequential)">,
+    Option<"parallelThreshold", "parallel-threshold", "int64_t",
+           /*default=*/"131072",
+           "Elements below which rows are processed sequentially">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def NormForallToLoopsPass : Pass<"norm-forall-to-loops"> {
+  let summary = "Turn bufferized scf.forall loops into sequential or parallel loops";
+  let description = [{
+    After bufferization, rewrites each `scf.forall` into `scf.parallel`
+    (when `threads` > 1 and the loop is not marked `norm.sequential`) or
+    into `scf.for`. `norm-lower-cpu` marks the loop it emits for small
+    inputs as sequential.
+
+    ```mlir
+    scf.forall (%i) in (%m) { ... }                       // threads = 1
+    scf.for %i = %c0 to %m step %c1 { ... }
+    ```
+  }];
+  let options = [
+    Option<"threads", "threads", "unsigned", /*default=*/"1",
+           "Threads available (1: every loop becomes scf.for)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 #endif // NORM_CONVERSION_PASSES_TD

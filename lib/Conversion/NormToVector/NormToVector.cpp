@@ -1,0 +1,640 @@
+//===- NormToVector.cpp - Lower norm ops to vector row loops ----*- C++ -*-===//
+//
+// norm-lower-cpu: every norm op becomes an scf.forall over rows whose body
+// sweeps the row with vector ops on tensors (statistics in registers, one
+// horizontal reduction per statistic, a masked tail step), and
+// norm-forall-to-loops, which picks sequential or parallel loops after
+// bufferization.
+//
+//===----------------------------------------------------------------------===//
+
+#include "norm/Conversion/NormToVector/NormToVector.h"
+#include "norm/Conversion/NormLoweringUtils.h"
+#include "norm/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/TargetParser/Host.h"
+
+namespace mlir {
+namespace norm {
+#define GEN_PASS_DEF_NORMLOWERCPUPASS
+#define GEN_PASS_DEF_NORMFORALLTOLOOPSPASS
+#include "norm/Conversion/Passes.h.inc"
+} // namespace norm
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::norm;
+
+/// Attribute marking an scf.forall that must stay sequential.
+static constexpr StringLiteral kSequentialAttrName = "norm.sequential";
+
+/// Independent accumulators per statistic: enough to hide the latency of
+/// vector adds on current x86 cores.
+static constexpr unsigned kUnrollFactor = 4;
+
+unsigned mlir::norm::getHostVectorWidth() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("avx512f"))
+    return 512;
+  if (features.lookup("avx"))
+    return 256;
+  return 128;
+}
+
+namespace {
+
+/// How a weight, bias or alpha operand is read inside the row loop.
+struct Parameter {
+  /// The operand as a 1-D tensor of N elements, or null.
+  Value row;
+  /// The operand's single element when it is a scalar, or null.
+  Value scalar;
+
+  explicit operator bool() const { return row || scalar; }
+};
+
+/// Builds the direct lowering of one norm op.
+class RowLoopBuilder {
+public:
+  RowLoopBuilder(RewriterBase &b, NormOpInterface op,
+                 const NormCPULoweringOptions &options)
+      : b(b), op(op), loc(op.getLoc()), options(options) {}
+
+  FailureOr<SmallVector<Value>> build();
+
+private:
+  /// Reshapes a tensor of x's shape to [rows, N].
+  Value toMatrix(Value value);
+  /// Reshapes a [rows, N] tensor back to x's shape.
+  Value fromMatrix(Value matrix);
+  /// Prepares a weight/bias/alpha operand for reads in the row loop.
+  Parameter prepareParameter(Value value);
+
+  /// Emits the scf.forall over rows; `sequential` marks it so.
+  SmallVector<Value> buildRowLoop(bool sequential);
+  /// Emits the body for row `row`, returning the finished row tensors.
+  SmallVector<Value> buildRow(OpBuilder &rb, Value row, ValueRange rowInits);
+
+  /// Reads the vector at column `col` of `matrix` (row `row`), masked when
+  /// `mask` is given.
+  Value readMatrix(OpBuilder &rb, Value matrix, Value row, Value col,
+                   Value mask);
+  /// Reads a parameter as a vector (or broadcasts its scalar).
+  Value readParameter(OpBuilder &rb, const Parameter &param, Value col,
+                      Value mask);
+  /// Writes `vector` at column `col` of the 1-D row tensor `dest`.
+  Value writeRow(OpBuilder &rb, Value vector, Value dest, Value col,
+                 Value mask);
+  /// s = x (+ residual) at column `col` of row `row`, in the input type.
+  Value readInput(OpBuilder &rb, Value row, Value col, Value mask);
+
+  /// Runs `body` over the full vectors of the row and then once over the
+  /// masked tail, threading `inits` through.
+  SmallVector<Value>
+  sweep(OpBuilder &rb, ValueRange inits,
+        function_ref<SmallVector<Value>(OpBuilder &, Value col, Value mask,
+                                        ValueRange iterArgs)>
+            body);
+
+  /// Sums the lanes of a vector accumulator.
+  Value reduce(OpBuilder &rb, Value accumulator);
+
+  RewriterBase &b;
+  NormOpInterface op;
+  Location loc;
+  const NormCPULoweringOptions &options;
+
+  int64_t rank = 0, axis = 0;
+  Type inputType, computeType;
+  SmallVector<OpFoldResult> xSizes;
+  Value x, residual;
+  Parameter weight, bias, alpha;
+  Value numRows, rowSize, rowSizeFloat;
+  int64_t staticRowSize = ShapedType::kDynamic;
+  int64_t vectorLength = 0;
+  VectorType inputVectorType, computeVectorType, maskType;
+};
+
+} // namespace
+
+Value RowLoopBuilder::toMatrix(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (rank == 2 && axis == 1)
+    return value;
+  if (axis == 0) {
+    // All dims are normalized: one row.
+    Value flat = value;
+    if (rank > 1) {
+      ReassociationIndices all;
+      for (int64_t d = 0; d < rank; ++d)
+        all.push_back(d);
+      flat = tensor::CollapseShapeOp::create(b, loc, value,
+                                             ArrayRef<ReassociationIndices>{all});
+    }
+    auto matrixType =
+        RankedTensorType::get({1, staticRowSize}, type.getElementType());
+    return tensor::ExpandShapeOp::create(
+        b, loc, matrixType, flat, ArrayRef<ReassociationIndices>{{0, 1}},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), getAsOpFoldResult(rowSize)});
+  }
+  ReassociationIndices lead, normalized;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? lead : normalized).push_back(d);
+  return tensor::CollapseShapeOp::create(
+      b, loc, value, ArrayRef<ReassociationIndices>{lead, normalized});
+}
+
+Value RowLoopBuilder::fromMatrix(Value matrix) {
+  auto resultType = op.getInputType();
+  if (rank == 2 && axis == 1)
+    return matrix;
+  if (axis == 0) {
+    Value flat = tensor::CollapseShapeOp::create(
+        b, loc, matrix, ArrayRef<ReassociationIndices>{{0, 1}});
+    if (rank == 1)
+      return flat;
+    ReassociationIndices all;
+    for (int64_t d = 0; d < rank; ++d)
+      all.push_back(d);
+    return tensor::ExpandShapeOp::create(b, loc, resultType, flat,
+                                         ArrayRef<ReassociationIndices>{all},
+                                         xSizes);
+  }
+  ReassociationIndices lead, normalized;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? lead : normalized).push_back(d);
+  return tensor::ExpandShapeOp::create(
+      b, loc, resultType, matrix,
+      ArrayRef<ReassociationIndices>{lead, normalized}, xSizes);
+}
+
+Parameter RowLoopBuilder::prepareParameter(Value value) {
+  Parameter param;
+  if (!value)
+    return param;
+  auto type = cast<RankedTensorType>(value.getType());
+  bool isScalar = type.getRank() == 0 ||
+                  (type.getShape() == ArrayRef<int64_t>{1} &&
+                   (rank - axis != 1 || staticRowSize != 1));
+  if (!op.hasReduction() && value == op.getAlpha())
+    isScalar = true;
+  if (isScalar || type.getRank() != rank - axis) {
+    SmallVector<Value> indices(type.getRank(),
+                               arith::ConstantIndexOp::create(b, loc, 0));
+    param.scalar = tensor::ExtractOp::create(b, loc, value, indices);
+    return param;
+  }
+  if (type.getRank() == 1) {
+    param.row = value;
+    return param;
+  }
+  ReassociationIndices all;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.push_back(d);
+  param.row = tensor::CollapseShapeOp::create(
+      b, loc, value, ArrayRef<ReassociationIndices>{all});
+  return param;
+}
+
+Value RowLoopBuilder::readMatrix(OpBuilder &rb, Value matrix, Value row,
+                                 Value col, Value mask) {
+  Type elementType = cast<ShapedType>(matrix.getType()).getElementType();
+  auto vectorType = VectorType::get({vectorLength}, elementType);
+  Value padding = buildFloatConstant(rb, loc, elementType, 0.0);
+  AffineMap map = AffineMap::getMinorIdentityMap(2, 1, rb.getContext());
+  return vector::TransferReadOp::create(rb, loc, vectorType, matrix,
+                                        ValueRange{row, col}, map, padding,
+                                        mask, rb.getBoolArrayAttr({true}));
+}
+
+Value RowLoopBuilder::readParameter(OpBuilder &rb, const Parameter &param,
+                                    Value col, Value mask) {
+  if (param.scalar) {
+    auto vectorType =
+        VectorType::get({vectorLength}, param.scalar.getType());
+    return vector::BroadcastOp::create(rb, loc, vectorType, param.scalar);
+  }
+  Type elementType = cast<ShapedType>(param.row.getType()).getElementType();
+  auto vectorType = VectorType::get({vectorLength}, elementType);
+  Value padding = buildFloatConstant(rb, loc, elementType, 0.0);
+  AffineMap map = AffineMap::getMultiDimIdentityMap(1, rb.getContext());
+  return vector::TransferReadOp::create(rb, loc, vectorType, param.row,
+                                        ValueRange{col}, map, padding, mask,
+                                        rb.getBoolArrayAttr({true}));
+}
+
+Value RowLoopBuilder::writeRow(OpBuilder &rb, Value vector, Value dest,
+                               Value col, Value mask) {
+  AffineMap map = AffineMap::getMultiDimIdentityMap(1, rb.getContext());
+  return vector::TransferWriteOp::create(rb, loc, dest.getType(), vector, dest,
+                                         ValueRange{col}, map, mask,
+                                         rb.getBoolArrayAttr({true}))
+      .getResult();
+}
+
+Value RowLoopBuilder::readInput(OpBuilder &rb, Value row, Value col,
+                                Value mask) {
+  Value value = readMatrix(rb, x, row, col, mask);
+  if (residual)
+    value = buildResidualSum(rb, loc, value,
+                             readMatrix(rb, residual, row, col, mask));
+  return value;
+}
+
+SmallVector<Value> RowLoopBuilder::sweep(
+    OpBuilder &rb, ValueRange inits,
+    function_ref<SmallVector<Value>(OpBuilder &, Value, Value, ValueRange)>
+        body) {
+  Value zero = arith::ConstantIndexOp::create(rb, loc, 0);
+  Value step = arith::ConstantIndexOp::create(rb, loc, vectorLength);
+  Value fullEnd = arith::MulIOp::create(
+      rb, loc, arith::DivUIOp::create(rb, loc, rowSize, step), step);
+  auto loop = scf::ForOp::create(
+      rb, loc, zero, fullEnd, step, inits,
+      [&](OpBuilder &lb, Location, Value col, ValueRange iterArgs) {
+        scf::YieldOp::create(lb, loc, body(lb, col, Value(), iterArgs));
+      });
+  // The tail: one masked step (all lanes off when N is a multiple of the
+  // vector length).
+  Value remaining = arith::SubIOp::create(rb, loc, rowSize, fullEnd);
+  Value mask = vector::CreateMaskOp::create(rb, loc, maskType,
+                                            ValueRange{remaining});
+  return body(rb, fullEnd, mask, loop.getResults());
+}
+
+Value RowLoopBuilder::reduce(OpBuilder &rb, Value accumulator) {
+  return vector::ReductionOp::create(rb, loc, vector::CombiningKind::ADD,
+                                     accumulator,
+                                     arith::FastMathFlags::reassoc);
+}
+
+/// Zeroes the lanes of `value` that `mask` turns off (no-op without mask).
+static Value maskLanes(OpBuilder &b, Location loc, Value value, Value mask) {
+  if (!mask)
+    return value;
+  Value zero = buildFloatConstant(b, loc, value.getType(), 0.0);
+  return arith::SelectOp::create(b, loc, mask, value, zero);
+}
+
+SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
+                                            ValueRange rowInits) {
+  Value yRow = rowInits[0];
+  Value sRow = residual ? rowInits[1] : Value();
+  Value zeroAcc = buildFloatConstant(rb, loc, computeVectorType, 0.0);
+  auto widen = [&](OpBuilder &bb, Value v) {
+    return castFloat(bb, loc, v, computeType);
+  };
+
+  // Per-element normalization given the vector of s in the compute type.
+  std::function<Value(OpBuilder &, Value)> normalize;
+
+  if (!op.hasReduction()) {
+    Value alphaVector = vector::BroadcastOp::create(
+        rb, loc, VectorType::get({vectorLength}, alpha.scalar.getType()),
+        alpha.scalar);
+    normalize = [&, alphaVector](OpBuilder &bb, Value s) {
+      return buildDyTCore(bb, loc, op, alphaVector, s);
+    };
+  } else if (op.subtractsMean()) {
+    // Shift every value by the row's first element (exact) before
+    // accumulating: accurate for rows with a large common offset.
+    Value firstMask = vector::CreateMaskOp::create(rb, loc, maskType,
+                                                   ValueRange{rowSize});
+    Value first = readInput(rb, row,
+                            arith::ConstantIndexOp::create(rb, loc, 0),
+                            firstMask);
+    Value shift = vector::BroadcastOp::create(
+        rb, loc, computeVectorType,
+        vector::ExtractOp::create(rb, loc, widen(rb, first),
+                                  ArrayRef<int64_t>{0}));
+    SmallVector<Value> inits{zeroAcc};
+    if (sRow)
+      inits.push_back(sRow);
+    SmallVector<Value> sums = sweep(
+        rb, inits,
+        [&](OpBuilder &bb, Value col, Value mask, ValueRange iter) {
+          Value s = readInput(bb, row, col, mask);
+          Value term = arith::SubFOp::create(bb, loc, widen(bb, s), shift);
+          SmallVector<Value> next{arith::AddFOp::create(
+              bb, loc, iter[0], maskLanes(bb, loc, term, mask))};
+          if (sRow)
+            next.push_back(writeRow(bb, s, iter[1], col, mask));
+          return next;
+        });
+    if (sRow)
+      sRow = sums[1];
+    Value mean = arith::DivFOp::create(rb, loc, reduce(rb, sums[0]),
+                                       rowSizeFloat);
+    Value meanVector =
+        vector::BroadcastOp::create(rb, loc, computeVectorType, mean);
+    auto centered = [&, shift, meanVector](OpBuilder &bb, Value s) -> Value {
+      return arith::SubFOp::create(
+          bb, loc, arith::SubFOp::create(bb, loc, s, shift), meanVector);
+    };
+    SmallVector<Value> squares = sweep(
+        rb, ValueRange{zeroAcc},
+        [&](OpBuilder &bb, Value col, Value mask, ValueRange iter) {
+          Value d = centered(bb, widen(bb, readInput(bb, row, col, mask)));
+          Value square = arith::MulFOp::create(bb, loc, d, d);
+          return SmallVector<Value>{arith::AddFOp::create(
+              bb, loc, iter[0], maskLanes(bb, loc, square, mask))};
+        });
+    Value variance = arith::DivFOp::create(rb, loc, reduce(rb, squares[0]),
+                                           rowSizeFloat);
+    Value scale = vector::BroadcastOp::create(
+        rb, loc, computeVectorType,
+        buildInverseScale(rb, loc, op, variance));
+    normalize = [&, centered, scale](OpBuilder &bb, Value s) -> Value {
+      return arith::MulFOp::create(bb, loc, centered(bb, s), scale);
+    };
+  } else {
+    SmallVector<Value> inits{zeroAcc};
+    if (sRow)
+      inits.push_back(sRow);
+    SmallVector<Value> sums = sweep(
+        rb, inits,
+        [&](OpBuilder &bb, Value col, Value mask, ValueRange iter) {
+          Value s = readInput(bb, row, col, mask);
+          Value v = widen(bb, s);
+          // Masked lanes read as zero and add nothing.
+          SmallVector<Value> next{arith::AddFOp::create(
+              bb, loc, iter[0], arith::MulFOp::create(bb, loc, v, v))};
+          if (sRow)
+            next.push_back(writeRow(bb, s, iter[1], col, mask));
+          return next;
+        });
+    if (sRow)
+      sRow = sums[1];
+    Value meanSquare = arith::DivFOp::create(rb, loc, reduce(rb, sums[0]),
+                                             rowSizeFloat);
+    Value scale = vector::BroadcastOp::create(
+        rb, loc, computeVectorType,
+        buildInverseScale(rb, loc, op, meanSquare));
+    normalize = [&, scale](OpBuilder &bb, Value s) -> Value {
+      return arith::MulFOp::create(bb, loc, s, scale);
+    };
+  }
+
+  // Output sweep (DyT also writes residual_out here).
+  bool writeResidualHere = sRow && !op.hasReduction();
+  SmallVector<Value> inits{yRow};
+  if (writeResidualHere)
+    inits.push_back(sRow);
+  SmallVector<Value> rows = sweep(
+      rb, inits, [&](OpBuilder &bb, Value col, Value mask, ValueRange iter) {
+        Value s = readInput(bb, row, col, mask);
+        Value n = normalize(bb, widen(bb, s));
+        Value w = weight ? readParameter(bb, weight, col, mask) : Value();
+        Value bv = bias ? readParameter(bb, bias, col, mask) : Value();
+        Value y = buildNormOutput(bb, loc, op, n, w, bv);
+        SmallVector<Value> next{writeRow(bb, y, iter[0], col, mask)};
+        if (writeResidualHere)
+          next.push_back(writeRow(bb, s, iter[1], col, mask));
+        return next;
+      });
+  SmallVector<Value> finished{rows[0]};
+  if (sRow)
+    finished.push_back(writeResidualHere ? rows[1] : sRow);
+  return finished;
+}
+
+SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
+  SmallVector<Value> outputs;
+  SmallVector<OpFoldResult> matrixSizes{getAsOpFoldResult(numRows),
+                                        getAsOpFoldResult(rowSize)};
+  outputs.push_back(tensor::EmptyOp::create(b, loc, matrixSizes, inputType));
+  if (residual)
+    outputs.push_back(tensor::EmptyOp::create(b, loc, matrixSizes, inputType));
+
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(numRows)}, outputs,
+      std::nullopt);
+  if (sequential)
+    forall->setAttr(kSequentialAttrName, b.getUnitAttr());
+
+  OpBuilder rb = OpBuilder::atBlockBegin(forall.getBody());
+  Value row = forall.getInductionVar(0);
+  auto rowType = RankedTensorType::get({staticRowSize}, inputType);
+  SmallVector<OpFoldResult> offsets{row, rb.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes{rb.getIndexAttr(1),
+                                  getAsOpFoldResult(rowSize)};
+  SmallVector<OpFoldResult> strides{rb.getIndexAttr(1), rb.getIndexAttr(1)};
+  SmallVector<Value> rowInits;
+  for (Value shared : forall.getRegionIterArgs())
+    rowInits.push_back(tensor::ExtractSliceOp::create(
+        rb, loc, rowType, shared, offsets, sizes, strides));
+  rb.setInsertionPoint(forall.getTerminator());
+  SmallVector<Value> finished = buildRow(rb, row, rowInits);
+
+  rb.setInsertionPointToStart(forall.getTerminator().getBody());
+  for (auto [rowValue, shared] :
+       llvm::zip_equal(finished, forall.getRegionIterArgs()))
+    tensor::ParallelInsertSliceOp::create(rb, loc, rowValue, shared, offsets,
+                                          sizes, strides);
+  return SmallVector<Value>(forall.getResults());
+}
+
+FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op);
+  RankedTensorType xType = op.getInputType();
+  rank = xType.getRank();
+  axis = op.getNormalizedDim();
+  inputType = xType.getElementType();
+  computeType = op.getComputeElementType();
+  xSizes = tensor::getMixedSizes(b, loc, op.getX());
+
+  // Rows and row size.
+  staticRowSize = 1;
+  for (int64_t d = axis; d < rank; ++d)
+    staticRowSize = ShapedType::isDynamic(xType.getDimSize(d)) ||
+                            ShapedType::isDynamic(staticRowSize)
+                        ? ShapedType::kDynamic
+                        : staticRowSize * xType.getDimSize(d);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  numRows = one;
+  rowSize = one;
+  for (int64_t d = 0; d < rank; ++d) {
+    Value size = getValueOrCreateConstantIndexOp(b, loc, xSizes[d]);
+    Value &product = d < axis ? numRows : rowSize;
+    product = b.createOrFold<arith::MulIOp>(loc, product, size);
+  }
+  rowSizeFloat = buildIndexToFloat(b, loc, rowSize, computeType);
+
+  // Vector shapes: kUnrollFactor registers per statistic.
+  unsigned width = options.vectorWidth ? options.vectorWidth
+                                       : getHostVectorWidth();
+  vectorLength = std::max<int64_t>(
+      1, width / computeType.getIntOrFloatBitWidth() * kUnrollFactor);
+  inputVectorType = VectorType::get({vectorLength}, inputType);
+  computeVectorType = VectorType::get({vectorLength}, computeType);
+  maskType = VectorType::get({vectorLength}, b.getI1Type());
+
+  x = toMatrix(op.getX());
+  if (Value r = op.getResidual())
+    residual = toMatrix(r);
+  weight = prepareParameter(op.getWeight());
+  bias = prepareParameter(op.getBias());
+  alpha = prepareParameter(op.getAlpha());
+
+  SmallVector<Value> results;
+  int64_t staticElements = xType.hasStaticShape() ? xType.getNumElements()
+                                                  : ShapedType::kDynamic;
+  if (options.threads <= 1 ||
+      (!ShapedType::isDynamic(staticElements) &&
+       staticElements < options.parallelThreshold)) {
+    results = buildRowLoop(/*sequential=*/true);
+  } else if (!ShapedType::isDynamic(staticElements)) {
+    results = buildRowLoop(/*sequential=*/false);
+  } else {
+    // Decide at run time from the number of elements.
+    Value elements = arith::MulIOp::create(b, loc, numRows, rowSize);
+    Value large = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::uge, elements,
+        arith::ConstantIndexOp::create(b, loc, options.parallelThreshold));
+    SmallVector<Type> types(residual ? 2 : 1, RankedTensorType::get(
+        {ShapedType::kDynamic, staticRowSize}, inputType));
+    auto ifOp = scf::IfOp::create(b, loc, types, large, true, true);
+    {
+      OpBuilder::InsertionGuard ifGuard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      scf::YieldOp::create(b, loc, buildRowLoop(/*sequential=*/false));
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc, buildRowLoop(/*sequential=*/true));
+    }
+    results = SmallVector<Value>(ifOp.getResults());
+  }
+
+  SmallVector<Value> replacements;
+  for (Value result : results) {
+    Value reshaped = fromMatrix(result);
+    if (reshaped.getType() != xType)
+      reshaped = tensor::CastOp::create(b, loc, xType, reshaped);
+    replacements.push_back(reshaped);
+  }
+  return replacements;
+}
+
+FailureOr<SmallVector<Value>>
+mlir::norm::lowerNormOpToVectorLoops(RewriterBase &rewriter,
+                                     NormOpInterface op,
+                                     const NormCPULoweringOptions &options) {
+  return RowLoopBuilder(rewriter, op, options).build();
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns and passes
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Rewrites a norm op into vector row loops.
+struct NormOpToVectorLoops
+    : public OpInterfaceRewritePattern<NormOpInterface> {
+  NormOpToVectorLoops(MLIRContext *context, NormCPULoweringOptions options)
+      : OpInterfaceRewritePattern(context), options(options) {}
+
+  LogicalResult matchAndRewrite(NormOpInterface op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<SmallVector<Value>> replacements =
+        lowerNormOpToVectorLoops(rewriter, op, options);
+    if (failed(replacements))
+      return failure();
+    rewriter.replaceOp(op, *replacements);
+    return success();
+  }
+
+  NormCPULoweringOptions options;
+};
+
+struct NormLowerCPUPass
+    : public norm::impl::NormLowerCPUPassBase<NormLowerCPUPass> {
+  using NormLowerCPUPassBase::NormLowerCPUPassBase;
+  void runOnOperation() override;
+};
+
+struct NormForallToLoopsPass
+    : public norm::impl::NormForallToLoopsPassBase<NormForallToLoopsPass> {
+  using NormForallToLoopsPassBase::NormForallToLoopsPassBase;
+  void runOnOperation() override;
+};
+
+} // namespace
+
+void mlir::norm::populateNormToVectorPatterns(
+    RewritePatternSet &patterns, const NormCPULoweringOptions &options) {
+  patterns.add<NormOpToVectorLoops>(patterns.getContext(), options);
+}
+
+void NormLowerCPUPass::runOnOperation() {
+  if (vectorWidth != 0 &&
+      (vectorWidth < 64 || vectorWidth > 2048 ||
+       !llvm::isPowerOf2_32(vectorWidth))) {
+    getOperation()->emitError("norm-lower-cpu: option 'vector-width' must be "
+                              "0 or a power of two in [64, 2048], got ")
+        << vectorWidth;
+    return signalPassFailure();
+  }
+  if (threads < 1) {
+    getOperation()->emitError(
+        "norm-lower-cpu: option 'threads' must be >= 1, got ")
+        << threads;
+    return signalPassFailure();
+  }
+  NormCPULoweringOptions options;
+  options.vectorWidth = vectorWidth;
+  options.threads = threads;
+  options.parallelThreshold = parallelThreshold;
+
+  IRRewriter rewriter(&getContext());
+  SmallVector<NormOpInterface> ops;
+  getOperation()->walk([&](NormOpInterface op) { ops.push_back(op); });
+  if (ops.empty())
+    return;
+  for (NormOpInterface op : ops) {
+    FailureOr<SmallVector<Value>> replacements =
+        lowerNormOpToVectorLoops(rewriter, op, options);
+    if (failed(replacements)) {
+      op->emitError("failed to lower to vector loops");
+      return signalPassFailure();
+    }
+    rewriter.replaceOp(op, *replacements);
+  }
+
+  // tanh (DyT) as a vectorizable f32 polynomial rather than a libm call
+  // per lane.
+  RewritePatternSet patterns(&getContext());
+  populatePolynomialApproximateTanhPattern(patterns);
+  if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    return signalPassFailure();
+}
+
+void NormForallToLoopsPass::runOnOperation() {
+  IRRewriter rewriter(&getContext());
+  SmallVector<scf::ForallOp> loops;
+  getOperation()->walk([&](scf::ForallOp loop) { loops.push_back(loop); });
+  for (scf::ForallOp loop : loops) {
+    if (loop->getNumResults() != 0) {
+      loop->emitError("norm-forall-to-loops expects bufferized loops");
+      return signalPassFailure();
+    }
+    rewriter.setInsertionPoint(loop);
+    bool sequential = threads <= 1 || loop->hasAttr(kSequentialAttrName);
+    LogicalResult converted = sequential
+                                  ? scf::forallToForLoop(rewriter, loop)
+                                  : scf::forallToParallelLoop(rewriter, loop);
+    if (failed(converted)) {
+      loop->emitError("failed to convert scf.forall");
+      return signalPassFailure();
+    }
+  }
+}
