@@ -91,35 +91,40 @@ struct DecompositionContext {
     return types;
   }
 
-  /// A zero-filled tensor of per-row accumulators in the compute type.
-  Value zeroRowTensor() {
+  /// A zero-filled tensor of per-row values of `type`.
+  Value zeroRowTensor(Type type) {
     ArrayRef<OpFoldResult> rowSizes = ArrayRef(sizes).take_front(axis);
-    Value empty = tensor::EmptyOp::create(b, loc, rowSizes, computeType);
-    Value zero = buildFloatConstant(b, loc, computeType, 0.0);
+    Value empty = tensor::EmptyOp::create(b, loc, rowSizes, type);
+    Value zero = buildFloatConstant(b, loc, type, 0.0);
     return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
   }
 
-  /// N, the number of normalized elements per row, in the compute type.
+  /// N, the number of normalized elements per row, as an f64 (the type row
+  /// sums are accumulated in).
   Value rowSizeAsFloat() {
     Value count = arith::ConstantIndexOp::create(b, loc, 1);
     for (int64_t d = axis; d < rank; ++d)
       count = b.createOrFold<arith::MulIOp>(
           loc, count, getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
-    return buildIndexToFloat(b, loc, count, computeType);
+    return buildIndexToFloat(b, loc, count, b.getF64Type());
   }
 
   /// Builds a linalg.generic over all dims of x reducing the normalized ones
-  /// into a per-row accumulator; `body` returns the value added to it.
+  /// into a per-row f64 accumulator; `body` returns the value (in the compute
+  /// type) added to it. Accumulating a row of up to 2^20 and more f32 terms
+  /// one after the other loses too much in f32.
   Value rowReduction(ValueRange inputs, ArrayRef<AffineMap> inputMaps,
                      function_ref<Value(OpBuilder &, Location, ValueRange)>
                          body) {
-    Value init = zeroRowTensor();
+    Value init = zeroRowTensor(b.getF64Type());
     SmallVector<AffineMap> maps(inputMaps);
     maps.push_back(rowMap());
     auto generic = linalg::GenericOp::create(
         b, loc, init.getType(), inputs, init, maps, iterators(true),
         [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-          Value term = body(nested, nestedLoc, args.drop_back());
+          Value term = castFloat(nested, nestedLoc,
+                                 body(nested, nestedLoc, args.drop_back()),
+                                 nested.getF64Type());
           Value sum = arith::AddFOp::create(nested, nestedLoc, args.back(),
                                             term);
           linalg::YieldOp::create(nested, nestedLoc, sum);
@@ -128,11 +133,11 @@ struct DecompositionContext {
   }
 
   /// Builds an elementwise linalg.generic over the row dims only, mapping
-  /// per-row statistics to new per-row values.
+  /// per-row statistics to new per-row values in the compute type.
   Value rowElementwise(ValueRange inputs,
                        function_ref<Value(OpBuilder &, Location, ValueRange)>
                            body) {
-    Value init = zeroRowTensor();
+    Value init = zeroRowTensor(computeType);
     SmallVector<AffineMap> maps(
         inputs.size() + 1,
         AffineMap::getMultiDimIdentityMap(axis, getContext()));
@@ -212,7 +217,8 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeNormOp(OpBuilder &b,
         });
     Value mean = ctx.rowElementwise(
         {sum}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          return arith::DivFOp::create(nb, nl, args[0], count);
+          return castFloat(nb, nl, arith::DivFOp::create(nb, nl, args[0], count),
+                           computeType);
         });
     Value squares = ctx.rowReduction(
         {s, s, mean}, {ctx.identityMap(), first, ctx.rowMap()},
@@ -223,7 +229,9 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeNormOp(OpBuilder &b,
         });
     Value scale = ctx.rowElementwise(
         {squares}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          Value variance = arith::DivFOp::create(nb, nl, args[0], count);
+          Value variance = castFloat(
+              nb, nl, arith::DivFOp::create(nb, nl, args[0], count),
+              computeType);
           return buildInverseScale(nb, nl, op, variance);
         });
     inputs.append({s, mean, scale});
@@ -244,7 +252,9 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeNormOp(OpBuilder &b,
         });
     Value scale = ctx.rowElementwise(
         {squares}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          Value meanSquare = arith::DivFOp::create(nb, nl, args[0], count);
+          Value meanSquare = castFloat(
+              nb, nl, arith::DivFOp::create(nb, nl, args[0], count),
+              computeType);
           return buildInverseScale(nb, nl, op, meanSquare);
         });
     inputs.push_back(scale);

@@ -41,6 +41,10 @@ static constexpr StringLiteral kSequentialAttrName = "norm.sequential";
 /// vector adds on current x86 cores.
 static constexpr unsigned kUnrollFactor = 4;
 
+/// Vector steps summed in the compute type before the partial sums are added
+/// into f64 accumulators: keeps rows of 2^20 elements and more accurate.
+static constexpr int64_t kBlockSteps = 64;
+
 unsigned mlir::norm::getHostVectorWidth() {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   if (features.lookup("avx512f"))
@@ -104,6 +108,14 @@ private:
         function_ref<SmallVector<Value>(OpBuilder &, Value col, Value mask,
                                         ValueRange iterArgs)>
             body);
+
+  /// Sums `term(s)` over the row (s = x + residual, read fresh in every
+  /// step) and writes s into `sRow` when given. Terms are accumulated in
+  /// compute-type vector registers within blocks and in f64 across blocks.
+  /// Returns the f64 row sum and the updated `sRow`.
+  std::pair<Value, Value>
+  accumulate(OpBuilder &rb, Value row, Value sRow,
+             function_ref<Value(OpBuilder &, Value s)> term);
 
   /// Sums the lanes of a vector accumulator.
   Value reduce(OpBuilder &rb, Value accumulator);
@@ -271,12 +283,6 @@ SmallVector<Value> RowLoopBuilder::sweep(
   return body(rb, fullEnd, mask, loop.getResults());
 }
 
-Value RowLoopBuilder::reduce(OpBuilder &rb, Value accumulator) {
-  return vector::ReductionOp::create(rb, loc, vector::CombiningKind::ADD,
-                                     accumulator,
-                                     arith::FastMathFlags::reassoc);
-}
-
 /// Zeroes the lanes of `value` that `mask` turns off (no-op without mask).
 static Value maskLanes(OpBuilder &b, Location loc, Value value, Value mask) {
   if (!mask)
@@ -285,11 +291,71 @@ static Value maskLanes(OpBuilder &b, Location loc, Value value, Value mask) {
   return arith::SelectOp::create(b, loc, mask, value, zero);
 }
 
+std::pair<Value, Value>
+RowLoopBuilder::accumulate(OpBuilder &rb, Value row, Value sRow,
+                           function_ref<Value(OpBuilder &, Value)> term) {
+  Type f64 = rb.getF64Type();
+  VectorType wideType = computeVectorType.clone(f64);
+  Value zero = arith::ConstantIndexOp::create(rb, loc, 0);
+  Value step = arith::ConstantIndexOp::create(rb, loc, vectorLength);
+  Value blockLength =
+      arith::ConstantIndexOp::create(rb, loc, vectorLength * kBlockSteps);
+  Value fullEnd = arith::MulIOp::create(
+      rb, loc, arith::DivUIOp::create(rb, loc, rowSize, step), step);
+
+  SmallVector<Value> inits{buildFloatConstant(rb, loc, wideType, 0.0)};
+  if (sRow)
+    inits.push_back(sRow);
+  auto blocks = scf::ForOp::create(
+      rb, loc, zero, fullEnd, blockLength, inits,
+      [&](OpBuilder &ob, Location, Value blockStart, ValueRange outer) {
+        Value blockEnd = arith::MinUIOp::create(
+            ob, loc, arith::AddIOp::create(ob, loc, blockStart, blockLength),
+            fullEnd);
+        SmallVector<Value> innerInits{
+            buildFloatConstant(ob, loc, computeVectorType, 0.0)};
+        if (sRow)
+          innerInits.push_back(outer[1]);
+        auto steps = scf::ForOp::create(
+            ob, loc, blockStart, blockEnd, step, innerInits,
+            [&](OpBuilder &ib, Location, Value col, ValueRange inner) {
+              Value s = readInput(ib, row, col, Value());
+              SmallVector<Value> next{
+                  arith::AddFOp::create(ib, loc, inner[0], term(ib, s))};
+              if (sRow)
+                next.push_back(writeRow(ib, s, inner[1], col, Value()));
+              scf::YieldOp::create(ib, loc, next);
+            });
+        SmallVector<Value> next{arith::AddFOp::create(
+            ob, loc, outer[0], castFloat(ob, loc, steps.getResult(0), f64))};
+        if (sRow)
+          next.push_back(steps.getResult(1));
+        scf::YieldOp::create(ob, loc, next);
+      });
+
+  // The masked tail step.
+  Value remaining = arith::SubIOp::create(rb, loc, rowSize, fullEnd);
+  Value mask = vector::CreateMaskOp::create(rb, loc, maskType,
+                                            ValueRange{remaining});
+  Value s = readInput(rb, row, fullEnd, mask);
+  Value tail = maskLanes(rb, loc, term(rb, s), mask);
+  Value total = arith::AddFOp::create(rb, loc, blocks.getResult(0),
+                                      castFloat(rb, loc, tail, f64));
+  if (sRow)
+    sRow = writeRow(rb, s, blocks.getResult(1), fullEnd, mask);
+  return {reduce(rb, total), sRow};
+}
+
+Value RowLoopBuilder::reduce(OpBuilder &rb, Value accumulator) {
+  return vector::ReductionOp::create(rb, loc, vector::CombiningKind::ADD,
+                                     accumulator,
+                                     arith::FastMathFlags::reassoc);
+}
+
 SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
                                             ValueRange rowInits) {
   Value yRow = rowInits[0];
   Value sRow = residual ? rowInits[1] : Value();
-  Value zeroAcc = buildFloatConstant(rb, loc, computeVectorType, 0.0);
   auto widen = [&](OpBuilder &bb, Value v) {
     return castFloat(bb, loc, v, computeType);
   };
@@ -316,40 +382,28 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
         rb, loc, computeVectorType,
         vector::ExtractOp::create(rb, loc, widen(rb, first),
                                   ArrayRef<int64_t>{0}));
-    SmallVector<Value> inits{zeroAcc};
-    if (sRow)
-      inits.push_back(sRow);
-    SmallVector<Value> sums = sweep(
-        rb, inits,
-        [&](OpBuilder &bb, Value col, Value mask, ValueRange iter) {
-          Value s = readInput(bb, row, col, mask);
-          Value term = arith::SubFOp::create(bb, loc, widen(bb, s), shift);
-          SmallVector<Value> next{arith::AddFOp::create(
-              bb, loc, iter[0], maskLanes(bb, loc, term, mask))};
-          if (sRow)
-            next.push_back(writeRow(bb, s, iter[1], col, mask));
-          return next;
+    Value rowSum;
+    std::tie(rowSum, sRow) =
+        accumulate(rb, row, sRow, [&](OpBuilder &bb, Value s) -> Value {
+          return arith::SubFOp::create(bb, loc, widen(bb, s), shift);
         });
-    if (sRow)
-      sRow = sums[1];
-    Value mean = arith::DivFOp::create(rb, loc, reduce(rb, sums[0]),
-                                       rowSizeFloat);
+    Value mean = castFloat(
+        rb, loc, arith::DivFOp::create(rb, loc, rowSum, rowSizeFloat),
+        computeType);
     Value meanVector =
         vector::BroadcastOp::create(rb, loc, computeVectorType, mean);
     auto centered = [&, shift, meanVector](OpBuilder &bb, Value s) -> Value {
       return arith::SubFOp::create(
           bb, loc, arith::SubFOp::create(bb, loc, s, shift), meanVector);
     };
-    SmallVector<Value> squares = sweep(
-        rb, ValueRange{zeroAcc},
-        [&](OpBuilder &bb, Value col, Value mask, ValueRange iter) {
-          Value d = centered(bb, widen(bb, readInput(bb, row, col, mask)));
-          Value square = arith::MulFOp::create(bb, loc, d, d);
-          return SmallVector<Value>{arith::AddFOp::create(
-              bb, loc, iter[0], maskLanes(bb, loc, square, mask))};
-        });
-    Value variance = arith::DivFOp::create(rb, loc, reduce(rb, squares[0]),
-                                           rowSizeFloat);
+    Value squares =
+        accumulate(rb, row, Value(), [&](OpBuilder &bb, Value s) -> Value {
+          Value d = centered(bb, widen(bb, s));
+          return arith::MulFOp::create(bb, loc, d, d);
+        }).first;
+    Value variance = castFloat(
+        rb, loc, arith::DivFOp::create(rb, loc, squares, rowSizeFloat),
+        computeType);
     Value scale = vector::BroadcastOp::create(
         rb, loc, computeVectorType,
         buildInverseScale(rb, loc, op, variance));
@@ -357,25 +411,15 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
       return arith::MulFOp::create(bb, loc, centered(bb, s), scale);
     };
   } else {
-    SmallVector<Value> inits{zeroAcc};
-    if (sRow)
-      inits.push_back(sRow);
-    SmallVector<Value> sums = sweep(
-        rb, inits,
-        [&](OpBuilder &bb, Value col, Value mask, ValueRange iter) {
-          Value s = readInput(bb, row, col, mask);
+    Value squares;
+    std::tie(squares, sRow) =
+        accumulate(rb, row, sRow, [&](OpBuilder &bb, Value s) -> Value {
           Value v = widen(bb, s);
-          // Masked lanes read as zero and add nothing.
-          SmallVector<Value> next{arith::AddFOp::create(
-              bb, loc, iter[0], arith::MulFOp::create(bb, loc, v, v))};
-          if (sRow)
-            next.push_back(writeRow(bb, s, iter[1], col, mask));
-          return next;
+          return arith::MulFOp::create(bb, loc, v, v);
         });
-    if (sRow)
-      sRow = sums[1];
-    Value meanSquare = arith::DivFOp::create(rb, loc, reduce(rb, sums[0]),
-                                             rowSizeFloat);
+    Value meanSquare = castFloat(
+        rb, loc, arith::DivFOp::create(rb, loc, squares, rowSizeFloat),
+        computeType);
     Value scale = vector::BroadcastOp::create(
         rb, loc, computeVectorType,
         buildInverseScale(rb, loc, op, meanSquare));
@@ -468,7 +512,7 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
     Value &product = d < axis ? numRows : rowSize;
     product = b.createOrFold<arith::MulIOp>(loc, product, size);
   }
-  rowSizeFloat = buildIndexToFloat(b, loc, rowSize, computeType);
+  rowSizeFloat = buildIndexToFloat(b, loc, rowSize, b.getF64Type());
 
   // Vector shapes: kUnrollFactor registers per statistic.
   unsigned width = options.vectorWidth ? options.vectorWidth

@@ -118,14 +118,22 @@ Value mlir::norm::buildNormOutput(OpBuilder &b, Location loc,
 
   // before_weight: round n to the input type, then form n * w' + b in the
   // widest of the input, weight and bias types, and round to the input type.
+  // Products and sums of 16-bit floats are formed in f32 and rounded after
+  // each operation: f32 carries more than twice their precision, so this is
+  // the correctly rounded narrow result, with no narrow arithmetic emitted.
   Type arithmeticType = getBeforeWeightArithmeticType(op);
-  Value y = castFloat(b, loc, castFloat(b, loc, n, inputType), arithmeticType);
+  Type opType = arithmeticType.getIntOrFloatBitWidth() < 32 ? b.getF32Type()
+                                                            : arithmeticType;
+  auto roundToArithmetic = [&](Value value) {
+    return castFloat(b, loc, castFloat(b, loc, value, arithmeticType), opType);
+  };
+  Value y = castFloat(b, loc, castFloat(b, loc, n, inputType), opType);
   if (effectiveWeight)
-    y = arith::MulFOp::create(b, loc, y,
-                              castFloat(b, loc, effectiveWeight, arithmeticType));
+    y = roundToArithmetic(arith::MulFOp::create(
+        b, loc, y, roundToArithmetic(castFloat(b, loc, effectiveWeight, opType))));
   if (bias)
-    y = arith::AddFOp::create(b, loc, y,
-                              castFloat(b, loc, bias, arithmeticType));
+    y = roundToArithmetic(
+        arith::AddFOp::create(b, loc, y, castFloat(b, loc, bias, opType)));
   return castFloat(b, loc, y, inputType);
 }
 

@@ -13,14 +13,15 @@
 //       CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[R]] : {{.*}})
 //       CHECK:   arith.addf %{{.*}}, %{{.*}} : f32
 //       CHECK:   arith.truncf %{{.*}} : f32 to bf16
-//       CHECK: %[[N:.*]] = arith.uitofp %{{.*}} : i64 to f32
+//       CHECK: %[[N:.*]] = arith.uitofp %{{.*}} : i64 to f64
 //       CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[FIRST]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[S]], %[[S]] : {{.*}})
 //       CHECK:   arith.subf
-//       CHECK: %[[MEAN:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<?xf32>)
-//       CHECK:   arith.divf %{{.*}}, %[[N]] : f32
+//       CHECK: %[[MEAN:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<?xf64>) outs(%{{.*}} : tensor<?xf32>)
+//       CHECK:   %[[M64:.*]] = arith.divf %{{.*}}, %[[N]] : f64
+//       CHECK:   arith.truncf %[[M64]] : f64 to f32
 //       CHECK: %[[SQ:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[FIRST]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[S]], %[[S]], %[[MEAN]] : {{.*}})
 //       CHECK:   arith.mulf
-//       CHECK: %[[RSTD:.*]] = linalg.generic {{.*}} ins(%[[SQ]] : tensor<?xf32>)
+//       CHECK: %[[RSTD:.*]] = linalg.generic {{.*}} ins(%[[SQ]] : tensor<?xf64>)
 //       CHECK:   math.rsqrt
 //       CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[FIRST]], #[[ROW]], #[[ROW]], #[[PARAM]], #[[PARAM]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[S]], %[[S]], %[[MEAN]], %[[RSTD]], %[[W]], %[[B]] : {{.*}})
 //       CHECK:   %[[NF:.*]] = arith.mulf
@@ -120,10 +121,11 @@ func.func @layer_norm_two_normalized_dims(%x: tensor<2x?x16xf32>, %w: tensor<?x1
 
 // -----
 
-// A 1-D input: the statistics are rank-0 tensors.
+// A 1-D input: the statistics are rank-0 tensors; row sums accumulate in f64.
 // CHECK-LABEL: func @rms_norm_rank1
-//       CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<f32>)
-//       CHECK: linalg.generic {{.*}} iterator_types = []} ins(%{{.*}} : tensor<f32>) outs(%{{.*}} : tensor<f32>)
+//       CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<f64>)
+//       CHECK:   arith.extf %{{.*}} : f32 to f64
+//       CHECK: linalg.generic {{.*}} iterator_types = []} ins(%{{.*}} : tensor<f64>) outs(%{{.*}} : tensor<f32>)
 //       CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<128xf32>)
 func.func @rms_norm_rank1(%x: tensor<128xf32>) -> tensor<128xf32> {
   %y = norm.rms_norm %x : (tensor<128xf32>) -> tensor<128xf32>
