@@ -128,9 +128,11 @@ Value mlir::norm::buildNormOutput(OpBuilder &b, Location loc,
     return castFloat(b, loc, castFloat(b, loc, value, arithmeticType), opType);
   };
   Value y = castFloat(b, loc, castFloat(b, loc, n, inputType), opType);
+  // w' itself is not rounded to the arithmetic type: Gemma's `1 + w` keeps
+  // the compute type's precision.
   if (effectiveWeight)
     y = roundToArithmetic(arith::MulFOp::create(
-        b, loc, y, roundToArithmetic(castFloat(b, loc, effectiveWeight, opType))));
+        b, loc, y, castFloat(b, loc, effectiveWeight, opType)));
   if (bias)
     y = roundToArithmetic(
         arith::AddFOp::create(b, loc, y, castFloat(b, loc, bias, opType)));

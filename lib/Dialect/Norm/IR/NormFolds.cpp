@@ -322,8 +322,7 @@ struct ConstantEvaluator {
         double y;
         if (castBeforeWeight) {
           double rounded = roundTo(n, inputSemantics);
-          double product = roundTo(rounded * roundTo(w, wideSemantics),
-                                   wideSemantics);
+          double product = roundTo(rounded * w, wideSemantics);
           y = roundTo(product + b, wideSemantics);
         } else {
           y = n * w + b;
