@@ -1,0 +1,844 @@
+#!/usr/bin/env python3
+"""CPU execution tests of the norm ops: case generator and result checker.
+
+  norm_exec.py gen SUITE OUT.mlir REF.npz
+      Writes one MLIR module with many cases of one suite (`@case_K`, each
+      holding one norm op, and `@main`, which builds the inputs as constants,
+      calls every case and prints every output with printMemrefF32/F64), and
+      REF.npz with an independent float64 NumPy reference of every printed
+      output.
+  norm_exec.py check REF.npz OUTPUT.txt
+      Parses mlir-runner's printMemref output and compares it with the
+      reference: per output tensor, err = max |y - ref| / (|ref| + rms(ref))
+      over the finite reference entries; NaN exactly where the reference is
+      NaN, equal infinities where it is infinite. Prints one line per case
+      and `all N cases passed` (exit 0) or `M of N cases FAILED` (exit 1).
+  norm_exec.py list
+      Prints the suite names.
+
+Suites: `<op>_<dtype>` for op in layer_norm, rms_norm, dyt and dtype in f32,
+f16, bf16, f64, and `edge`. The data come from a fixed seed, so a suite
+always generates the same module.
+
+The reference follows DESIGN.md section 2, rounding exactly where the op
+rounds: inputs are exactly representable in their element types; with a
+residual, s = round_T(x + residual) (correctly rounded) is also the
+`residual_out` result; statistics and the normalization are computed in
+float64; `cast_mode = final` rounds the result to T once;
+`cast_mode = before_weight` computes n_T = round_T(n) and then
+y = round_T(round_W(round_W(n_T * w') + b)) with W the widest of T, the
+weight type and the bias type (w' = weight + weight_offset, not rounded).
+Bounds (DESIGN.md section 6): f32 and f64 1e-5, f16 2^-9, bf16 2^-6; some
+edge cases carry their own bound (the 1e4-offset LayerNorm rows: 1e-4).
+"""
+
+import json
+import re
+import sys
+import zlib
+
+import numpy as np
+
+SEED = 20240611
+
+# bf16 is filled in by load_ml_dtypes() (importing ml_dtypes takes a second;
+# `check` does not need it).
+NP_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+
+
+def load_ml_dtypes():
+    import ml_dtypes
+    NP_TYPES["bf16"] = ml_dtypes.bfloat16
+
+
+BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
+# Width order used for W in `before_weight` (f16 and bf16 never meet: weight
+# and bias are x's type or f32).
+RANK = {"f16": 0, "bf16": 0, "f32": 1, "f64": 2}
+BOUNDS = {"f32": 1e-5, "f64": 1e-5, "f16": 2.0 ** -9, "bf16": 2.0 ** -6}
+UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+OPS = ("layer_norm", "rms_norm", "dyt")
+DTYPES = ("f32", "f16", "bf16", "f64")
+SUITES = ["%s_%s" % (op, t) for op in OPS for t in DTYPES] + ["edge"]
+
+# Element counts above which a constant is written as a hex blob.
+HEX_THRESHOLD = 4096
+
+
+def rnd(a, t):
+    """Rounds (float64) values to type `t` (round to nearest even) and back.
+
+    NumPy (f16, f32) and ml_dtypes (bf16) round float64 directly, once."""
+    return np.asarray(a, dtype=np.float64).astype(NP_TYPES[t]).astype(
+        np.float64)
+
+
+def widest(*types):
+    return max((t for t in types if t is not None), key=lambda t: RANK[t])
+
+
+# --------------------------------------------------------------------------
+# Cases
+# --------------------------------------------------------------------------
+
+
+class Operand:
+    """One operand of a case: element type, static shape, dynamic dims."""
+
+    def __init__(self, etype, shape, dyn=()):
+        self.etype = etype
+        self.shape = tuple(shape)
+        self.dyn = tuple(dyn)  # indices of dims written as `?` in @case_K
+        self.data = None  # float64 array, exactly representable in etype
+
+    def static_type(self):
+        return tensor_type(self.shape, self.etype)
+
+    def arg_type(self):
+        dims = ["?" if i in self.dyn else d for i, d in enumerate(self.shape)]
+        return tensor_type(dims, self.etype)
+
+
+def tensor_type(dims, etype):
+    return "tensor<" + "".join("%sx" % d for d in dims) + etype + ">"
+
+
+class Case:
+    def __init__(self, op, T, shape, axis=-1, axis_attr=None, dyn=(0,),
+                 residual=False, weight=None, bias=None, alpha=None,
+                 weight_shape=None, weight_dyn=(), eps=None, eps_type="f32",
+                 eps_mode=None, weight_offset=None, cast_mode="final",
+                 compute_type=None, bound=None, note="", gen=None):
+        self.op = op
+        self.T = T
+        self.shape = tuple(shape)
+        rank = len(shape)
+        self.axis = axis if axis >= 0 else axis + rank
+        # The value written in the attribute (None: default -1, omitted).
+        self.axis_attr = axis_attr if axis_attr is not None else (
+            None if axis == -1 else axis)
+        self.dyn = tuple(d if d >= 0 else d + rank for d in dyn)
+        self.residual = residual
+        self.eps = eps
+        self.eps_type = eps_type
+        self.eps_mode = eps_mode
+        self.weight_offset = weight_offset
+        self.cast_mode = cast_mode
+        self.compute_type = compute_type
+        self.bound = bound if bound is not None else BOUNDS[T]
+        self.note = note
+        self.gen = gen  # optional callable(case, rng) filling the data
+        norm_shape = self.shape[self.axis:]
+        self.x = Operand(T, self.shape, self.dyn)
+        self.r = Operand(T, self.shape, self.dyn) if residual else None
+        wshape = norm_shape if weight_shape is None else weight_shape
+        self.w = Operand(weight, wshape, weight_dyn) if weight else None
+        self.b = Operand(bias, norm_shape, weight_dyn) if bias else None
+        self.a = None
+        if op == "dyt":
+            aty, ashape, _ = alpha
+            self.a = Operand(aty, ashape)
+        self.alpha_value = alpha[2] if alpha else None
+
+    def operands(self):
+        """(keyword, operand) in the op's operand order."""
+        out = [("x", self.x)]
+        for kw, opd in (("alpha", self.a), ("weight", self.w),
+                        ("bias", self.b), ("residual", self.r)):
+            if opd is not None:
+                out.append((kw, opd))
+        return out
+
+    def describe(self):
+        parts = [self.op, self.T,
+                 tensor_type(["?" if i in self.dyn else d
+                              for i, d in enumerate(self.shape)], self.T)]
+        if self.axis != len(self.shape) - 1:
+            parts.append("axis=%d" % (self.axis - len(self.shape)))
+        if self.a is not None:
+            parts.append("alpha:%s" % self.a.arg_type())
+        if self.w is not None:
+            parts.append("w:%s" % self.w.arg_type())
+        if self.b is not None:
+            parts.append("b:%s" % self.b.arg_type())
+        if self.r is not None:
+            parts.append("residual")
+        if self.eps is not None:
+            parts.append("eps=%g:%s" % (self.eps, self.eps_type))
+        if self.eps_mode:
+            parts.append(self.eps_mode)
+        if self.weight_offset is not None:
+            parts.append("offset=%g" % self.weight_offset)
+        if self.cast_mode != "final":
+            parts.append(self.cast_mode)
+        if self.compute_type:
+            parts.append("compute=%s" % self.compute_type)
+        if self.note:
+            parts.append("[%s]" % self.note)
+        return " ".join(parts)
+
+    # ----------------------------------------------------------------- data
+    def fill(self, rng):
+        rows = int(np.prod(self.shape[:self.axis], dtype=np.int64))
+        n = int(np.prod(self.shape[self.axis:], dtype=np.int64))
+        # Non-zero mean, rows of different scales (so that `clamp` and a
+        # large epsilon matter in some rows).
+        scales = np.array([1.0, 0.05, 4.0, 0.5])[np.arange(rows) % 4]
+        x = rng.normal(0.5, 1.5, (rows, n)) * scales[:, None]
+        self.x.data = rnd(x.reshape(self.shape), self.T)
+        if self.r is not None:
+            r = rng.normal(-0.25, 1.0, (rows, n)) * scales[:, None]
+            self.r.data = rnd(r.reshape(self.shape), self.T)
+        if self.w is not None:
+            center = 0.0 if self.weight_offset else 1.0
+            w = center + rng.normal(0.0, 0.3, self.w.shape)
+            self.w.data = rnd(w, self.w.etype)
+        if self.b is not None:
+            self.b.data = rnd(rng.normal(0.0, 0.2, self.b.shape),
+                              self.b.etype)
+        if self.a is not None:
+            self.a.data = rnd(np.full(self.a.shape, self.alpha_value),
+                              self.a.etype)
+        if self.gen is not None:
+            self.gen(self, rng)
+
+    # ------------------------------------------------------------ reference
+    def eps_value(self):
+        if self.eps is None:
+            return 1e-5 if self.op == "layer_norm" else 1e-6
+        return float(rnd(self.eps, self.eps_type))
+
+    def reference(self):
+        """The float64 reference of every output: [(name, array)]."""
+        T = self.T
+        x = self.x.data
+        with np.errstate(all="ignore"):
+            s = rnd(x + self.r.data, T) if self.r is not None else x
+            rows = s.reshape(-1, int(np.prod(self.shape[self.axis:],
+                                             dtype=np.int64)))
+            eps = self.eps_value() if self.op != "dyt" else None
+            if self.op == "layer_norm":
+                mu = rows.mean(axis=1, keepdims=True)
+                var = ((rows - mu) ** 2).mean(axis=1, keepdims=True)
+                n = (rows - mu) * (1.0 / np.sqrt(var + eps))
+            elif self.op == "rms_norm":
+                ms = (rows ** 2).mean(axis=1, keepdims=True)
+                mode = self.eps_mode or "inside_sqrt"
+                if mode == "inside_sqrt":
+                    r = 1.0 / np.sqrt(ms + eps)
+                elif mode == "outside_sqrt":
+                    r = 1.0 / (np.sqrt(ms) + eps)
+                else:
+                    r = 1.0 / np.maximum(np.sqrt(ms), eps)  # NaN propagates
+                n = rows * r
+            else:
+                alpha = float(self.a.data.reshape(-1)[0])
+                n = np.tanh(alpha * rows)
+            n = n.reshape(self.shape)
+            w = None
+            if self.w is not None:
+                # weight_offset is added in the compute type: not rounded.
+                w = self.w.data + (self.weight_offset or 0.0)
+                if w.size == 1:
+                    w = w.reshape(())  # scalar weight (ScaleNorm's g)
+            b = self.b.data if self.b is not None else None
+            if self.cast_mode == "final":
+                y = n
+                if w is not None:
+                    y = y * w
+                if b is not None:
+                    y = y + b
+                y = rnd(y, T)
+            else:
+                W = widest(T, self.w.etype if self.w else None,
+                           self.b.etype if self.b else None)
+                y = rnd(n, T)
+                if w is not None:
+                    y = rnd(y * w, W)
+                if b is not None:
+                    y = rnd(y + b, W)
+                y = rnd(y, T)
+        outs = [("y", y)]
+        if self.r is not None:
+            outs.append(("residual_out", s))
+        return outs
+
+    # ----------------------------------------------------------------- MLIR
+    def attr_dict(self):
+        attrs = []
+        if self.eps is not None:
+            attrs.append("epsilon = %s : %s" % (flit(self.eps),
+                                                 self.eps_type))
+        if self.axis_attr is not None:
+            attrs.append("axis = %d : i64" % self.axis_attr)
+        if self.eps_mode:
+            attrs.append("epsilon_mode = #norm<epsilon_mode %s>" %
+                         self.eps_mode)
+        if self.weight_offset is not None:
+            attrs.append("weight_offset = %s : f32" %
+                         flit(self.weight_offset))
+        if self.cast_mode != "final":
+            attrs.append("cast_mode = #norm<cast_mode %s>" % self.cast_mode)
+        if self.compute_type:
+            attrs.append("compute_type = %s" % self.compute_type)
+        return (" {" + ", ".join(attrs) + "}") if attrs else ""
+
+    def result_types(self):
+        t = self.x.arg_type()
+        return [t, t] if self.r is not None else [t]
+
+    def emit_func(self, k):
+        ops = self.operands()
+        names = {"x": "%x", "alpha": "%a", "weight": "%w", "bias": "%b",
+                 "residual": "%r"}
+        args = ", ".join("%s: %s" % (names[kw], o.arg_type()) for kw, o in ops)
+        res = self.result_types()
+        res_s = res[0] if len(res) == 1 else "(%s)" % ", ".join(res)
+        kws = "".join(" %s(%s)" % (kw, names[kw]) for kw, _ in ops[1:])
+        types = ", ".join(o.arg_type() for _, o in ops)
+        results = "%y" if len(res) == 1 else "%y, %s"
+        lines = [
+            "// case %d: %s" % (k, self.describe()),
+            "func.func @case_%d(%s) -> %s {" % (k, args, res_s),
+            "  %s = norm.%s %%x%s%s" % (results, self.op, kws,
+                                       self.attr_dict()),
+            "       : (%s) -> %s" % (types, res_s),
+            "  return %s : %s" % (results, ", ".join(res)),
+            "}",
+        ]
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------
+# MLIR literals
+# --------------------------------------------------------------------------
+
+
+def flit(v):
+    """A float literal MLIR parses to exactly `v` (finite)."""
+    s = repr(float(v))
+    if "e" in s and "." not in s:
+        s = s.replace("e", ".0e")
+    return s
+
+
+def hex_bits(v, etype):
+    bits = BITS[etype]
+    u = np.array([v]).astype(NP_TYPES[etype]).view(UINT[bits])[0]
+    return "0x%0*X" % (bits // 4, int(u))
+
+
+def elem_lit(v, etype):
+    return flit(v) if np.isfinite(v) else hex_bits(v, etype)
+
+
+def dense_lit(data, etype):
+    """The `dense<...>` attribute of a float64 array of etype values."""
+    if data.size == 0:
+        return "dense<>"
+    flat = data.reshape(-1)
+    if data.size > 1 and np.all(flat.view(np.uint64) == flat[:1].view(
+            np.uint64)):
+        return "dense<%s>" % elem_lit(float(flat[0]), etype)  # splat
+    if data.size > HEX_THRESHOLD:
+        assert sys.byteorder == "little"
+        raw = data.astype(NP_TYPES[etype]).tobytes()
+        return 'dense<"0x%s">' % raw.hex().upper()
+    if data.ndim == 0:
+        return "dense<%s>" % elem_lit(float(data), etype)
+
+    def nest(a):
+        if a.ndim == 1:
+            return "[" + ", ".join(elem_lit(float(v), etype) for v in a) + "]"
+        return "[" + ", ".join(nest(s) for s in a) + "]"
+
+    return "dense<%s>" % nest(data)
+
+
+# --------------------------------------------------------------------------
+# Suites
+# --------------------------------------------------------------------------
+
+# (shape, axis, write the axis as a non-negative number): 2-D rows, 3-D
+# rows, 3-D with two normalized dims.
+SHAPES = [((3, 40), -1, False), ((2, 3, 16), -1, False),
+          ((2, 3, 16), -2, False), ((3, 40), -1, True),
+          ((2, 3, 16), -2, True)]
+RMS_EPS = [(1e-6, "f32"), (0.5, "f32"), (0.0625, "f64"), (1e-5, "f64")]
+
+
+def gen_scale_norm(g):
+    """gen hook: ScaleNorm's scalar weight g/sqrt(N)."""
+    def gen(case, rng):
+        n = int(np.prod(case.shape[case.axis:]))
+        case.w.data = rnd(np.full(case.w.shape, g / np.sqrt(n)),
+                          case.w.etype)
+    return gen
+
+
+def dense_suite(op, T):
+    """The matrix of one op and dtype."""
+    cases = []
+    low = T in ("f16", "bf16")
+    wtypes = [T, "f32"] if low else [T]
+
+    def add(**kw):
+        if "shape" not in kw:
+            shape, axis, positive = SHAPES[len(cases) % len(SHAPES)]
+            kw["shape"], kw["axis"] = shape, axis
+            if positive:
+                kw["axis_attr"] = axis + len(shape)
+        kw.setdefault("dyn", (0,))
+        cases.append(Case(op, T, **kw))
+
+    # {T weight, f32 weight (f16/bf16)} x {static, dynamic leading dim} x
+    # {residual, none} x {weight (+bias), none} x [epsilon_mode] x cast_mode.
+    for wty in wtypes:
+        for dyn in (False, True):
+            for res in (False, True):
+                for affine in ((True, False) if wty == T else (True,)):
+                    for cast in ("final", "before_weight"):
+                        common = dict(dyn=(0,) if dyn else (), residual=res,
+                                      cast_mode=cast)
+                        i = len(cases)
+                        if op == "layer_norm":
+                            wb = dict(weight=wty, bias=wty) if affine else {}
+                            eps = [{}, dict(eps=0.25),
+                                   dict(eps=1e-5, eps_type="f64")][i % 3]
+                            add(**common, **wb, **eps)
+                        elif op == "rms_norm":
+                            wb = dict(weight=wty) if affine else {}
+                            for mode in ("inside_sqrt", "outside_sqrt",
+                                         "clamp"):
+                                i = len(cases)
+                                e, et = RMS_EPS[i % len(RMS_EPS)]
+                                # inside_sqrt is also the default (omitted).
+                                if mode == "inside_sqrt" and i % 2:
+                                    mode = None
+                                add(**common, **wb, eps=e, eps_type=et,
+                                    eps_mode=mode)
+                        else:
+                            wb = dict(weight=wty, bias=wty) if affine else {}
+                            alpha = (wtypes[i % len(wtypes)],
+                                     () if i % 2 else (1,),
+                                     [0.5, 0.8, 1.3, -0.7][i % 4])
+                            add(**common, **wb, alpha=alpha)
+
+    # Weight or bias alone; mixed weight/bias types.
+    if op in ("layer_norm", "dyt"):
+        extra = dict(alpha=(T, (), 0.9)) if op == "dyt" else {}
+        add(weight=T, note="weight only", dyn=(), **extra)
+        add(bias=T, residual=True, note="bias only",
+            cast_mode="before_weight", **extra)
+        if low:
+            add(weight="f32", bias=T, cast_mode="before_weight", dyn=(),
+                note="f32 weight, T bias", **extra)
+            add(weight=T, bias="f32", residual=True,
+                cast_mode="before_weight", note="T weight, f32 bias",
+                **extra)
+    if op == "rms_norm":
+        # Gemma: weight_offset = 1 (weights around 0).
+        for wty in wtypes:
+            for cast in ("final", "before_weight"):
+                add(weight=wty, weight_offset=1.0, cast_mode=cast,
+                    residual=cast == "final", note="Gemma")
+        # ScaleNorm: scalar weight g/sqrt(N), clamp with eps e/sqrt(N).
+        add(shape=(3, 40), weight="f32", weight_shape=(), dyn=(),
+            eps=0.5 / np.sqrt(40), eps_mode="clamp", gen=gen_scale_norm(1.7),
+            note="ScaleNorm")
+        add(shape=(3, 40), weight=T, weight_shape=(1,),
+            eps=0.5 / np.sqrt(40), eps_type="f64", eps_mode="clamp",
+            residual=True, gen=gen_scale_norm(2.3), note="ScaleNorm")
+        add(shape=(2, 3, 16), axis=-2, weight=T, weight_shape=(1,),
+            eps=0.25, eps_mode="clamp", cast_mode="before_weight",
+            gen=gen_scale_norm(6.9), note="ScaleNorm")
+        add(shape=(3, 40), weight="f32", weight_shape=(), weight_offset=1.0,
+            note="scalar weight + offset")
+    # Explicit compute types (f64 everywhere; the default type, spelled out).
+    cts = ["f64"] if T == "f64" else ["f64", "f64", "f32"]
+    for i, ct in enumerate(cts):
+        kw = dict(compute_type=ct, residual=i == 1, dyn=(0,) if i else ())
+        if op == "layer_norm":
+            add(weight=T, bias=T, cast_mode="before_weight" if i else "final",
+                **kw)
+        elif op == "rms_norm":
+            add(weight=wtypes[-1], eps_mode="outside_sqrt" if i else None,
+                eps=0.5 if i else None, **kw)
+        else:
+            add(weight=T, bias=wtypes[-1], alpha=(wtypes[-1], (), 0.6), **kw)
+    return cases
+
+
+def gen_nonfinite(rows):
+    """gen hook: rows of x get NaN / +-inf in places (row index -> list of
+    (column, value))."""
+    def gen(case, rng):
+        x = case.x.data.reshape(-1, case.shape[-1]).copy()
+        for i, items in rows.items():
+            for j, v in items:
+                x[i, j] = v
+        case.x.data = rnd(x.reshape(case.shape), case.T)
+    return gen
+
+
+NONFINITE = {1: [(3, np.nan)], 2: [(0, np.inf)], 3: [(7, -np.inf)],
+             5: [(1, np.inf), (9, -np.inf)], 6: [(15, np.inf)]}
+
+
+def gen_zero_rows(rows):
+    def gen(case, rng):
+        x = case.x.data.reshape(-1, case.shape[-1]).copy()
+        x[list(rows)] = 0.0
+        case.x.data = x.reshape(case.shape)
+        if case.r is not None:
+            r = case.r.data.reshape(-1, case.shape[-1]).copy()
+            r[list(rows)] = 0.0
+            case.r.data = r.reshape(case.shape)
+    return gen
+
+
+def gen_offset(offset, sigma):
+    def gen(case, rng):
+        case.x.data = rnd(offset + rng.normal(0.0, sigma, case.shape), case.T)
+    return gen
+
+
+def gen_pattern(values):
+    """gen hook: x repeats `values` along every row."""
+    def gen(case, rng):
+        n = case.shape[-1]
+        row = np.resize(np.array(values, dtype=np.float64), n)
+        case.x.data = rnd(np.broadcast_to(row, case.shape), case.T)
+    return gen
+
+
+def edge_suite():
+    cases = []
+    c = cases.append
+    zr = gen_zero_rows([0, 2])
+    # All-zero rows: finite output with eps > 0.
+    c(Case("layer_norm", "f32", (4, 16), weight="f32", bias="f32", gen=zr,
+           note="zero rows"))
+    c(Case("layer_norm", "f32", (4, 16), residual=True, gen=zr,
+           cast_mode="before_weight", note="zero rows"))
+    for mode, eps in (("inside_sqrt", None), ("outside_sqrt", 1e-6),
+                      ("clamp", 0.1)):
+        c(Case("rms_norm", "f32", (4, 16), weight="f32", eps=eps,
+               eps_mode=mode, gen=zr, note="zero rows"))
+    c(Case("rms_norm", "bf16", (4, 16), weight="bf16", gen=zr,
+           note="zero rows"))
+    c(Case("dyt", "f32", (4, 16), alpha=("f32", (), 0.5), weight="f32",
+           bias="f32", gen=zr, note="zero rows"))
+    # N == 1.
+    c(Case("layer_norm", "f32", (5, 1), weight="f32", bias="f32",
+           note="N=1"))
+    c(Case("layer_norm", "f32", (5, 1), residual=True, dyn=(0,),
+           note="N=1"))
+    c(Case("rms_norm", "f32", (5, 1), weight="f32", dyn=(0, 1),
+           weight_dyn=(0,), note="N=1"))
+    c(Case("rms_norm", "f16", (5, 1), eps_mode="clamp", eps=0.5,
+           note="N=1"))
+    c(Case("dyt", "f32", (5, 1), alpha=("f32", (1,), 0.7), weight="f32",
+           bias="f32", note="N=1"))
+    # Zero-sized leading dims.
+    c(Case("layer_norm", "f32", (0, 16), weight="f32", bias="f32", dyn=(),
+           note="empty"))
+    c(Case("layer_norm", "f32", (0, 16), residual=True, dyn=(0,),
+           note="empty"))
+    c(Case("rms_norm", "f32", (0, 16), weight="f32", residual=True,
+           dyn=(0,), note="empty"))
+    c(Case("rms_norm", "bf16", (0, 3, 16), axis=-2, dyn=(0,), note="empty"))
+    c(Case("dyt", "f32", (0, 16), alpha=("f32", (), 0.5), dyn=(0,),
+           note="empty"))
+    # NaN / inf inputs propagate.
+    nf = gen_nonfinite(NONFINITE)
+    for T in DTYPES:
+        wb = "f32" if T != "f64" else T
+        c(Case("layer_norm", T, (7, 16), weight=wb, bias=wb, gen=nf,
+               note="nan/inf"))
+        c(Case("rms_norm", T, (7, 16), weight=T, gen=nf, dyn=(0,),
+               note="nan/inf"))
+        c(Case("dyt", T, (7, 16), alpha=(T, (), 0.5), weight=T, bias=T,
+               gen=nf, note="nan/inf"))
+    for mode in ("outside_sqrt", "clamp"):
+        c(Case("rms_norm", "f32", (7, 16), eps_mode=mode, eps=0.01, gen=nf,
+               note="nan/inf"))
+    c(Case("layer_norm", "f32", (7, 16), residual=True, gen=nf,
+           cast_mode="before_weight", weight="f32", note="nan/inf"))
+    # Rows with a large common offset (DESIGN: within 1e-4 in f32).
+    c(Case("layer_norm", "f32", (4, 1024), gen=gen_offset(1e4, 0.1),
+           bound=1e-4, dyn=(), note="1e4 offset"))
+    c(Case("layer_norm", "f32", (2, 4096), weight="f32", bias="f32",
+           gen=gen_offset(1e4, 0.1), bound=1e-4, note="1e4 offset"))
+    c(Case("layer_norm", "f32", (3, 1024), gen=gen_offset(-1e4, 0.1),
+           bound=1e-4, cast_mode="before_weight", note="-1e4 offset"))
+    # Very large N: random rows, and rows whose rounding errors do not
+    # cancel (a constant row, a row of two alternating values).
+    c(Case("layer_norm", "f32", (1, 1 << 20), dyn=(), note="N=2^20"))
+    c(Case("rms_norm", "f32", (1, 1 << 20), dyn=(), note="N=2^20"))
+    c(Case("rms_norm", "f32", (1, 1 << 20), dyn=(), gen=gen_pattern([1.1]),
+           note="N=2^20, constant 1.1"))
+    c(Case("layer_norm", "f32", (1, 1 << 20), dyn=(),
+           gen=gen_pattern([1.1, 1.3]), note="N=2^20, 1.1 1.3 1.1 1.3 ..."))
+    # 3-D / 4-D inputs with several normalized dims, dynamic dims.
+    c(Case("layer_norm", "f32", (2, 3, 16), axis=-2, weight="f32",
+           bias="f32", dyn=(0,), note="3-D"))
+    c(Case("rms_norm", "f32", (2, 3, 16), axis=-2, axis_attr=1,
+           weight="f32", dyn=(0, 1), weight_dyn=(0,), note="3-D"))
+    c(Case("dyt", "f32", (2, 3, 16), axis=-2, alpha=("f32", (), 1.1),
+           weight="f32", bias="f32", residual=True, dyn=(0, 1),
+           note="3-D"))
+    c(Case("layer_norm", "f32", (2, 2, 3, 8), axis=-3, weight="f32",
+           bias="f32", dyn=(0,), note="4-D"))
+    c(Case("layer_norm", "f16", (2, 3, 16), axis=-2, axis_attr=1,
+           weight="f16", bias="f16", residual=True, dyn=(0,), note="3-D"))
+    # Fully dynamic shapes.
+    c(Case("layer_norm", "f32", (3, 40), weight="f32", bias="f32",
+           dyn=(0, 1), weight_dyn=(0,), residual=True, note="all dynamic"))
+    c(Case("rms_norm", "f32", (3, 40), weight="f32", dyn=(0, 1),
+           weight_dyn=(0,), note="all dynamic"))
+    c(Case("dyt", "f32", (3, 40), alpha=("f32", (1,), 0.5), weight="f32",
+           bias="f32", dyn=(0, 1), weight_dyn=(0,), note="all dynamic"))
+    # Rank-1 inputs (a single row), axis 0 of a 2-D input.
+    c(Case("layer_norm", "f32", (40,), weight="f32", bias="f32", dyn=(),
+           note="rank 1"))
+    c(Case("rms_norm", "f32", (40,), dyn=(0,), note="rank 1"))
+    c(Case("layer_norm", "f32", (3, 40), axis=-2, axis_attr=0, dyn=(),
+           weight="f32", bias="f32", note="axis 0"))
+    # epsilon = 0, large epsilon, negative alpha.
+    c(Case("layer_norm", "f32", (3, 40), eps=0.0, note="eps=0"))
+    c(Case("rms_norm", "f32", (3, 40), eps=0.0, weight="f32", note="eps=0"))
+    c(Case("rms_norm", "f32", (3, 40), eps=4.0, eps_mode="clamp",
+           note="clamp everywhere"))
+    c(Case("layer_norm", "f32", (3, 40), eps=8.0, note="large eps"))
+    c(Case("dyt", "f32", (3, 40), alpha=("f32", (), -2.5), weight="f32",
+           note="negative alpha"))
+    return cases
+
+
+def build_suite(suite):
+    if suite == "edge":
+        return edge_suite()
+    op, T = suite.rsplit("_", 1)
+    if op not in OPS or T not in DTYPES:
+        raise SystemExit("unknown suite %r (suites: %s)" %
+                         (suite, ", ".join(SUITES)))
+    return dense_suite(op, T)
+
+
+# --------------------------------------------------------------------------
+# gen
+# --------------------------------------------------------------------------
+
+
+class Emitter:
+    def __init__(self):
+        self.lines = []
+        self.n = 0
+
+    def fresh(self, base):
+        self.n += 1
+        return "%%%s_%d" % (base, self.n)
+
+    def emit(self, s):
+        self.lines.append("  " + s)
+
+    def value(self, opd, base):
+        """Materializes an operand in @main (cast to its @case_K argument
+        type); returns the SSA name."""
+        name = self.fresh(base)
+        st = opd.static_type()
+        self.emit("%s = arith.constant %s : %s" %
+                  (name, dense_lit(opd.data, opd.etype), st))
+        at = opd.arg_type()
+        if at != st:
+            cast = self.fresh(base + "d")
+            self.emit("%s = tensor.cast %s : %s to %s" % (cast, name, st, at))
+            name = cast
+        return name
+
+    def print_tensor(self, name, ttype, etype):
+        if etype in ("f16", "bf16"):
+            wide = ttype.replace(etype + ">", "f32>")
+            e = self.fresh("ext")
+            self.emit("%s = arith.extf %s : %s to %s" % (e, name, ttype, wide))
+            name, ttype, etype = e, wide, "f32"
+        pt = "f64" if etype == "f64" else "f32"
+        u = self.fresh("u")
+        self.emit("%s = tensor.cast %s : %s to tensor<*x%s>" %
+                  (u, name, ttype, pt))
+        self.emit("call @printMemref%s(%s) : (tensor<*x%s>) -> ()" %
+                  (pt.upper(), u, pt))
+
+
+def gen(suite, out_mlir, out_npz):
+    load_ml_dtypes()
+    cases = build_suite(suite)
+    funcs = []
+    em = Emitter()
+    refs = {}
+    meta = {"suite": suite, "cases": [], "outputs": []}
+    for k, case in enumerate(cases):
+        rng = np.random.default_rng([SEED, zlib.crc32(suite.encode()), k])
+        case.fill(rng)
+        funcs.append(case.emit_func(k))
+        em.emit("// case %d" % k)
+        args = [em.value(opd, "%s%d" % (kw[0], k))
+                for kw, opd in case.operands()]
+        res = case.result_types()
+        outs = [em.fresh("y%d" % k)]
+        if len(res) == 2:
+            outs.append(em.fresh("s%d" % k))
+        em.emit("%s = call @case_%d(%s) {no_inline} : (%s) -> %s" % (
+            ", ".join(outs), k, ", ".join(args),
+            ", ".join(o.arg_type() for _, o in case.operands()),
+            res[0] if len(res) == 1 else "(%s)" % ", ".join(res)))
+        for (oname, ref), v, t in zip(case.reference(), outs, res):
+            em.print_tensor(v, t, case.T)
+            i = len(meta["outputs"])
+            refs["ref_%d" % i] = ref
+            meta["outputs"].append({"case": k, "name": oname})
+        meta["cases"].append({"desc": case.describe(), "bound": case.bound,
+                              "dtype": case.T})
+    text = ["// Generated by norm_exec.py gen %s (seed %d): %d cases." %
+            (suite, SEED, len(cases)), "",
+            "func.func private @printMemrefF32(tensor<*xf32>) "
+            "attributes {llvm.emit_c_interface}",
+            "func.func private @printMemrefF64(tensor<*xf64>) "
+            "attributes {llvm.emit_c_interface}", ""]
+    for f in funcs:
+        text += [f, ""]
+    text += ["func.func @main() {"] + em.lines + ["  return", "}", ""]
+    with open(out_mlir, "w") as f:
+        f.write("\n".join(text))
+    np.savez(out_npz, meta=np.array(json.dumps(meta)), **refs)
+
+
+# --------------------------------------------------------------------------
+# check
+# --------------------------------------------------------------------------
+
+HEADER = re.compile(r"Unranked Memref base@ = \S+ rank = (\d+) offset = \d+ "
+                    r"sizes = \[([^\]]*)\] strides = \[[^\]]*\] data =")
+SEPARATORS = str.maketrans("[],", "   ")
+
+
+def parse_output(text):
+    """[(sizes, float64 values)] of every printMemref in `text`."""
+    heads = list(HEADER.finditer(text))
+    out = []
+    for i, h in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        sizes = tuple(int(s) for s in h.group(2).split(",") if s.strip())
+        if 0 in sizes:
+            # printMemref prints one bogus row for a zero-sized outer dim.
+            out.append((sizes, np.zeros(sizes)))
+            continue
+        tokens = text[h.end():end].translate(SEPARATORS).split()
+        try:
+            vals = np.array(tokens, dtype=np.float64)  # nan, -nan, inf too
+        except ValueError as e:
+            vals = str(e)
+        out.append((sizes, vals))
+    return out
+
+
+def compare(y, ref):
+    """(err, problem or None) for one output."""
+    y = y.reshape(-1)
+    ref = ref.reshape(-1)
+    nan_ref = np.isnan(ref)
+    nan_y = np.isnan(y)
+    bad = np.nonzero(nan_ref != nan_y)[0]
+    if bad.size:
+        i = bad[0]
+        return np.inf, "NaN mismatch at %d entries, first [%d]: got %.9g, " \
+            "ref %.9g" % (bad.size, i, y[i], ref[i])
+    inf_ref = np.isinf(ref)
+    bad = np.nonzero((inf_ref | np.isinf(y)) & ~nan_ref & (y != ref))[0]
+    if bad.size:
+        i = bad[0]
+        return np.inf, "inf mismatch at %d entries, first [%d]: got %.9g, " \
+            "ref %.9g" % (bad.size, i, y[i], ref[i])
+    fin = np.isfinite(ref)
+    if not fin.any():
+        return 0.0, None
+    r = ref[fin]
+    d = np.abs(y[fin] - r)
+    rms = np.sqrt(np.mean(r * r))
+    den = np.abs(r) + rms
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.where(den > 0, d / np.where(den > 0, den, 1.0),
+                     np.where(d == 0, 0.0, np.inf))
+    j = int(np.argmax(e))
+    idx = np.nonzero(fin)[0][j]
+    return float(e[j]), "worst [%d]: got %.9g, ref %.9g" % (idx, y[idx], r[j])
+
+
+def check(ref_npz, output):
+    ref = np.load(ref_npz)
+    meta = json.loads(str(ref["meta"]))
+    with open(output) as f:
+        got = parse_output(f.read())
+    outs = meta["outputs"]
+    ncases = len(meta["cases"])
+    errs = [0.0] * ncases
+    notes = [[] for _ in range(ncases)]
+    if len(got) != len(outs):
+        print("error: %d printed tensors, expected %d" % (len(got),
+                                                        len(outs)))
+    for i, o in enumerate(outs):
+        k = o["case"]
+        r = ref["ref_%d" % i]
+        if i >= len(got):
+            errs[k] = np.inf
+            notes[k].append("%s: not printed" % o["name"])
+            continue
+        sizes, vals = got[i]
+        if isinstance(vals, str):
+            errs[k] = np.inf
+            notes[k].append("%s: unreadable output: %s" % (o["name"], vals))
+            continue
+        if tuple(sizes) != r.shape or vals.size != r.size:
+            errs[k] = np.inf
+            notes[k].append("%s: printed sizes %s with %d values, expected "
+                            "shape %s" % (o["name"], list(sizes), vals.size,
+                                          list(r.shape)))
+            continue
+        e, why = compare(vals, r)
+        if e > meta["cases"][k]["bound"] or not np.isfinite(e):
+            notes[k].append("%s: err %.3g, %s" % (o["name"], e, why))
+        errs[k] = max(errs[k], e)
+    failed = 0
+    for k, c in enumerate(meta["cases"]):
+        ok = errs[k] <= c["bound"] and not notes[k]
+        failed += not ok
+        print("case %d %s: max err %.3g (bound %.3g) %s" % (
+            k, c["desc"], errs[k], c["bound"], "ok" if ok else "FAIL"))
+        for n in notes[k]:
+            print("    " + n)
+    if len(got) != len(outs) and not failed:
+        failed = 1
+    if failed:
+        print("%d of %d cases FAILED" % (failed, ncases))
+        return 1
+    print("all %d cases passed" % ncases)
+    return 0
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[1] == "list":
+        print("\n".join(SUITES))
+        return 0
+    if len(argv) == 5 and argv[1] == "gen":
+        gen(argv[2], argv[3], argv[4])
+        return 0
+    if len(argv) == 4 and argv[1] == "check":
+        return check(argv[2], argv[3])
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
