@@ -10,12 +10,32 @@
 
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mlir::norm;
+
+namespace {
+/// Stands in for a pipeline that cannot be built (bad options, wrong anchor):
+/// fails with `message` at the op it runs on instead of running a partial
+/// pipeline.
+struct PipelineErrorPass
+    : public PassWrapper<PipelineErrorPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PipelineErrorPass)
+  explicit PipelineErrorPass(std::string message)
+      : message(std::move(message)) {}
+  StringRef getArgument() const final { return "norm-pipeline-error"; }
+  void runOnOperation() override {
+    getOperation()->emitError(message);
+    signalPassFailure();
+  }
+  std::string message;
+};
+} // namespace
 
 /// Appends a textual pipeline (upstream pass names and options) to `pm`.
 static LogicalResult appendPipeline(OpPassManager &pm, StringRef text) {
@@ -25,11 +45,23 @@ static LogicalResult appendPipeline(OpPassManager &pm, StringRef text) {
 LogicalResult
 mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
                                  const NormCPUPipelineOptions &options) {
-  if (options.threads < 1) {
-    llvm::errs() << "norm-cpu-pipeline: option 'threads' must be >= 1, got "
-                 << options.threads << "\n";
+  auto fail = [&](const Twine &message) {
+    pm.addPass(std::make_unique<PipelineErrorPass>(message.str()));
     return failure();
-  }
+  };
+  if (pm.getOpAnchorName() != ModuleOp::getOperationName() &&
+      pm.getOpAnchorName() != OpPassManager::getAnyOpAnchorName())
+    return fail("norm-cpu-pipeline runs on builtin.module, not on '" +
+                pm.getOpAnchorName() + "'");
+  if (options.threads < 1)
+    return fail("norm-cpu-pipeline: option 'threads' must be >= 1, got " +
+                Twine(unsigned(options.threads)));
+  if (options.vectorWidth != 0 &&
+      (options.vectorWidth < 64 || options.vectorWidth > 2048 ||
+       !llvm::isPowerOf2_32(options.vectorWidth)))
+    return fail("norm-cpu-pipeline: option 'vector-width' must be 0 or a "
+                "power of two in [64, 2048], got " +
+                Twine(unsigned(options.vectorWidth)));
 
   // Frontend forms: TOSA and tensor-level arith/math become linalg.
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
@@ -49,7 +81,7 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   bool parallelRows = options.threads > 1;
   std::string tail = llvm::formatv(
       "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops),"
-      "canonicalize,cse,"
+      "canonicalize,cse,eliminate-empty-tensors,"
       "one-shot-bufferize{{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"
@@ -82,8 +114,7 @@ void mlir::norm::registerNormPipelines() {
       "Lower a module of norm and upstream tensor-level ops to the LLVM "
       "dialect for the CPU (runnable by mlir-runner)",
       [](OpPassManager &pm, const NormCPUPipelineOptions &options) {
-        // Invalid options were reported on stderr; the partial pipeline then
-        // fails verification of the unlowered module downstream.
+        // Invalid options add a pass that reports them and fails.
         (void)buildNormCPUPipeline(pm, options);
       });
 }
