@@ -76,7 +76,11 @@ def NormLowerCPUPass : Pass<"norm-lower-cpu"> {
            "Threads rows may be spread over (1: always sequential)">,
     Option<"parallelThreshold", "parallel-threshold", "int64_t",
            /*default=*/"131072",
-           "Elements below which rows are processed sequentially">
+           "Elements below which rows are processed sequentially">,
+    Option<"nontemporalThreshold", "nontemporal-threshold", "int64_t",
+           /*default=*/"16777216",
+           "Output bytes from which full-vector stores bypass the caches "
+           "(dynamic shapes count as large; -1: never)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -93,7 +97,10 @@ def NormForallToLoopsPass : Pass<"norm-forall-to-loops"> {
     After bufferization, rewrites each `scf.forall` into `scf.parallel`
     (when `threads` > 1 and the loop is not marked `norm.sequential`) or
     into `scf.for`. `norm-lower-cpu` marks the loop it emits for small
-    inputs as sequential.
+    inputs as sequential, and the loops writing large outputs with
+    `norm.nontemporal_stores`: their full-vector, in-bounds
+    `vector.transfer_write`s become `vector.store {nontemporal = true}`, so
+    a write-once output costs no read for ownership.
 
     ```mlir
     scf.forall (%i) in (%m) { ... }                       // threads = 1

@@ -133,6 +133,7 @@ private:
   Value numRows, rowSize, rowSizeFloat;
   int64_t staticRowSize = ShapedType::kDynamic;
   int64_t vectorLength = 0;
+  bool nontemporal = false;
   VectorType inputVectorType, computeVectorType, maskType;
 };
 
@@ -464,6 +465,8 @@ SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
       std::nullopt);
   if (sequential)
     forall->setAttr(kSequentialAttrName, b.getUnitAttr());
+  if (nontemporal)
+    forall->setAttr(kNontemporalStoresAttrName, b.getUnitAttr());
 
   OpBuilder rb = OpBuilder::atBlockBegin(forall.getBody());
   Value row = forall.getInductionVar(0);
@@ -529,6 +532,13 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   weight = prepareParameter(op.getWeight());
   bias = prepareParameter(op.getBias());
   alpha = prepareParameter(op.getAlpha());
+
+  // Large write-once outputs bypass the caches.
+  if (options.nontemporalThreshold >= 0)
+    nontemporal =
+        !xType.hasStaticShape() ||
+        xType.getNumElements() * int64_t(inputType.getIntOrFloatBitWidth() / 8) >=
+            options.nontemporalThreshold;
 
   SmallVector<Value> results;
   int64_t staticElements = xType.hasStaticShape() ? xType.getNumElements()
@@ -638,6 +648,7 @@ void NormLowerCPUPass::runOnOperation() {
   options.vectorWidth = vectorWidth;
   options.threads = threads;
   options.parallelThreshold = parallelThreshold;
+  options.nontemporalThreshold = nontemporalThreshold;
 
   IRRewriter rewriter(&getContext());
   SmallVector<NormOpInterface> ops;
@@ -662,6 +673,24 @@ void NormLowerCPUPass::runOnOperation() {
     return signalPassFailure();
 }
 
+/// Rewrites the full-vector, in-bounds, unmasked 1-D transfer_writes to
+/// memrefs in `loop` into non-temporal vector.stores.
+static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
+  SmallVector<vector::TransferWriteOp> writes;
+  loop->walk([&](vector::TransferWriteOp write) { writes.push_back(write); });
+  for (vector::TransferWriteOp write : writes) {
+    auto memrefType = dyn_cast<MemRefType>(write.getBase().getType());
+    if (!memrefType || write.getMask() || write.getVectorType().getRank() != 1 ||
+        !write.getPermutationMap().isMinorIdentity() ||
+        !write.isDimInBounds(0) || !memrefType.isLastDimUnitStride())
+      continue;
+    rewriter.setInsertionPoint(write);
+    rewriter.replaceOpWithNewOp<vector::StoreOp>(
+        write, write.getVector(), write.getBase(), write.getIndices(),
+        /*nontemporal=*/true);
+  }
+}
+
 void NormForallToLoopsPass::runOnOperation() {
   IRRewriter rewriter(&getContext());
   SmallVector<scf::ForallOp> loops;
@@ -671,6 +700,8 @@ void NormForallToLoopsPass::runOnOperation() {
       loop->emitError("norm-forall-to-loops expects bufferized loops");
       return signalPassFailure();
     }
+    if (loop->hasAttr(kNontemporalStoresAttrName))
+      useNontemporalStores(rewriter, loop);
     rewriter.setInsertionPoint(loop);
     bool sequential = threads <= 1 || loop->hasAttr(kSequentialAttrName);
     LogicalResult converted = sequential

@@ -22,7 +22,15 @@ struct NormCPULoweringOptions {
   unsigned threads = 1;
   /// Inputs with fewer elements are processed by one thread.
   int64_t parallelThreshold = 1 << 17;
+  /// Outputs of at least this many bytes are written with non-temporal
+  /// stores (dynamic shapes count as large); negative: never.
+  int64_t nontemporalThreshold = 16 << 20;
 };
+
+/// Attribute on the scf.forall of norm-lower-cpu asking for non-temporal
+/// stores of full vectors (applied by norm-forall-to-loops).
+constexpr llvm::StringLiteral kNontemporalStoresAttrName =
+    "norm.nontemporal_stores";
 
 /// The vector register width of the host CPU in bits (512 with AVX-512F,
 /// 256 with AVX, else 128).
