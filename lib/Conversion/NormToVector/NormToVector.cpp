@@ -120,6 +120,12 @@ private:
   /// Sums the lanes of a vector accumulator.
   Value reduce(OpBuilder &rb, Value accumulator);
 
+  /// True when N is statically a multiple of the vector length.
+  bool hasNoTail() const {
+    return !ShapedType::isDynamic(staticRowSize) &&
+           staticRowSize % vectorLength == 0;
+  }
+
   RewriterBase &b;
   NormOpInterface op;
   Location loc;
@@ -276,8 +282,10 @@ SmallVector<Value> RowLoopBuilder::sweep(
       [&](OpBuilder &lb, Location, Value col, ValueRange iterArgs) {
         scf::YieldOp::create(lb, loc, body(lb, col, Value(), iterArgs));
       });
-  // The tail: one masked step (all lanes off when N is a multiple of the
-  // vector length).
+  // The tail: one masked step, statically absent when N is a multiple of
+  // the vector length.
+  if (hasNoTail())
+    return SmallVector<Value>(loop.getResults());
   Value remaining = arith::SubIOp::create(rb, loc, rowSize, fullEnd);
   Value mask = vector::CreateMaskOp::create(rb, loc, maskType,
                                             ValueRange{remaining});
@@ -335,6 +343,9 @@ RowLoopBuilder::accumulate(OpBuilder &rb, Value row, Value sRow,
       });
 
   // The masked tail step.
+  if (hasNoTail())
+    return {reduce(rb, blocks.getResult(0)),
+            sRow ? blocks.getResult(1) : Value()};
   Value remaining = arith::SubIOp::create(rb, loc, rowSize, fullEnd);
   Value mask = vector::CreateMaskOp::create(rb, loc, maskType,
                                             ValueRange{remaining});
@@ -635,13 +646,13 @@ void NormLowerCPUPass::runOnOperation() {
        !llvm::isPowerOf2_32(vectorWidth))) {
     getOperation()->emitError("norm-lower-cpu: option 'vector-width' must be "
                               "0 or a power of two in [64, 2048], got ")
-        << vectorWidth;
+        << unsigned(vectorWidth);
     return signalPassFailure();
   }
   if (threads < 1) {
     getOperation()->emitError(
         "norm-lower-cpu: option 'threads' must be >= 1, got ")
-        << threads;
+        << unsigned(threads);
     return signalPassFailure();
   }
   NormCPULoweringOptions options;

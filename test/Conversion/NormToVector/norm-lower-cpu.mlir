@@ -1,0 +1,96 @@
+// RUN: norm-opt %s -norm-lower-cpu="vector-width=256" -split-input-file | FileCheck %s
+// RUN: norm-opt %s --pass-pipeline="builtin.module(func.func(norm-lower-cpu{vector-width=512 threads=2}))" -split-input-file | FileCheck %s --check-prefix=MT
+
+// RMSNorm over rows of 4096 f32 with 256-bit vectors: 4 registers of 8 lanes
+// per step (vector<32xf32>), blocks of 64 steps summed in f32 and added in
+// f64, one reduction per row, then the output sweep; no tail since 4096 is a
+// multiple of 32. The output is large (dynamic rows): non-temporal stores.
+// CHECK-LABEL: func @rms_norm_rows
+//  CHECK-SAME: (%[[X:.*]]: tensor<?x4096xf32>, %[[W:.*]]: tensor<4096xf32>)
+//       CHECK: %[[ROWS:.*]] = tensor.dim %[[X]], %c0
+//       CHECK: %[[INIT:.*]] = tensor.empty(%[[ROWS]]) : tensor<?x4096xf32>
+//       CHECK: %[[RES:.*]] = scf.forall (%[[I:.*]]) in (%[[ROWS]]) shared_outs(%[[OUT:.*]] = %[[INIT]])
+//       CHECK:   %[[ROW:.*]] = tensor.extract_slice %[[OUT]][%[[I]], 0] [1, 4096] [1, 1] : tensor<?x4096xf32> to tensor<4096xf32>
+//       CHECK:   scf.for %{{.*}} = %c0 to %c4096 step %c2048 iter_args(%{{.*}} = %{{.*}}) -> (vector<32xf64>)
+//       CHECK:     scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c32 iter_args(%{{.*}} = %{{.*}}) -> (vector<32xf32>)
+//       CHECK:       vector.transfer_read %[[X]][%[[I]], %[[J]]], %{{.*}} {in_bounds = [true]} : tensor<?x4096xf32>, vector<32xf32>
+//       CHECK:     arith.extf %{{.*}} : vector<32xf32> to vector<32xf64>
+//   CHECK-NOT:   vector.create_mask
+//       CHECK:   vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<32xf64> into f64
+//       CHECK:   math.rsqrt %{{.*}} : f32
+//       CHECK:   scf.for %[[K:.*]] = %c0 to %c4096 step %c32 iter_args(%[[ACC:.*]] = %[[ROW]]) -> (tensor<4096xf32>)
+//       CHECK:     vector.transfer_read %[[W]][%[[K]]]
+//       CHECK:     vector.transfer_write %{{.*}}, %[[ACC]][%[[K]]] {in_bounds = [true]} : vector<32xf32>, tensor<4096xf32>
+//       CHECK:   scf.forall.in_parallel
+//       CHECK:     tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[I]], 0] [1, 4096] [1, 1]
+//       CHECK: } {norm.nontemporal_stores, norm.sequential}
+//       CHECK: return %[[RES]]
+// MT-LABEL: func @rms_norm_rows
+// With threads = 2 and dynamic rows, the loop is chosen at run time.
+//       MT: %[[BIG:.*]] = arith.cmpi uge
+//       MT: scf.if %[[BIG]]
+//       MT:   scf.forall
+//       MT:     vector.transfer_read {{.*}} vector<64xf32>
+//       MT:   } {norm.nontemporal_stores}
+//       MT: } else {
+//       MT:   scf.forall
+//       MT:   } {norm.nontemporal_stores, norm.sequential}
+func.func @rms_norm_rows(%x: tensor<?x4096xf32>, %w: tensor<4096xf32>) -> tensor<?x4096xf32> {
+  %y = norm.rms_norm %x weight(%w) : (tensor<?x4096xf32>, tensor<4096xf32>) -> tensor<?x4096xf32>
+  return %y : tensor<?x4096xf32>
+}
+
+// -----
+
+// LayerNorm on bf16 rows of 100: loads stay bf16 and widen in registers; the
+// row is shifted by its first element; the tail is one masked step; a small
+// static output keeps regular stores. The residual sum is written in the
+// first sweep.
+// CHECK-LABEL: func @layer_norm_bf16_tail_residual
+//       CHECK: scf.forall
+//       CHECK:   %[[FIRSTMASK:.*]] = vector.create_mask %c100 : vector<32xi1>
+//       CHECK:   vector.transfer_read %{{.*}}, %[[FIRSTMASK]] {in_bounds = [true]} : tensor<4x100xbf16>, vector<32xbf16>
+//       CHECK:   vector.extract %{{.*}}[0] : f32 from vector<32xf32>
+//       CHECK:   arith.extf %{{.*}} : vector<32xbf16> to vector<32xf32>
+//       CHECK:   arith.subf
+//       CHECK:   vector.transfer_write %{{.*}} : vector<32xbf16>, tensor<100xbf16>
+//       CHECK:   %[[MASK:.*]] = vector.create_mask %c4 : vector<32xi1>
+//       CHECK:   arith.select %[[MASK]]
+//       CHECK:   vector.reduction <add>
+//       CHECK:   vector.reduction <add>
+//       CHECK:   math.rsqrt
+//       CHECK:   arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
+//   CHECK-NOT: norm.nontemporal_stores
+//       CHECK: } {norm.sequential}
+func.func @layer_norm_bf16_tail_residual(%x: tensor<4x100xbf16>, %w: tensor<100xbf16>, %b: tensor<100xbf16>, %r: tensor<4x100xbf16>) -> (tensor<4x100xbf16>, tensor<4x100xbf16>) {
+  %y, %s = norm.layer_norm %x weight(%w) bias(%b) residual(%r) : (tensor<4x100xbf16>, tensor<100xbf16>, tensor<100xbf16>, tensor<4x100xbf16>) -> (tensor<4x100xbf16>, tensor<4x100xbf16>)
+  return %y, %s : tensor<4x100xbf16>, tensor<4x100xbf16>
+}
+
+// -----
+
+// DyT has a single sweep; tanh becomes upstream's f32 polynomial (no
+// math.tanh left).
+// CHECK-LABEL: func @dyt_polynomial_tanh
+//       CHECK: tensor.extract %{{.*}}[] : tensor<f32>
+//       CHECK: scf.forall
+//   CHECK-NOT:   vector.reduction
+//   CHECK-NOT:   math.tanh
+//       CHECK:   vector.transfer_write
+func.func @dyt_polynomial_tanh(%x: tensor<8x64xf32>, %a: tensor<f32>) -> tensor<8x64xf32> {
+  %y = norm.dyt %x alpha(%a) : (tensor<8x64xf32>, tensor<f32>) -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}
+
+// -----
+
+// A 3-D input normalized over its last two dims is collapsed to rows of 48
+// and expanded back.
+// CHECK-LABEL: func @rms_norm_3d_axis
+//       CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2]] : tensor<2x3x16xf16> into tensor<2x48xf16>
+//       CHECK: scf.forall
+//       CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [2, 3, 16] : tensor<2x48xf16> into tensor<2x3x16xf16>
+func.func @rms_norm_3d_axis(%x: tensor<2x3x16xf16>) -> tensor<2x3x16xf16> {
+  %y = norm.rms_norm %x {axis = -2} : (tensor<2x3x16xf16>) -> tensor<2x3x16xf16>
+  return %y : tensor<2x3x16xf16>
+}
