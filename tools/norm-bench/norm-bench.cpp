@@ -300,7 +300,7 @@ void mergeJSON(const std::string &path, std::map<std::string, double> &into) {
 
 int main(int argc, char **argv) {
   // Our flags; everything else goes to Google Benchmark.
-  bool quick = false;
+  bool quick = false, summaryOnly = false;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   int repetitions = 10;
   std::vector<std::string> merges;
@@ -308,8 +308,10 @@ int main(int argc, char **argv) {
   std::string jsonOut;
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef arg(argv[i]);
-    if (arg == "--quick" || arg == "--summary") {
+    if (arg == "--quick") {
       quick = true;
+    } else if (arg == "--summary") {
+      quick = summaryOnly = true;
     } else if (arg.consume_front("--threads=")) {
       if (arg.getAsInteger(10, threads) || threads < 1) {
         llvm::errs() << "norm-bench: --threads expects a positive integer\n";
@@ -342,7 +344,7 @@ int main(int argc, char **argv) {
     gbenchArgs.push_back(formatFlag.data());
   }
   if (quick)
-    repetitions = std::min(repetitions, 5);
+    repetitions = std::min(repetitions, summaryOnly ? 3 : 5);
   int gbenchArgc = gbenchArgs.size();
   benchmark::Initialize(&gbenchArgc, gbenchArgs.data());
 
@@ -362,6 +364,8 @@ int main(int argc, char **argv) {
   std::vector<Shape> shapes = {{8192, 4096}, {4096, 768}, {32, 8192}, {1, 4096}};
   if (quick)
     shapes = {{4096, 4096}, {32, 8192}};
+  if (summaryOnly)
+    shapes = {{4096, 4096}};
   std::vector<DType> dtypes = {DType::F32, DType::BF16};
   std::vector<Case> cases = {Case::LayerNorm, Case::RMSNorm, Case::DyT,
                              Case::AddRMSNorm};

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+#===- scripts/bench.sh - Run norm-bench with every baseline -------------===#
+#
+#   bash scripts/bench.sh [--quick] [--threads=N]
+#
+# Installs the baseline dependencies (oneDNN through setup.sh; PyTorch and
+# matplotlib through pip, here only), builds, runs the PyTorch baselines and
+# norm-bench, and writes build/bench/{norm-bench.json,torch.json,chart.png}.
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+
+quick=()
+threads="$(nproc)"
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=(--quick) ;;
+    --threads=*) threads="${arg#--threads=}" ;;
+    *) echo "usage: bench.sh [--quick] [--threads=N]" >&2; exit 2 ;;
+  esac
+done
+
+for module in torch matplotlib; do
+  if ! python3 -c "import $module" 2>/dev/null; then
+    norm_log "pip install $module"
+    python3 -m pip install --quiet "$module" || norm_log "could not install $module; continuing without it"
+  fi
+done
+
+configure_and_build
+out="$NORM_BUILD_DIR/bench"
+mkdir -p "$out"
+norm_log "PyTorch baselines"
+python3 tools/norm-bench/bench_torch.py --out "$out/torch.json" \
+  --threads "$threads" "${quick[@]}" || true
+norm_log "norm-bench"
+"$NORM_BUILD_DIR/bin/norm-bench" "${quick[@]}" --threads="$threads" \
+  --json="$out/norm-bench.json" --merge="$out/torch.json" \
+  --benchmark_color=false | tee "$out/norm-bench.txt"
+norm_log "chart"
+python3 tools/norm-bench/plot.py "$out/norm-bench.json" "$out/torch.json" \
+  --out "$out/chart.png" || true
