@@ -98,7 +98,8 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
       "convert-vector-to-llvm,"
       "convert-math-to-llvm,convert-math-to-libm,"
       "convert-to-llvm,"
-      "reconcile-unrealized-casts",
+      "reconcile-unrealized-casts,"
+      "norm-store-narrow-floats-as-ints,canonicalize",
       unsigned(options.threads),
       parallelRows ? "convert-linalg-to-parallel-loops"
                    : "convert-linalg-to-loops",

@@ -424,7 +424,7 @@ int main(int argc, char **argv) {
         }
         registerCase(benchmarkName(caseName(kind), "naive", shape, dtype),
                      bytes, [kind, problem] { runNaive(kind, problem); });
-        if (oneDNNSupports(kind))
+        if (oneDNNSupports(kind, problem))
           registerCase(benchmarkName(caseName(kind), "onednn", shape, dtype),
                        bytes, [kind, problem] { runOneDNN(kind, problem); });
       }

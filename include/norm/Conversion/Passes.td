@@ -98,9 +98,11 @@ def NormForallToLoopsPass : Pass<"norm-forall-to-loops"> {
     (when `threads` > 1 and the loop is not marked `norm.sequential`) or
     into `scf.for`. `norm-lower-cpu` marks the loop it emits for small
     inputs as sequential, and the loops writing large outputs with
-    `norm.nontemporal_stores`: their full-vector, in-bounds
-    `vector.transfer_write`s become `vector.store {nontemporal = true}`, so
-    a write-once output costs no read for ownership.
+    `norm.nontemporal_stores`: such a loop is versioned on the alignment of
+    the rows it writes, and when every row starts on a 64-byte boundary its
+    full-vector, in-bounds `vector.transfer_write`s become aligned
+    `vector.store {nontemporal = true}`, so a write-once output costs no
+    read for ownership.
 
     ```mlir
     scf.forall (%i) in (%m) { ... }                       // threads = 1
@@ -111,7 +113,33 @@ def NormForallToLoopsPass : Pass<"norm-forall-to-loops"> {
     Option<"threads", "threads", "unsigned", /*default=*/"1",
            "Threads available (1: every loop becomes scf.for)">
   ];
-  let dependentDialects = ["::mlir::scf::SCFDialect"];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def NormStoreNarrowFloatsAsIntsPass
+    : Pass<"norm-store-narrow-floats-as-ints"> {
+  let summary = "Store and load 16-bit float vectors as integer vectors in the LLVM dialect";
+  let description = [{
+    On x86 without native bf16/f16 vector support, LLVM scalarizes a store
+    of `vector<Nxbf16>` that comes from a bitcast of `vector<Nxi16>` (what
+    `arith-expand{include-bf16}` produces for `arith.truncf`), lane by lane.
+    With opaque pointers the stored type is irrelevant, so this pass stores
+    the integer vector itself; loads of 16-bit float vectors that are only
+    bitcast to integers are rewritten the same way.
+
+    ```mlir
+    %b = llvm.bitcast %i : vector<32xi16> to vector<32xbf16>
+    llvm.store %b, %p : vector<32xbf16>, !llvm.ptr
+    // becomes
+    llvm.store %i, %p : vector<32xi16>, !llvm.ptr
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // NORM_CONVERSION_PASSES_TD

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -684,21 +685,89 @@ void NormLowerCPUPass::runOnOperation() {
     return signalPassFailure();
 }
 
-/// Rewrites the full-vector, in-bounds, unmasked 1-D transfer_writes to
-/// memrefs in `loop` into non-temporal vector.stores.
-static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
+/// Alignment (bytes) the non-temporal stores rely on.
+static constexpr int64_t kNontemporalAlignment = 64;
+
+/// Returns the full-vector, in-bounds, unmasked 1-D transfer_writes of
+/// `loop` into rows of 2-D memrefs defined above the loop whose vector size
+/// is a multiple of the alignment, i.e. the stores that become aligned
+/// non-temporal stores when each row starts aligned.
+static SmallVector<vector::TransferWriteOp>
+getNontemporalCandidates(scf::ForallOp loop) {
   SmallVector<vector::TransferWriteOp> writes;
-  loop->walk([&](vector::TransferWriteOp write) { writes.push_back(write); });
-  for (vector::TransferWriteOp write : writes) {
+  loop->walk([&](vector::TransferWriteOp write) {
     auto memrefType = dyn_cast<MemRefType>(write.getBase().getType());
-    if (!memrefType || write.getMask() || write.getVectorType().getRank() != 1 ||
+    auto subview = write.getBase().getDefiningOp<memref::SubViewOp>();
+    VectorType vectorType = write.getVectorType();
+    if (!memrefType || write.getMask() || vectorType.getRank() != 1 ||
         !write.getPermutationMap().isMinorIdentity() ||
-        !write.isDimInBounds(0) || !memrefType.isLastDimUnitStride())
+        !write.isDimInBounds(0) || !memrefType.isLastDimUnitStride() ||
+        !subview || subview.getSourceType().getRank() != 2 ||
+        loop->isAncestor(subview.getSource().getParentBlock()->getParentOp()))
+      return;
+    int64_t bytes = vectorType.getNumElements() *
+                    vectorType.getElementTypeBitWidth() / 8;
+    if (bytes % kNontemporalAlignment == 0)
+      writes.push_back(write);
+  });
+  return writes;
+}
+
+/// Versions `loop` on the alignment of the rows it writes: when every
+/// written row starts on a kNontemporalAlignment boundary (the buffer and
+/// the row pitch are aligned), a clone writes full vectors with aligned
+/// non-temporal stores (no read for ownership); otherwise the original
+/// loop runs with regular stores.
+static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
+  SmallVector<vector::TransferWriteOp> writes = getNontemporalCandidates(loop);
+  if (writes.empty())
+    return;
+  Location loc = loop.getLoc();
+  rewriter.setInsertionPoint(loop);
+  Value alignment =
+      arith::ConstantIndexOp::create(rewriter, loc, kNontemporalAlignment);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value aligned;
+  llvm::SmallDenseSet<Value> checked;
+  for (vector::TransferWriteOp write : writes) {
+    Value source = write.getBase().getDefiningOp<memref::SubViewOp>().getSource();
+    if (!checked.insert(source).second)
       continue;
-    rewriter.setInsertionPoint(write);
+    int64_t elementBytes = write.getVectorType().getElementTypeBitWidth() / 8;
+    Value bytes = arith::ConstantIndexOp::create(rewriter, loc, elementBytes);
+    auto metadata =
+        memref::ExtractStridedMetadataOp::create(rewriter, loc, source);
+    Value pointer =
+        memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, source);
+    Value start = arith::AddIOp::create(
+        rewriter, loc, pointer,
+        arith::MulIOp::create(rewriter, loc, metadata.getOffset(), bytes));
+    Value pitch = arith::MulIOp::create(rewriter, loc,
+                                        metadata.getStrides()[0], bytes);
+    for (Value value : {start, pitch}) {
+      Value isAligned = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(rewriter, loc, value, alignment), zero);
+      aligned = aligned ? arith::AndIOp::create(rewriter, loc, aligned,
+                                                isAligned)
+                        : isAligned;
+    }
+  }
+
+  auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange(), aligned,
+                                /*withElseRegion=*/true);
+  rewriter.setInsertionPointToStart(ifOp.thenBlock());
+  IRMapping mapping;
+  auto alignedLoop = cast<scf::ForallOp>(rewriter.clone(*loop, mapping));
+  alignedLoop->removeAttr(kNontemporalStoresAttrName);
+  loop->removeAttr(kNontemporalStoresAttrName);
+  rewriter.moveOpBefore(loop, ifOp.elseBlock()->getTerminator());
+  for (vector::TransferWriteOp write : writes) {
+    auto cloned = cast<vector::TransferWriteOp>(mapping.lookup(write.getOperation()));
+    rewriter.setInsertionPoint(cloned);
     rewriter.replaceOpWithNewOp<vector::StoreOp>(
-        write, write.getVector(), write.getBase(), write.getIndices(),
-        /*nontemporal=*/true);
+        cloned, cloned.getVector(), cloned.getBase(), cloned.getIndices(),
+        /*nontemporal=*/true, llvm::MaybeAlign(kNontemporalAlignment));
   }
 }
 
@@ -711,8 +780,14 @@ void NormForallToLoopsPass::runOnOperation() {
       loop->emitError("norm-forall-to-loops expects bufferized loops");
       return signalPassFailure();
     }
+  }
+  for (scf::ForallOp loop : loops)
     if (loop->hasAttr(kNontemporalStoresAttrName))
       useNontemporalStores(rewriter, loop);
+
+  loops.clear();
+  getOperation()->walk([&](scf::ForallOp loop) { loops.push_back(loop); });
+  for (scf::ForallOp loop : loops) {
     rewriter.setInsertionPoint(loop);
     bool sequential = threads <= 1 || loop->hasAttr(kSequentialAttrName);
     LogicalResult converted = sequential

@@ -37,8 +37,9 @@ bool runNaive(Case kind, const Problem &p);
 /// oneDNN layer_normalization forward inference (LayerNorm only). The
 /// primitive is created on first use for each shape and reused.
 bool runOneDNN(Case kind, const Problem &p);
-/// True when oneDNN implements `kind`.
-bool oneDNNSupports(Case kind);
+/// True when oneDNN implements `kind` for `p`'s shape and dtype on this CPU
+/// (creates the primitive).
+bool oneDNNSupports(Case kind, const Problem &p);
 
 /// Streaming copy of `bytes` bytes (OpenMP over chunks).
 void copyFloor(const void *src, void *dst, size_t bytes);

@@ -29,16 +29,18 @@ struct LayerNormPrimitive {
 
 } // namespace
 
-bool norm_bench::oneDNNSupports(Case kind) { return kind == Case::LayerNorm; }
-
-bool norm_bench::runOneDNN(Case kind, const Problem &p) {
-  if (kind != Case::LayerNorm)
-    return false;
+/// Returns the primitive for `p`'s shape and dtype, creating it on first
+/// use; null when oneDNN cannot implement it on this CPU (e.g. bf16 without
+/// the ISA it needs).
+static LayerNormPrimitive *getPrimitive(const Problem &p) {
   using Key = std::tuple<int, int64_t, int64_t>;
   static std::map<Key, std::unique_ptr<LayerNormPrimitive>> cache;
   Key key{int(p.dtype), p.rows, p.cols};
+  auto found = cache.find(key);
+  if (found != cache.end())
+    return found->second.get();
   auto &entry = cache[key];
-  if (!entry) {
+  try {
     entry = std::make_unique<LayerNormPrimitive>();
     auto dataType = p.dtype == DType::F32 ? dnnl::memory::data_type::f32
                                           : dnnl::memory::data_type::bf16;
@@ -71,7 +73,21 @@ bool norm_bench::runOneDNN(Case kind, const Problem &p) {
         entry->shift[j] = widen(static_cast<const uint16_t *>(p.bias)[j]);
       }
     }
+  } catch (const dnnl::error &) {
+    entry.reset();
   }
+  return entry.get();
+}
+
+bool norm_bench::oneDNNSupports(Case kind, const Problem &p) {
+  return kind == Case::LayerNorm && getPrimitive(p) != nullptr;
+}
+
+bool norm_bench::runOneDNN(Case kind, const Problem &p) {
+  LayerNormPrimitive *entry =
+      kind == Case::LayerNorm ? getPrimitive(p) : nullptr;
+  if (!entry)
+    return false;
   dnnl::memory src(entry->dataDesc, entry->engine, const_cast<void *>(p.x));
   dnnl::memory dst(entry->dataDesc, entry->engine, p.y);
   dnnl::memory scale(entry->scaleDesc, entry->engine, entry->scale.data());
