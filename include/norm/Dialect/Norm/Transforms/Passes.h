@@ -27,6 +27,10 @@ namespace norm {
 /// the chain's intermediate ops itself.
 void populateNormRaisePatterns(RewritePatternSet &patterns);
 
+/// Adds the pattern that folds an add feeding a norm op into the op's
+/// `residual` operand (`norm-fuse-residual`).
+void populateNormFuseResidualPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "norm/Dialect/Norm/Transforms/Passes.h.inc"
 

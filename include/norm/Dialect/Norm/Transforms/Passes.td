@@ -76,4 +76,42 @@ def NormRaisePass : Pass<"norm-raise"> {
   ];
 }
 
+def NormFuseResidualPass : Pass<"norm-fuse-residual"> {
+  let summary = "Fuse the residual add feeding a norm op into the op";
+  let description = [{
+    Rewrites a norm op whose input is the sum of two tensors of its type (a
+    tensor-level `arith.addf`, `linalg.add`, an elementwise `linalg.generic`
+    adding its two inputs, or `tosa.add` without broadcasting) into the same
+    op with a `residual` operand. The op rounds `x + residual` to the element
+    type of `x` exactly as the add did, and returns the sum as
+    `residual_out`, which replaces every other use of the add. Chains of
+    pre-norm blocks fuse at every step.
+
+    Declined candidates (a broadcasting add, an add in another type, a norm
+    that already has a residual) are counted, and explained by a remark with
+    `remarks=true`.
+
+    ```mlir
+    // Before
+    %h = arith.addf %x, %attn : tensor<8x4096xf32>
+    %y = norm.rms_norm %h weight(%w) : (tensor<8x4096xf32>, tensor<4096xf32>) -> tensor<8x4096xf32>
+    %o = arith.addf %h, %mlp : tensor<8x4096xf32>
+    // After
+    %y, %h = norm.rms_norm %x weight(%w) residual(%attn)
+        : (tensor<8x4096xf32>, tensor<4096xf32>, tensor<8x4096xf32>) -> (tensor<8x4096xf32>, tensor<8x4096xf32>)
+    %o = arith.addf %h, %mlp : tensor<8x4096xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::norm::NormDialect"];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark at every declined candidate saying why">
+  ];
+  let statistics = [
+    Statistic<"numFused", "fused", "Number of residual adds fused">,
+    Statistic<"numDeclined", "declined",
+              "Number of add-fed norm ops left unchanged">
+  ];
+}
+
 #endif // NORM_DIALECT_NORM_TRANSFORMS_PASSES_TD
