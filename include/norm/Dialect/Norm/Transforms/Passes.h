@@ -10,7 +10,11 @@
 
 #include "norm/Dialect/Norm/IR/NormDialect.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
@@ -30,6 +34,19 @@ void populateNormRaisePatterns(RewritePatternSet &patterns);
 /// Adds the pattern that folds an add feeding a norm op into the op's
 /// `residual` operand (`norm-fuse-residual`).
 void populateNormFuseResidualPatterns(RewritePatternSet &patterns);
+
+/// Options of the matmul weight folding.
+struct FoldMatmulWeightsOptions {
+  /// Largest constant RHS folded, in elements.
+  int64_t maxRhsElements = 1 << 24;
+  /// Move rms_norm's per-row scale after the matmul.
+  bool deferScale = false;
+};
+
+/// Adds the pattern folding norm weights/biases into the constant RHS of
+/// their matmul consumers (`norm-fold-matmul-weights`).
+void populateNormFoldMatmulWeightsPatterns(
+    RewritePatternSet &patterns, const FoldMatmulWeightsOptions &options);
 
 #define GEN_PASS_REGISTRATION
 #include "norm/Dialect/Norm/Transforms/Passes.h.inc"

@@ -114,4 +114,106 @@ def NormFuseResidualPass : Pass<"norm-fuse-residual"> {
   ];
 }
 
+def NormFoldMatmulWeightsPass : Pass<"norm-fold-matmul-weights"> {
+  let summary = "Fold norm weights and biases into the constant RHS of matmul consumers";
+  let description = [{
+    FlashNorm-style weight folding. When every user of a norm op's result is
+    a matmul whose right-hand side is a constant (`linalg.matmul`, its
+    transposed-B form, `linalg.transpose` of a constant feeding
+    `linalg.matmul` as torch-mlir emits `nn.Linear`, `linalg.batch_matmul`,
+    and `linalg.matmul` after a `tensor.collapse_shape` of the result), the
+    per-column `weight` (plus `weight_offset`) is folded into the rows of
+    each RHS (`W'[k, n] = w'[k] * W[k, n]`) and the `bias` into a row vector
+    added to each product (`c = bias @ W`). The norm op loses its weight and
+    bias; several consumers share the one rewritten op.
+
+    With `defer-scale` (rms_norm without residual, `cast_mode = final`), the
+    per-row `1/rms` also moves after the matmul as an epilogue, so the
+    matmul reads raw `x`: `y @ W' = diag(r) (x @ W')`. LayerNorm is never
+    deferred (its mean correction would bring back large-offset
+    cancellation).
+
+    The result changes by rounding only: the products are reassociated and
+    the folded RHS is rounded to its element type (see the tolerances in the
+    execution tests). Not applied when a RHS is not constant or larger than
+    `max-rhs-elements`, when the result has other users, or when shapes do
+    not line up; such candidates are counted and, with `remarks=true`,
+    explained.
+
+    ```mlir
+    // Before
+    %y = norm.rms_norm %x weight(%w) : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+    %o = linalg.matmul ins(%y, %W : tensor<8x64xf32>, tensor<64x32xf32>) outs(%z : tensor<8x32xf32>) -> tensor<8x32xf32>
+    // After
+    %y = norm.rms_norm %x : (tensor<8x64xf32>) -> tensor<8x64xf32>
+    %o = linalg.matmul ins(%y, %Wfolded : tensor<8x64xf32>, tensor<64x32xf32>) outs(%z : tensor<8x32xf32>) -> tensor<8x32xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+  let options = [
+    Option<"maxRhsElements", "max-rhs-elements", "int64_t",
+           /*default=*/"16777216",
+           "Largest constant RHS (in elements) that is folded">,
+    Option<"deferScale", "defer-scale", "bool", /*default=*/"false",
+           "Also move rms_norm's per-row 1/rms after the matmul">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark at every declined candidate saying why">
+  ];
+  let statistics = [
+    Statistic<"numFolded", "folded", "Number of norm ops whose weight/bias were folded">,
+    Statistic<"numDeferred", "deferred-scale", "Number of rms_norm scales moved after matmuls">,
+    Statistic<"numDeclined", "declined", "Number of candidates left unchanged">
+  ];
+}
+
+def NormFuseMatmulPass : Pass<"norm-fuse-matmul"> {
+  let summary = "Tile-and-fuse norm ops with adjacent matmuls over row tiles";
+  let description = [{
+    Prologue fusion: a matmul (`linalg.matmul`, `linalg.batch_matmul`) whose
+    left-hand side is produced by a norm op is tiled over its rows
+    (`tile-rows` rows per tile) and the norm op is fused into the loop, so
+    each normalized row tile is consumed while it is in cache. Epilogue
+    fusion: a norm op whose input is produced by a matmul is tiled over its
+    rows and the matmul is fused into the loop; a tile holds whole rows, so
+    the row statistics are complete. Both use the ops' TilingInterface and
+    upstream `scf` tile-and-fuse; static and dynamic row counts work. The
+    result is regular tensor IR that norm-cpu-pipeline lowers.
+
+    ```mlir
+    // Before
+    %y = norm.rms_norm %x weight(%w) : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+    %o = linalg.matmul ins(%y, %W : ...) outs(%z : tensor<?x32xf32>) -> tensor<?x32xf32>
+    // After (sketch)
+    %o = scf.for %i = %c0 to %m step %c16 iter_args(%acc = %z) {
+      %xs = tensor.extract_slice %x[%i, 0] [%t, 64] [1, 1]
+      %ys = norm.rms_norm %xs weight(%w) : ...
+      %os = linalg.matmul ins(%ys, %W : ...) outs(...)
+      scf.yield (tensor.insert_slice %os into %acc[%i, 0] ...)
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+  let options = [
+    Option<"tileRows", "tile-rows", "int64_t", /*default=*/"16",
+           "Rows per tile (must be positive)">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark at every declined candidate saying why">
+  ];
+  let statistics = [
+    Statistic<"numPrologue", "fused-prologue", "Number of norm ops fused into their matmul consumer">,
+    Statistic<"numEpilogue", "fused-epilogue", "Number of matmul producers fused into a norm op">,
+    Statistic<"numDeclined", "declined", "Number of candidates left unchanged">
+  ];
+}
+
 #endif // NORM_DIALECT_NORM_TRANSFORMS_PASSES_TD
