@@ -9,6 +9,7 @@
 #include "norm/Conversion/Passes.h"
 #include "norm/Dialect/Norm/IR/NormDialect.h"
 #include "norm/Dialect/Norm/IR/TilingInterfaceImpl.h"
+#include "norm/Dialect/Norm/Transforms/Passes.h"
 #include "norm/Pipelines/Pipelines.h"
 
 void mlir::norm::registerAllNormDialects(DialectRegistry &registry) {
@@ -19,5 +20,6 @@ void mlir::norm::registerAllNormDialects(DialectRegistry &registry) {
 
 void mlir::norm::registerAllNormPasses() {
   registerNormConversionPasses();
+  registerNormTransformsPasses();
   registerNormPipelines();
 }

@@ -1,0 +1,390 @@
+#!/usr/bin/env python3
+"""Generates the frontend IR that the norm-raise and norm-fuse-residual tests
+run on, with the real torch-mlir, from real PyTorch modules.
+
+    pip install torch torch-mlir packaging ml_dtypes
+    python3 utils/gen-frontend-ir.py [--out test/Transforms/Inputs]
+
+Writes, for the linalg-on-tensors and the TOSA output of torch-mlir:
+  torch-<kind>.mlir        one case per `// -----` split, function @<case>
+  torch-block-<kind>.mlir  two pre-norm transformer blocks and a final norm
+
+The test suite does not run this script (PyTorch is large); its output is
+committed. Parameters are drawn from a fixed seed, so reruns with the same
+torch and torch-mlir versions give the same files.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch_mlir import fx
+
+D = 32
+SHAPE = (2, 4, D)
+
+# ---------------------------------------------------------------------------
+# Modules, as model code writes them.
+# ---------------------------------------------------------------------------
+
+
+class HFRMSNorm(nn.Module):
+    """Hugging Face LlamaRMSNorm."""
+
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+
+class T5StyleRMSNorm(nn.Module):
+    """x*x, the mean without keepdim then unsqueeze, rsqrt on the left."""
+
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x):
+        ms = (x * x).mean(-1).unsqueeze(-1)
+        return (torch.rsqrt(ms + self.eps) * x) * self.weight
+
+
+class SumTimesInverseNRMSNorm(nn.Module):
+    """The mean as a sum times 1/N, 1/sqrt as a division, weight first."""
+
+    def __init__(self, d, eps=1e-5):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x):
+        ms = x.pow(2).sum(-1, keepdim=True) * (1.0 / x.shape[-1])
+        return self.weight * (x / torch.sqrt(ms + self.eps))
+
+
+class GemmaRMSNorm(nn.Module):
+    """Gemma: (1 + w), computed in float32."""
+
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.zeros(d))
+
+    def _norm(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+    def forward(self, x):
+        output = self._norm(x.float())
+        output = output * (1.0 + self.weight.float())
+        return output.type_as(x)
+
+
+class OutsideSqrtRMSNorm(nn.Module):
+    """Epsilon added to the root: x / (rms(x) + eps)."""
+
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        rms = torch.sqrt(torch.mean(x * x, dim=-1, keepdim=True))
+        return x / (rms + self.eps) * self.weight
+
+
+class ClampRMSNorm(nn.Module):
+    """The root mean square clamped from below."""
+
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        rms = x.pow(2).mean(-1, keepdim=True).sqrt().clamp(min=self.eps)
+        return x / rms * self.weight
+
+
+class ScaleNorm(nn.Module):
+    """ScaleNorm (Nguyen & Salazar): g * x / max(||x||, eps)."""
+
+    def __init__(self, d, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.g = nn.Parameter(torch.tensor(d**0.5))
+
+    def forward(self, x):
+        norm = torch.norm(x, dim=-1, keepdim=True).clamp(min=self.eps)
+        return x / norm * self.g
+
+
+class DyT(nn.Module):
+    """Dynamic Tanh (Zhu et al., CVPR 2025)."""
+
+    def __init__(self, d, alpha_init=0.5):
+        super().__init__()
+        self.alpha = nn.Parameter(torch.ones(1) * alpha_init)
+        self.weight = nn.Parameter(torch.ones(d))
+        self.bias = nn.Parameter(torch.zeros(d))
+
+    def forward(self, x):
+        return torch.tanh(self.alpha * x) * self.weight + self.bias
+
+
+class NativeLayerNorm(nn.Module):
+    """aten.native_layer_norm; with `stats`, mean and rstd are returned."""
+
+    def __init__(self, d, stats):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.bias = nn.Parameter(torch.zeros(d))
+        self.stats = stats
+
+    def forward(self, x):
+        y, mean, rstd = torch.ops.aten.native_layer_norm(
+            x, [x.shape[-1]], self.weight, self.bias, 1e-5)
+        return (y, mean, rstd) if self.stats else y
+
+
+class UnbiasedLayerNorm(nn.Module):
+    """Normalizes by the unbiased variance (not a LayerNorm)."""
+
+    def forward(self, x):
+        mean = x.mean(-1, keepdim=True)
+        var = x.var(-1, keepdim=True, unbiased=True)
+        return (x - mean) / torch.sqrt(var + 1e-5)
+
+
+class OtherDimRMSNorm(nn.Module):
+    """The mean square over dim 1 (not the trailing dim)."""
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(1, keepdim=True) + 1e-6)
+
+
+class RMSNormReturningVariance(nn.Module):
+    """An RMSNorm whose mean square is also returned."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        variance = x.pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(variance + 1e-6)), variance
+
+
+class TwoEpsilonRMSNorm(nn.Module):
+    """Epsilon inside and outside the root (matches no epsilon mode)."""
+
+    def forward(self, x):
+        ms = x.pow(2).mean(-1, keepdim=True)
+        return x / (torch.sqrt(ms + 1e-6) + 1e-5)
+
+
+class ChannelScaledLayerNorm(nn.Module):
+    """A LayerNorm scaled along dim 1, not along the normalized dim."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(SHAPE[1], 1))
+
+    def forward(self, x):
+        return F.layer_norm(x, [x.shape[-1]]) * self.scale
+
+
+class TanhGELU(nn.Module):
+    """tanh-approximated GELU: a tanh of a scaled value, not DyT."""
+
+    def forward(self, x):
+        return F.gelu(x, approximate="tanh")
+
+
+class Block(nn.Module):
+    """A pre-norm transformer block: RMSNorm, a token-wise mixing layer and
+    a SiLU MLP, each added to the residual stream."""
+
+    def __init__(self, d, hidden):
+        super().__init__()
+        self.norm1 = nn.RMSNorm(d, eps=1e-6)
+        self.mix = nn.Linear(d, d, bias=False)
+        self.norm2 = nn.RMSNorm(d, eps=1e-6)
+        self.up = nn.Linear(d, hidden, bias=False)
+        self.down = nn.Linear(hidden, d, bias=False)
+
+    def forward(self, x):
+        h = x + self.mix(self.norm1(x))
+        return h + self.down(F.silu(self.up(self.norm2(h))))
+
+
+class PreNormModel(nn.Module):
+    def __init__(self, d, hidden, layers=2):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block(d, hidden) for _ in range(layers))
+        self.norm = nn.RMSNorm(d, eps=1e-6)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.norm(x)
+
+
+# ---------------------------------------------------------------------------
+# Cases: (name, module, dtype, what the test expects).
+# ---------------------------------------------------------------------------
+
+BF16 = torch.bfloat16
+F32 = torch.float32
+
+CASES = [
+    ("layer_norm", lambda: nn.LayerNorm(D), F32,
+     "nn.LayerNorm (aten.layer_norm)"),
+    ("layer_norm_bf16", lambda: nn.LayerNorm(D), BF16,
+     "nn.LayerNorm on bf16: extf, f32 statistics, truncf"),
+    ("layer_norm_2d", lambda: nn.LayerNorm((SHAPE[1], D)), F32,
+     "nn.LayerNorm over the last two dims"),
+    ("layer_norm_no_affine",
+     lambda: nn.LayerNorm(D, elementwise_affine=False), F32,
+     "nn.LayerNorm without weight and bias"),
+    ("native_layer_norm", lambda: NativeLayerNorm(D, stats=False), F32,
+     "aten.native_layer_norm, mean and rstd dead"),
+    ("rms_norm", lambda: nn.RMSNorm(D, eps=1e-6), F32,
+     "nn.RMSNorm (aten.rms_norm)"),
+    ("rms_norm_bf16", lambda: nn.RMSNorm(D, eps=1e-6), BF16,
+     "nn.RMSNorm on bf16: arithmetic in bf16"),
+    ("layer_norm_dynamic", lambda: nn.LayerNorm(D), F32,
+     "nn.LayerNorm with a dynamic batch dim"),
+    ("rms_norm_dynamic", lambda: HFRMSNorm(D), F32,
+     "LlamaRMSNorm with a dynamic batch dim"),
+    ("rms_norm_no_eps", lambda: nn.RMSNorm(D), F32,
+     "nn.RMSNorm with eps=None: torch-mlir adds no epsilon"),
+    ("hf_rms_norm", lambda: HFRMSNorm(D), F32,
+     "Hugging Face LlamaRMSNorm: pow(x, 2), rsqrt, weight on the left"),
+    ("hf_rms_norm_bf16", lambda: HFRMSNorm(D), BF16,
+     "LlamaRMSNorm on bf16: weight * x.to(bf16) (before_weight)"),
+    ("t5_rms_norm", lambda: T5StyleRMSNorm(D), F32,
+     "x * x, mean without keepdim + unsqueeze, rsqrt * x"),
+    ("rms_norm_sum_div", lambda: SumTimesInverseNRMSNorm(D), F32,
+     "sum * (1/N), x / sqrt(ms + eps), w * (...)"),
+    ("gemma_rms_norm_bf16", lambda: GemmaRMSNorm(D), BF16,
+     "Gemma RMSNorm: (1 + w) in f32"),
+    ("rms_norm_outside_sqrt", lambda: OutsideSqrtRMSNorm(D), F32,
+     "x / (sqrt(mean(x^2)) + eps)"),
+    ("rms_norm_clamp", lambda: ClampRMSNorm(D), F32,
+     "x / sqrt(mean(x^2)).clamp(min=eps)"),
+    ("scale_norm", lambda: ScaleNorm(D), F32,
+     "ScaleNorm: g * x / norm(x).clamp(min=eps)"),
+    ("dyt", lambda: DyT(D), F32, "DyT"),
+    ("layer_norm_channel_scale", lambda: ChannelScaledLayerNorm(), F32,
+     "LayerNorm then a scale along dim 1, which stays outside the op"),
+    ("dyt_bf16", lambda: DyT(D), BF16, "DyT on bf16"),
+    # Not raised.
+    ("neg_native_layer_norm_stats", lambda: NativeLayerNorm(D, stats=True),
+     F32, "native_layer_norm whose mean and rstd are returned"),
+    ("neg_unbiased_variance", lambda: UnbiasedLayerNorm(), F32,
+     "normalization by the unbiased variance"),
+    ("neg_other_dim", lambda: OtherDimRMSNorm(), F32,
+     "the mean square over dim 1"),
+    ("neg_variance_used", lambda: RMSNormReturningVariance(D), F32,
+     "the mean square is also returned"),
+    ("neg_two_epsilons", lambda: TwoEpsilonRMSNorm(), F32,
+     "epsilon inside and outside the root"),
+    ("neg_tanh_gelu", lambda: TanhGELU(), F32,
+     "tanh-approximated GELU (not a candidate)"),
+]
+
+
+def init_parameters(module, seed):
+    """Deterministic, non-trivial parameters (weights near 1, biases and
+    Gemma-style offsets near 0)."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            u = torch.rand(p.shape, generator=gen, dtype=torch.float32)
+            if name.endswith("bias") or isinstance(module, GemmaRMSNorm):
+                p.copy_((u - 0.5) * 0.5)
+            elif name.endswith("alpha"):
+                p.copy_(0.5 + 0.5 * u)
+            elif p.dim() == 2:
+                p.copy_((u - 0.5) * (2.0 / p.shape[1] ** 0.5))
+            else:
+                p.copy_(0.5 + u)
+
+
+def export(module, dtype, name, output_type):
+    module = module.to(dtype).eval()
+    example = torch.randn(*SHAPE).to(dtype)
+    dynamic = None
+    if name.endswith("_dynamic"):
+        dynamic = ({0: torch.export.Dim("batch")},)
+    return str(fx.export_and_import(module, example, output_type=output_type,
+                                    func_name=name, dynamic_shapes=dynamic))
+
+
+def versions():
+    import importlib.metadata as md
+    return "torch {}, torch-mlir {}".format(md.version("torch"),
+                                            md.version("torch-mlir"))
+
+
+def header(title):
+    return ("// {}\n// Generated by utils/gen-frontend-ir.py ({}); do not "
+            "edit.\n").format(title, versions())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "test",
+        "Transforms", "Inputs"))
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    for kind, output_type in (("linalg", "linalg-on-tensors"),
+                              ("tosa", "tosa")):
+        chunks = []
+        for seed, (name, make, dtype, what) in enumerate(CASES):
+            module = make()
+            init_parameters(module, seed)
+            try:
+                text = export(module, dtype, name, output_type).rstrip()
+            except Exception as error:  # e.g. TOSA with dynamic shapes
+                print("skipped {} ({}): {}".format(name, output_type,
+                                                   str(error).splitlines()[0]),
+                      file=sys.stderr)
+                continue
+            chunks.append("// Case {}: {} ({}).\n{}\n".format(
+                name, what, str(dtype).replace("torch.", ""), text))
+        path = os.path.join(args.out, "torch-{}.mlir".format(kind))
+        with open(path, "w") as f:
+            f.write(header("Normalizations as torch-mlir emits them ({})."
+                           .format(output_type)))
+            f.write("\n// -----\n\n".join(chunks))
+        print("wrote", path, file=sys.stderr)
+
+        model = PreNormModel(D, 2 * D)
+        init_parameters(model, 1000)
+        text = export(model, F32, "forward", output_type).rstrip()
+        path = os.path.join(args.out, "torch-block-{}.mlir".format(kind))
+        with open(path, "w") as f:
+            f.write(header("Two pre-norm blocks (nn.RMSNorm, nn.Linear, "
+                           "residual adds) and a final nn.RMSNorm ({})."
+                           .format(output_type)))
+            f.write(text + "\n")
+        print("wrote", path, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
