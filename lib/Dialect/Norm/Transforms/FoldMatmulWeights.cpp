@@ -224,9 +224,8 @@ static Value buildRowScale(OpBuilder &b, Location loc, NormOpInterface op) {
                                              utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
   Value zero = buildFloatConstant(b, loc, f64, 0.0);
-  Value acc = linalg::FillOp::create(
-                  b, loc, zero, tensor::EmptyOp::create(b, loc, rowSizes, f64))
-                  .getResult(0);
+  Value empty = tensor::EmptyOp::create(b, loc, rowSizes, f64);
+  Value acc = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
   Value squares =
       linalg::GenericOp::create(
           b, loc, acc.getType(), x, acc, ArrayRef<AffineMap>{id, rowMap},
@@ -373,6 +372,10 @@ struct FoldNormWeightsIntoMatmuls
       // Epilogues after the product: the deferred row scale, then the bias.
       rewriter.setInsertionPointAfter(use.matmul);
       Value result = use.matmul->getResult(0);
+      // Only the uses that exist now move to the epilogue (not the
+      // epilogue's own uses of the product).
+      SmallVector<OpOperand *> resultUses = llvm::map_to_vector(
+          result.getUses(), [](OpOperand &use) { return &use; });
       Value replacement = result;
       if (rowScale) {
         Value scale = rowScale;
@@ -404,8 +407,9 @@ struct FoldNormWeightsIntoMatmuls
         replacement = addRowVector(rewriter, loc, replacement, vector);
       }
       if (replacement != result)
-        rewriter.replaceAllUsesExcept(result, replacement,
-                                      replacement.getDefiningOp());
+        for (OpOperand *resultUse : resultUses)
+          rewriter.modifyOpInPlace(resultUse->getOwner(),
+                                   [&] { resultUse->set(replacement); });
       if (rowScale) {
         // The matmul reads raw x (or its collapse).
         Value rawLhs = op.getX();
