@@ -1,0 +1,110 @@
+/*===- norm-c/Dialects.h - C API of the norm dialect --------------*- C -*-===*\
+|*                                                                            *|
+|* The norm dialect through MLIR's C API: the dialect handle, isa functions   *|
+|* and builders of the ops, and the enum attributes. The functions live in    *|
+|* libNormMLIR-C.so, which also carries upstream's C API (mlir-c/*.h); never  *|
+|* load it together with libMLIR.so in one process.                           *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef NORM_C_DIALECTS_H
+#define NORM_C_DIALECTS_H
+
+#include "mlir-c/IR.h"
+#include "mlir-c/Support.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// `mlirGetDialectHandle__norm__()`. Inserting the handle into a registry
+/// also registers the external interface models of the norm ops
+/// (TilingInterface, AggregatedOpInterface).
+MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Norm, norm);
+
+//===----------------------------------------------------------------------===//
+// Enum attributes
+//===----------------------------------------------------------------------===//
+
+/// Where epsilon enters the RMS denominator of `norm.rms_norm`.
+typedef enum MlirNormEpsilonMode {
+  MlirNormEpsilonModeInsideSqrt = 0,  ///< rsqrt(ms + eps)
+  MlirNormEpsilonModeOutsideSqrt = 1, ///< 1 / (sqrt(ms) + eps)
+  MlirNormEpsilonModeClamp = 2,       ///< 1 / max(sqrt(ms), eps)
+} MlirNormEpsilonMode;
+
+/// Where the result is rounded to the element type of `x`.
+typedef enum MlirNormCastMode {
+  MlirNormCastModeFinal = 0,        ///< once, at the end
+  MlirNormCastModeBeforeWeight = 1, ///< before the weight (Hugging Face LLaMA)
+} MlirNormCastMode;
+
+/// Whether `attr` is a `#norm<epsilon_mode ...>` attribute.
+MLIR_CAPI_EXPORTED bool mlirAttributeIsANormEpsilonModeAttr(MlirAttribute attr);
+
+/// `#norm<epsilon_mode value>`; loads the norm dialect into `ctx` if needed.
+MLIR_CAPI_EXPORTED MlirAttribute
+mlirNormEpsilonModeAttrGet(MlirContext ctx, MlirNormEpsilonMode value);
+
+/// The value of a `#norm<epsilon_mode ...>` attribute.
+MLIR_CAPI_EXPORTED MlirNormEpsilonMode
+mlirNormEpsilonModeAttrGetValue(MlirAttribute attr);
+
+/// Whether `attr` is a `#norm<cast_mode ...>` attribute.
+MLIR_CAPI_EXPORTED bool mlirAttributeIsANormCastModeAttr(MlirAttribute attr);
+
+/// `#norm<cast_mode value>`; loads the norm dialect into `ctx` if needed.
+MLIR_CAPI_EXPORTED MlirAttribute
+mlirNormCastModeAttrGet(MlirContext ctx, MlirNormCastMode value);
+
+/// The value of a `#norm<cast_mode ...>` attribute.
+MLIR_CAPI_EXPORTED MlirNormCastMode
+mlirNormCastModeAttrGetValue(MlirAttribute attr);
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+/// Whether `op` is `norm.layer_norm`.
+MLIR_CAPI_EXPORTED bool mlirOperationIsANormLayerNormOp(MlirOperation op);
+
+/// Whether `op` is `norm.rms_norm`.
+MLIR_CAPI_EXPORTED bool mlirOperationIsANormRMSNormOp(MlirOperation op);
+
+/// Whether `op` is `norm.dyt`.
+MLIR_CAPI_EXPORTED bool mlirOperationIsANormDyTOp(MlirOperation op);
+
+/// Whether `op` is any norm op (implements the NormOpInterface).
+MLIR_CAPI_EXPORTED bool mlirOperationIsANormOp(MlirOperation op);
+
+/// Creates a detached `norm.layer_norm` on `x` with default attributes.
+/// `weight`, `bias` and `residual` may be null values (absent). The result
+/// types follow `x` (`y`, and `residual_out` when `residual` is given). The
+/// op is not verified: call `mlirOperationVerify` once it is in a block.
+/// Attributes are set with `mlirOperationSetAttributeByName` ("epsilon",
+/// "axis", "compute_type", "cast_mode").
+MLIR_CAPI_EXPORTED MlirOperation mlirNormLayerNormOpCreate(MlirLocation loc,
+                                                           MlirValue x,
+                                                           MlirValue weight,
+                                                           MlirValue bias,
+                                                           MlirValue residual);
+
+/// Creates a detached `norm.rms_norm` on `x` (see
+/// `mlirNormLayerNormOpCreate`; further attributes: "epsilon_mode",
+/// "weight_offset").
+MLIR_CAPI_EXPORTED MlirOperation mlirNormRMSNormOpCreate(MlirLocation loc,
+                                                         MlirValue x,
+                                                         MlirValue weight,
+                                                         MlirValue residual);
+
+/// Creates a detached `norm.dyt` on `x` with the scalar `alpha` (see
+/// `mlirNormLayerNormOpCreate`).
+MLIR_CAPI_EXPORTED MlirOperation
+mlirNormDyTOpCreate(MlirLocation loc, MlirValue x, MlirValue alpha,
+                    MlirValue weight, MlirValue bias, MlirValue residual);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // NORM_C_DIALECTS_H

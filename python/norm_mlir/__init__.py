@@ -1,0 +1,392 @@
+"""norm_mlir: the norm dialect of norm-mlir from Python.
+
+    import numpy as np, norm_mlir
+    y = norm_mlir.rms_norm(x, (4096,), weight=w)        # ready-made ops
+    text = norm_mlir.compile(src, pipeline="canonicalize,norm-to-linalg")
+    mod = norm_mlir.jit(src)                             # norm-cpu-pipeline
+    out = mod.main(a, b)                                 # NumPy in and out
+
+Parse, verify and transform modules given as text (`compile`, `verify`),
+JIT-compile a module for the host CPU and call its public functions on
+NumPy arrays (`jit`), and call `layer_norm`, `rms_norm` and `dyt` directly
+(compiled once per signature and cached). Element types: f32, f64, f16 and
+bf16 (`ml_dtypes.bfloat16`). Every MLIR diagnostic is raised as `MLIRError`
+(a `ValueError`) carrying its text; bad dtypes raise `TypeError` and bad
+shapes `ValueError`.
+"""
+
+import functools
+import math
+import re
+import threading
+
+import numpy as np
+
+from . import _norm_mlir
+from ._kernels import KernelSpec
+from ._norm_mlir import MLIRError
+
+__all__ = ["MLIRError", "Module", "compile", "dyt", "jit", "layer_norm",
+           "rms_norm", "verify"]
+
+#===----------------------------------------------------------------------===#
+# Element types
+#===----------------------------------------------------------------------===#
+
+
+@functools.lru_cache(maxsize=None)
+def _bfloat16():
+    import ml_dtypes
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def _numpy_dtype(name):
+    """The NumPy dtype of an MLIR element type name."""
+    if name == "bf16":
+        return _bfloat16()
+    return np.dtype({"f16": np.float16, "f32": np.float32, "f64": np.float64,
+                     "i1": np.bool_, "i8": np.int8, "i16": np.int16,
+                     "i32": np.int32, "i64": np.int64,
+                     "index": np.int64}[name])
+
+
+def _float_type_name(dtype):
+    """'f16', 'bf16', 'f32' or 'f64' for a NumPy float dtype, else None."""
+    dtype = np.dtype(dtype)
+    for name in ("f32", "f64", "f16"):
+        if dtype == _numpy_dtype(name):
+            return name
+    if dtype.name == "bfloat16":
+        return "bf16"
+    return None
+
+
+def _contiguous(array):
+    """A C-contiguous version of `array` (unlike np.ascontiguousarray,
+    keeps 0-d arrays 0-d)."""
+    return array if array.flags.c_contiguous else array.copy(order="C")
+
+
+def _to_native(array, name):
+    """How an array of element type `name` crosses into the extension:
+    bf16 travels as its uint16 bit pattern."""
+    return array.view(np.uint16) if name == "bf16" else array
+
+
+def _from_native(array, name):
+    return array.view(_bfloat16()) if name == "bf16" else array
+
+
+#===----------------------------------------------------------------------===#
+# Modules
+#===----------------------------------------------------------------------===#
+
+
+def compile(source, pipeline=""):
+    """Parses and verifies `source`, runs the textual pass `pipeline` on it
+    (e.g. "canonicalize,norm-to-linalg" or "builtin.module(norm-cpu-pipeline)")
+    and returns the printed result. Raises MLIRError with the diagnostics."""
+    return _norm_mlir.compile(source, pipeline)
+
+
+def verify(source):
+    """Parses and verifies `source`; raises MLIRError with the diagnostics."""
+    _norm_mlir.verify(source)
+
+
+def _threads(pipeline):
+    found = re.findall(r"threads\s*=\s*(\d+)", pipeline)
+    return max((int(t) for t in found), default=1)
+
+
+class Module:
+    """A module lowered by `pipeline` (default norm-cpu-pipeline) and
+    JIT-compiled for the host CPU.
+
+    Every public function is callable as an attribute (`mod.main(a, b)`) or
+    with `mod.invoke("main", a, b)`. Tensor and memref arguments take NumPy
+    arrays of exactly the declared element type and of the declared rank
+    and static sizes (dynamic sizes are free); scalar arguments take Python
+    numbers. MLIR's runner utilities (memrefCopy, printMemref*) and, for
+    threads > 1, the OpenMP runtime are loaded first. Tensor arguments are
+    never written; a memref argument is
+    passed by reference (it must be a writable C-contiguous array). Tensor
+    results come back as new arrays; one result is returned as is, several
+    as a tuple, none as None.
+    """
+
+    def __init__(self, source, pipeline="norm-cpu-pipeline", *,
+                 shared_libs=()):
+        libs = list(_norm_mlir.runner_utils())
+        if _threads(pipeline) > 1:
+            runtime = _norm_mlir.openmp_runtime()
+            if not runtime:
+                raise MLIRError("threads > 1 needs the OpenMP runtime "
+                                "(libomp), which is not installed")
+            libs.append(runtime)
+        libs += [str(lib) for lib in shared_libs]
+        self._compiled = _norm_mlir.CompiledModule(source, pipeline, libs)
+
+    @property
+    def functions(self):
+        """Names of the public functions."""
+        return tuple(self._compiled.function_names())
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in self.functions:
+            raise AttributeError(f"the module has no public function '{name}'")
+        return functools.partial(self.invoke, name)
+
+    def signature(self, name):
+        """((kind, dtype, shape), ...) of the arguments and of the results
+        of `name`; kind is 'tensor', 'memref' or 'scalar', a dynamic size is
+        None."""
+        return self._compiled.signature(name)
+
+    def invoke(self, name, *args):
+        inputs, results = self._compiled.signature(name)
+        if len(args) != len(inputs):
+            raise TypeError(f"@{name} takes {len(inputs)} arguments, "
+                            f"got {len(args)}")
+        native = []
+        for index, (arg, (kind, dtype, shape)) in enumerate(zip(args, inputs)):
+            if kind == "scalar":
+                native.append(arg)
+                continue
+            expected = _numpy_dtype(dtype)
+            array = arg if isinstance(arg, np.ndarray) else np.asarray(arg)
+            if array.dtype != expected:
+                raise TypeError(f"argument {index} of @{name}: expected an "
+                                f"array of {dtype} ({expected}), got "
+                                f"{array.dtype}")
+            if kind == "memref":
+                if not (array.flags.c_contiguous and array.flags.writeable):
+                    raise ValueError(
+                        f"argument {index} of @{name}: a memref argument "
+                        "must be a writable C-contiguous array")
+            else:
+                array = _contiguous(array)
+            native.append(_to_native(array, dtype))
+        outputs = self._compiled.invoke(name, native)
+        outputs = [out if kind == "scalar" else _from_native(out, dtype)
+                   for out, (kind, dtype, _) in zip(outputs, results)]
+        if not outputs:
+            return None
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def jit(source, pipeline="norm-cpu-pipeline", **kwargs):
+    """Compiles `source` for the host CPU; see `Module`."""
+    return Module(source, pipeline, **kwargs)
+
+
+#===----------------------------------------------------------------------===#
+# Ready-made ops
+#===----------------------------------------------------------------------===#
+
+# Compiled kernels by signature (op, dtypes, normalized size, operands and
+# attributes); the number of rows is a dynamic dim, so one kernel serves
+# every batch size.
+_kernel_cache = {}
+_kernel_lock = threading.Lock()
+
+
+def _kernel(spec):
+    source = spec.source()
+    with _kernel_lock:
+        module = _kernel_cache.get(source)
+        if module is None:
+            module = Module(source)
+            _kernel_cache[source] = module
+    return module
+
+
+def kernel_cache_size():
+    """How many kernels the ready-made ops have compiled so far."""
+    return len(_kernel_cache)
+
+
+def _check_input(x, what="input"):
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{what} must be a NumPy array, got "
+                        f"{type(x).__name__}")
+    name = _float_type_name(x.dtype)
+    if name is None:
+        raise TypeError(f"{what} must be float16, bfloat16, float32 or "
+                        f"float64, got {x.dtype}")
+    if x.ndim < 1:
+        raise ValueError(f"{what} must have rank >= 1")
+    return name
+
+
+def _normalized_shape(x, normalized_shape):
+    if isinstance(normalized_shape, (int, np.integer)):
+        normalized_shape = (int(normalized_shape),)
+    normalized_shape = tuple(int(d) for d in normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or k > x.ndim or tuple(x.shape[x.ndim - k:]) != normalized_shape:
+        raise ValueError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input "
+            f"with shape [*, {', '.join(map(str, normalized_shape))}], but "
+            f"got input of size {list(x.shape)}")
+    return normalized_shape
+
+
+def _check_param(value, what, x_type, shape):
+    """Checks weight/bias: x's dtype or float32, the normalized shape."""
+    if value is None:
+        return None
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{what} must be a NumPy array, got "
+                        f"{type(value).__name__}")
+    name = _float_type_name(value.dtype)
+    if name not in (x_type, "f32"):
+        raise TypeError(f"{what} must have the input's dtype "
+                        f"({_numpy_dtype(x_type)}) or float32, got "
+                        f"{value.dtype}")
+    if tuple(value.shape) != tuple(shape):
+        raise ValueError(f"{what} must have shape {tuple(shape)}, got "
+                         f"{tuple(value.shape)}")
+    return name
+
+
+def _check_residual(residual, x, x_type):
+    if residual is None:
+        return
+    if not isinstance(residual, np.ndarray) or residual.dtype != x.dtype:
+        raise TypeError(f"residual must be a NumPy array of the input's "
+                        f"dtype ({x.dtype})")
+    if residual.shape != x.shape:
+        raise ValueError(f"residual must have the input's shape "
+                         f"{tuple(x.shape)}, got {tuple(residual.shape)}")
+
+
+def _check_eps(eps):
+    eps = float(eps)
+    if not (math.isfinite(eps) and eps >= 0):
+        raise ValueError(f"eps must be finite and >= 0, got {eps}")
+    return eps
+
+
+def _compute_type(compute_dtype):
+    if compute_dtype is None:
+        return None
+    name = _float_type_name(compute_dtype)
+    if name is None:
+        raise TypeError(f"compute_dtype must be a float dtype, got "
+                        f"{compute_dtype}")
+    return name
+
+
+def _run(spec, x, normalized_size, operands, residual):
+    """Runs the kernel of `spec` on x seen as [rows, normalized_size]."""
+    rows = x.size // normalized_size if normalized_size else 0
+    y = np.empty(x.shape, x.dtype)
+    residual_out = np.empty(x.shape, x.dtype) if residual is not None else None
+    if x.size:
+        def flat(a):
+            return _contiguous(a).reshape(rows, normalized_size)
+        args = [flat(x)]
+        args += [_contiguous(a) for a in operands]
+        if residual is not None:
+            args.append(flat(residual))
+        args.append(y.reshape(rows, normalized_size))
+        if residual is not None:
+            args.append(residual_out.reshape(rows, normalized_size))
+        _kernel(spec).invoke(spec.name, *args)
+    return (y, residual_out) if residual is not None else y
+
+
+def _spec(op, x_type, normalized_size, **kwargs):
+    return KernelSpec(op, (None, normalized_size), x_type, **kwargs)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *,
+               residual=None, compute_dtype=None, cast_mode="final"):
+    """Layer normalization over the trailing `normalized_shape` dims, as
+    torch.nn.functional.layer_norm: (x - mean) / sqrt(var + eps) * weight +
+    bias (biased variance). With `residual=r`, normalizes s = input + r
+    (rounded to the input dtype) and returns (y, s)."""
+    x_type = _check_input(input)
+    shape = _normalized_shape(input, normalized_shape)
+    w = _check_param(weight, "weight", x_type, shape)
+    b = _check_param(bias, "bias", x_type, shape)
+    _check_residual(residual, input, x_type)
+    size = math.prod(shape)
+    spec = _spec("layer_norm", x_type, size, weight=w, bias=b,
+                 residual=residual is not None,
+                 attrs={"epsilon": _check_eps(eps),
+                        "compute_type": _compute_type(compute_dtype),
+                        "cast_mode": None if cast_mode == "final"
+                        else cast_mode})
+    operands = [a.reshape(size) for a in (weight, bias) if a is not None]
+    return _run(spec, input, size, operands, residual)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None, *,
+             residual=None, epsilon_mode="inside_sqrt", weight_offset=0.0,
+             compute_dtype=None, cast_mode="final"):
+    """RMS normalization over the trailing `normalized_shape` dims, as
+    torch.nn.functional.rms_norm: x / sqrt(mean(x^2) + eps) * weight; `eps`
+    None means the machine epsilon of the input dtype (as PyTorch).
+    `weight_offset` is added to the weight in the compute type (Gemma's
+    1 + w); `epsilon_mode` 'outside_sqrt' and 'clamp' give 1/(rms + eps) and
+    1/max(rms, eps). With `residual=r`, normalizes s = input + r and returns
+    (y, s)."""
+    x_type = _check_input(input)
+    shape = _normalized_shape(input, normalized_shape)
+    w = _check_param(weight, "weight", x_type, shape)
+    _check_residual(residual, input, x_type)
+    if eps is None:
+        eps = float(np.finfo(input.dtype).eps)
+    if weight_offset and weight is None:
+        raise ValueError("weight_offset needs a weight")
+    size = math.prod(shape)
+    spec = _spec("rms_norm", x_type, size, weight=w,
+                 residual=residual is not None,
+                 attrs={"epsilon": _check_eps(eps),
+                        "epsilon_mode": None if epsilon_mode == "inside_sqrt"
+                        else epsilon_mode,
+                        "weight_offset": float(weight_offset) or None,
+                        "compute_type": _compute_type(compute_dtype),
+                        "cast_mode": None if cast_mode == "final"
+                        else cast_mode})
+    operands = [weight.reshape(size)] if weight is not None else []
+    return _run(spec, input, size, operands, residual)
+
+
+def dyt(input, alpha, weight=None, bias=None, *, residual=None,
+        compute_dtype=None, cast_mode="final"):
+    """Dynamic Tanh: tanh(alpha * x) * weight + bias, with weight and bias
+    over the trailing dims of their shape (default: the last dim). `alpha`
+    is a Python number (used in float32 for 16-bit inputs, else in the
+    input dtype) or a one-element array of the input dtype or float32. With
+    `residual=r`, applies to s = input + r and returns (y, s)."""
+    x_type = _check_input(input)
+    reference = weight if weight is not None else bias
+    if reference is not None and isinstance(reference, np.ndarray):
+        shape = _normalized_shape(input, reference.shape)
+    else:
+        shape = (input.shape[-1],)
+    w = _check_param(weight, "weight", x_type, shape)
+    b = _check_param(bias, "bias", x_type, shape)
+    _check_residual(residual, input, x_type)
+    if isinstance(alpha, np.ndarray):
+        a_type = _float_type_name(alpha.dtype)
+        if a_type not in (x_type, "f32") or alpha.size != 1:
+            raise TypeError(f"alpha must be a number or a one-element array "
+                            f"of the input's dtype or float32, got "
+                            f"{alpha.dtype} of shape {alpha.shape}")
+        alpha_array = alpha.reshape(())
+    else:
+        a_type = "f32" if x_type in ("f16", "bf16") else x_type
+        alpha_array = np.array(float(alpha), dtype=_numpy_dtype(a_type))
+    size = math.prod(shape)
+    spec = _spec("dyt", x_type, size, weight=w, bias=b, alpha=a_type,
+                 residual=residual is not None,
+                 attrs={"compute_type": _compute_type(compute_dtype),
+                        "cast_mode": None if cast_mode == "final"
+                        else cast_mode})
+    operands = [alpha_array]
+    operands += [a.reshape(size) for a in (weight, bias) if a is not None]
+    return _run(spec, input, size, operands, residual)

@@ -1,0 +1,158 @@
+"""MLIR source of single-op norm kernels in destination-passing style.
+
+A kernel is a function whose arguments are memrefs: the inputs (x, alpha,
+weight, bias, residual) and then the outputs (y, residual_out) that the
+caller allocates. The body turns the inputs into tensors with
+`bufferization.to_tensor`, applies one norm op and writes its results into
+the outputs with `bufferization.materialize_in_destination`, so that after
+norm-cpu-pipeline the kernel writes straight into the caller's buffers.
+The function has `llvm.emit_c_interface`: from C it is
+`_mlir_ciface_<name>(desc *x, ..., desc *y)` with strided memref
+descriptors.
+
+This module only needs the standard library: the JIT (norm_mlir) and the
+ahead-of-time tool (norm-aot) both use it.
+"""
+
+import math
+
+OPS = ("layer_norm", "rms_norm", "dyt")
+DTYPES = ("f16", "bf16", "f32", "f64")
+EPSILON_MODES = ("inside_sqrt", "outside_sqrt", "clamp")
+CAST_MODES = ("final", "before_weight")
+
+
+def float_literal(value):
+    """An MLIR float literal (always with a '.', exact for an f64)."""
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {value}")
+    return "%.17e" % value
+
+
+def _type(shape, dtype, kind):
+    dims = "".join(("?" if d is None else str(int(d))) + "x" for d in shape)
+    return f"{kind}<{dims}{dtype}>"
+
+
+class KernelSpec:
+    """The signature of one kernel.
+
+    op: "layer_norm", "rms_norm" or "dyt".
+    shape: shape of x, an int per static dim and None per dynamic one.
+    dtype: element type of x ("f16", "bf16", "f32", "f64").
+    axis: first normalized dim (negative counts from the end).
+    weight, bias: element type of the operand, or None when absent.
+    alpha: element type of dyt's scalar alpha (a 0-d memref).
+    residual: whether the op takes a residual (and returns residual_out).
+    attrs: op attributes, {name: python value}: epsilon (float),
+      epsilon_mode, cast_mode (str), weight_offset (float), compute_type
+      (str).
+    """
+
+    def __init__(self, op, shape, dtype, *, axis=-1, weight=None, bias=None,
+                 alpha=None, residual=False, attrs=None, name="kernel"):
+        if op not in OPS:
+            raise ValueError(f"unknown op '{op}' (expected one of {OPS})")
+        if dtype not in DTYPES:
+            raise ValueError(f"unsupported dtype '{dtype}' "
+                             f"(expected one of {DTYPES})")
+        shape = tuple(None if d is None else int(d) for d in shape)
+        if not shape:
+            raise ValueError("x must have rank >= 1")
+        if not -len(shape) <= axis < len(shape):
+            raise ValueError(f"axis {axis} out of range for rank {len(shape)}")
+        if op == "dyt" and alpha is None:
+            raise ValueError("dyt needs the element type of alpha")
+        if op != "dyt" and alpha is not None:
+            raise ValueError(f"{op} takes no alpha")
+        if op == "rms_norm" and bias is not None:
+            raise ValueError("rms_norm takes no bias")
+        if not name.isidentifier():
+            raise ValueError(f"invalid function name '{name}'")
+        self.op, self.shape, self.dtype, self.axis = op, shape, dtype, axis
+        self.weight, self.bias, self.alpha = weight, bias, alpha
+        self.residual = bool(residual)
+        self.attrs = dict(attrs or {})
+        self.name = name
+
+    @property
+    def normalized_shape(self):
+        return self.shape[self.axis % len(self.shape):]
+
+    def arguments(self):
+        """[(name, shape, dtype, is_output)] in call order."""
+        args = [("x", self.shape, self.dtype, False)]
+        if self.alpha is not None:
+            args.append(("alpha", (), self.alpha, False))
+        if self.weight is not None:
+            args.append(("weight", self.normalized_shape, self.weight, False))
+        if self.bias is not None:
+            args.append(("bias", self.normalized_shape, self.bias, False))
+        if self.residual:
+            args.append(("residual", self.shape, self.dtype, False))
+        args.append(("y", self.shape, self.dtype, True))
+        if self.residual:
+            args.append(("residual_out", self.shape, self.dtype, True))
+        return args
+
+    def _attribute_dict(self):
+        parts = []
+        if self.axis != -1:
+            parts.append(f"axis = {self.axis} : i64")
+        for key, value in sorted(self.attrs.items()):
+            if value is None:
+                continue
+            if key == "epsilon":
+                parts.append(f"epsilon = {float_literal(value)} : f64")
+            elif key == "weight_offset":
+                parts.append(f"weight_offset = {float_literal(value)} : f32")
+            elif key == "epsilon_mode":
+                if value not in EPSILON_MODES:
+                    raise ValueError(f"unknown epsilon_mode '{value}'")
+                parts.append(f"epsilon_mode = #norm<epsilon_mode {value}>")
+            elif key == "cast_mode":
+                if value not in CAST_MODES:
+                    raise ValueError(f"unknown cast_mode '{value}'")
+                parts.append(f"cast_mode = #norm<cast_mode {value}>")
+            elif key == "compute_type":
+                if value not in DTYPES:
+                    raise ValueError(f"unknown compute_type '{value}'")
+                parts.append(f"compute_type = {value}")
+            else:
+                raise ValueError(f"unknown attribute '{key}'")
+        return " {" + ", ".join(parts) + "}" if parts else ""
+
+    def source(self):
+        """The MLIR module text of the kernel."""
+        args = self.arguments()
+        params, body, tensors = [], [], {}
+        for name, shape, dtype, is_output in args:
+            memref = _type(shape, dtype, "memref")
+            params.append(f"%{name}_m: {memref}")
+            if not is_output:
+                tensor = _type(shape, dtype, "tensor")
+                tensors[name] = tensor
+                body.append(f"    %{name} = bufferization.to_tensor %{name}_m "
+                            f"restrict : {memref} to {tensor}")
+        operands = ["%x"]
+        for keyword in ("alpha", "weight", "bias", "residual"):
+            if keyword in tensors:
+                operands.append(f"{keyword}(%{keyword})")
+        operand_types = [tensors[n] for n, _, _, out in args if not out]
+        x_tensor = tensors["x"]
+        results = "%y, %residual_out" if self.residual else "%y"
+        result_types = (f"({x_tensor}, {x_tensor})" if self.residual
+                        else x_tensor)
+        body.append(f"    {results} = norm.{self.op} {' '.join(operands)}"
+                    f"{self._attribute_dict()} : "
+                    f"({', '.join(operand_types)}) -> {result_types}")
+        for name, shape, dtype, is_output in args:
+            if is_output:
+                body.append(
+                    f"    bufferization.materialize_in_destination %{name} in "
+                    f"restrict writable %{name}_m : ({x_tensor}, "
+                    f"{_type(shape, dtype, 'memref')}) -> ()")
+        return (f"module {{\n  func.func @{self.name}({', '.join(params)}) "
+                f"attributes {{llvm.emit_c_interface}} {{\n"
+                + "\n".join(body) + "\n    return\n  }\n}\n")

@@ -1,0 +1,312 @@
+/*===- norm-capi.c - Tests of the norm C API ----------------------*- C -*-===*\
+|*                                                                            *|
+|* Uses libNormMLIR-C.so the way a C host does: registers the dialect        *|
+|* through its handle, checks the enum attributes and the op isa functions,  *|
+|* builds ops with the C builders, runs norm-cpu-pipeline and calls the      *|
+|* JIT-compiled result.                                                       *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+// RUN: norm-capi-test 2>&1 | FileCheck %s
+
+#include "norm-c/Dialects.h"
+#include "norm-c/Passes.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Diagnostics.h"
+#include "mlir-c/ExecutionEngine.h"
+#include "mlir-c/IR.h"
+#include "mlir-c/Pass.h"
+#include "mlir-c/RegisterEverything.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void printToStdout(MlirStringRef text, void *userData) {
+  (void)userData;
+  fwrite(text.data, 1, text.length, stdout);
+}
+
+static MlirLogicalResult printDiagnostic(MlirDiagnostic diagnostic,
+                                         void *userData) {
+  (void)userData;
+  printf("diagnostic: ");
+  mlirDiagnosticPrint(diagnostic, printToStdout, NULL);
+  printf("\n");
+  return mlirLogicalResultSuccess();
+}
+
+static MlirContext createContext(void) {
+  MlirDialectRegistry registry = mlirDialectRegistryCreate();
+  mlirRegisterAllDialects(registry);
+  mlirDialectHandleInsertDialect(mlirGetDialectHandle__norm__(), registry);
+  MlirContext ctx = mlirContextCreateWithRegistry(registry, false);
+  mlirDialectRegistryDestroy(registry);
+  mlirRegisterAllLLVMTranslations(ctx);
+  mlirContextAttachDiagnosticHandler(ctx, printDiagnostic, NULL, NULL);
+  return ctx;
+}
+
+static MlirStringRef str(const char *s) {
+  return mlirStringRefCreateFromCString(s);
+}
+
+// CHECK-LABEL: testEnumAttributes
+static void testEnumAttributes(MlirContext ctx) {
+  printf("testEnumAttributes\n");
+  MlirAttribute clamp =
+      mlirNormEpsilonModeAttrGet(ctx, MlirNormEpsilonModeClamp);
+  mlirAttributePrint(clamp, printToStdout, NULL);
+  printf(" isa=%d value=%d cast=%d\n",
+         mlirAttributeIsANormEpsilonModeAttr(clamp),
+         (int)mlirNormEpsilonModeAttrGetValue(clamp),
+         mlirAttributeIsANormCastModeAttr(clamp));
+  // CHECK: #norm<epsilon_mode clamp> isa=1 value=2 cast=0
+  MlirAttribute before =
+      mlirNormCastModeAttrGet(ctx, MlirNormCastModeBeforeWeight);
+  mlirAttributePrint(before, printToStdout, NULL);
+  printf(" isa=%d value=%d\n", mlirAttributeIsANormCastModeAttr(before),
+         (int)mlirNormCastModeAttrGetValue(before));
+  // CHECK: #norm<cast_mode before_weight> isa=1 value=1
+  MlirAttribute parsed =
+      mlirAttributeParseGet(ctx, str("#norm<epsilon_mode outside_sqrt>"));
+  printf("parsed value=%d\n", (int)mlirNormEpsilonModeAttrGetValue(parsed));
+  // CHECK: parsed value=1
+}
+
+// CHECK-LABEL: testIsA
+static void testIsA(MlirContext ctx) {
+  printf("testIsA\n");
+  const char *source =
+      "func.func @f(%x: tensor<2x8xf32>, %w: tensor<8xf32>, %a: tensor<f32>)"
+      "    -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {\n"
+      "  %0 = norm.layer_norm %x weight(%w) : (tensor<2x8xf32>, "
+      "tensor<8xf32>) -> tensor<2x8xf32>\n"
+      "  %1 = norm.rms_norm %x : (tensor<2x8xf32>) -> tensor<2x8xf32>\n"
+      "  %2 = norm.dyt %x alpha(%a) : (tensor<2x8xf32>, tensor<f32>) -> "
+      "tensor<2x8xf32>\n"
+      "  return %0, %1, %2 : tensor<2x8xf32>, tensor<2x8xf32>, "
+      "tensor<2x8xf32>\n"
+      "}\n";
+  MlirModule module = mlirModuleCreateParse(ctx, str(source));
+  if (mlirModuleIsNull(module)) {
+    printf("parse failed\n");
+    return;
+  }
+  MlirOperation func = mlirBlockGetFirstOperation(mlirModuleGetBody(module));
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
+    printf("%.*s: layer_norm=%d rms_norm=%d dyt=%d norm=%d\n", (int)name.length,
+           name.data, mlirOperationIsANormLayerNormOp(op),
+           mlirOperationIsANormRMSNormOp(op), mlirOperationIsANormDyTOp(op),
+           mlirOperationIsANormOp(op));
+  }
+  // CHECK: norm.layer_norm: layer_norm=1 rms_norm=0 dyt=0 norm=1
+  // CHECK: norm.rms_norm: layer_norm=0 rms_norm=1 dyt=0 norm=1
+  // CHECK: norm.dyt: layer_norm=0 rms_norm=0 dyt=1 norm=1
+  // CHECK: func.return: layer_norm=0 rms_norm=0 dyt=0 norm=0
+  mlirModuleDestroy(module);
+}
+
+/* Creates `func.func @name(argTypes) -> resultTypes` with an entry block in
+ * `module` and returns the block. */
+static MlirBlock createFunc(MlirContext ctx, MlirModule module,
+                            const char *name, intptr_t numArgs,
+                            const MlirType *argTypes, intptr_t numResults,
+                            const MlirType *resultTypes) {
+  MlirLocation loc = mlirLocationUnknownGet(ctx);
+  MlirLocation *locs = malloc(sizeof(MlirLocation) * (size_t)numArgs);
+  for (intptr_t i = 0; i < numArgs; ++i)
+    locs[i] = loc;
+  MlirBlock entry = mlirBlockCreate(numArgs, argTypes, locs);
+  free(locs);
+  MlirRegion region = mlirRegionCreate();
+  mlirRegionAppendOwnedBlock(region, entry);
+  MlirType type =
+      mlirFunctionTypeGet(ctx, numArgs, argTypes, numResults, resultTypes);
+  MlirNamedAttribute attrs[2] = {
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("sym_name")),
+                            mlirStringAttrGet(ctx, str(name))),
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("function_type")),
+                            mlirTypeAttrGet(type))};
+  MlirOperationState state = mlirOperationStateGet(str("func.func"), loc);
+  mlirOperationStateAddAttributes(&state, 2, attrs);
+  mlirOperationStateAddOwnedRegions(&state, 1, &region);
+  MlirOperation func = mlirOperationCreate(&state);
+  mlirBlockAppendOwnedOperation(mlirModuleGetBody(module), func);
+  return entry;
+}
+
+static void createReturn(MlirContext ctx, MlirBlock block, intptr_t n,
+                         const MlirValue *values) {
+  MlirOperationState state =
+      mlirOperationStateGet(str("func.return"), mlirLocationUnknownGet(ctx));
+  mlirOperationStateAddOperands(&state, n, values);
+  mlirBlockAppendOwnedOperation(block, mlirOperationCreate(&state));
+}
+
+// CHECK-LABEL: testBuilders
+static void testBuilders(MlirContext ctx) {
+  printf("testBuilders\n");
+  MlirLocation loc = mlirLocationUnknownGet(ctx);
+  MlirType f32 = mlirF32TypeGet(ctx);
+  int64_t matrixShape[] = {mlirShapedTypeGetDynamicSize(), 8};
+  int64_t vectorShape[] = {8};
+  MlirAttribute noEncoding = mlirAttributeGetNull();
+  MlirType matrix = mlirRankedTensorTypeGet(2, matrixShape, f32, noEncoding);
+  MlirType vector = mlirRankedTensorTypeGet(1, vectorShape, f32, noEncoding);
+  MlirType scalar = mlirRankedTensorTypeGet(0, NULL, f32, noEncoding);
+
+  MlirModule module = mlirModuleCreateEmpty(loc);
+  MlirType args[] = {matrix, vector, matrix, scalar};
+  MlirType results[] = {matrix, matrix, matrix};
+  MlirBlock block = createFunc(ctx, module, "built", 4, args, 3, results);
+  MlirValue x = mlirBlockGetArgument(block, 0);
+  MlirValue w = mlirBlockGetArgument(block, 1);
+  MlirValue r = mlirBlockGetArgument(block, 2);
+  MlirValue a = mlirBlockGetArgument(block, 3);
+
+  MlirOperation rms = mlirNormRMSNormOpCreate(loc, x, w, r);
+  mlirOperationSetAttributeByName(
+      rms, str("epsilon_mode"),
+      mlirNormEpsilonModeAttrGet(ctx, MlirNormEpsilonModeClamp));
+  mlirOperationSetAttributeByName(rms, str("epsilon"),
+                                  mlirFloatAttrDoubleGet(ctx, f32, 0.5));
+  mlirBlockAppendOwnedOperation(block, rms);
+  MlirValue null = {NULL};
+  MlirOperation dyt = mlirNormDyTOpCreate(loc, mlirOperationGetResult(rms, 0),
+                                          a, w, null, null);
+  mlirBlockAppendOwnedOperation(block, dyt);
+  MlirValue returned[] = {mlirOperationGetResult(dyt, 0),
+                          mlirOperationGetResult(rms, 0),
+                          mlirOperationGetResult(rms, 1)};
+  createReturn(ctx, block, 3, returned);
+  printf("results=%d verified=%d\n", (int)mlirOperationGetNumResults(rms),
+         mlirOperationVerify(mlirModuleGetOperation(module)));
+  // CHECK: results=2 verified=1
+  mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
+  printf("\n");
+  // CHECK: func.func @built(%[[X:arg[0-9]+]]: tensor<?x8xf32>,
+  // CHECK-SAME: %[[W:arg[0-9]+]]: tensor<8xf32>,
+  // CHECK-SAME: %[[R:arg[0-9]+]]: tensor<?x8xf32>,
+  // CHECK-SAME: %[[A:arg[0-9]+]]: tensor<f32>)
+  // CHECK: %[[Y:[a-z0-9_]+]], %{{.*}} = norm.rms_norm %[[X]]
+  // CHECK-SAME: weight(%[[W]]) residual(%[[R]])
+  // CHECK-SAME: {epsilon = 5.000000e-01 : f32,
+  // CHECK-SAME: epsilon_mode = #norm<epsilon_mode clamp>}
+  // CHECK: norm.dyt %[[Y]] alpha(%[[A]]) weight(%[[W]]) :
+
+  /* A malformed op: the verifier reports it through the diagnostic
+   * handler. */
+  MlirModule bad = mlirModuleCreateEmpty(loc);
+  MlirType badArgs[] = {matrix, matrix};
+  MlirBlock badBlock = createFunc(ctx, bad, "bad", 2, badArgs, 1, &matrix);
+  MlirOperation layer =
+      mlirNormLayerNormOpCreate(loc, mlirBlockGetArgument(badBlock, 0),
+                                mlirBlockGetArgument(badBlock, 1), null, null);
+  mlirBlockAppendOwnedOperation(badBlock, layer);
+  MlirValue badResult = mlirOperationGetResult(layer, 0);
+  createReturn(ctx, badBlock, 1, &badResult);
+  printf("verified=%d\n", mlirOperationVerify(mlirModuleGetOperation(bad)));
+  // CHECK: diagnostic: 'norm.layer_norm' op operand 'weight'
+  // CHECK-SAME: shape [?, 8] must be the normalized shape [8] of 'x'
+  // CHECK: verified=0
+  mlirModuleDestroy(bad);
+  mlirModuleDestroy(module);
+}
+
+/* A ranked memref descriptor as the C interface passes it. */
+typedef struct {
+  float *allocated, *aligned;
+  int64_t offset, sizes[2], strides[2];
+} Memref2D;
+typedef struct {
+  float *allocated, *aligned;
+  int64_t offset, sizes[1], strides[1];
+} Memref1D;
+
+// CHECK-LABEL: testPipelineAndJIT
+static void testPipelineAndJIT(MlirContext ctx) {
+  printf("testPipelineAndJIT\n");
+  mlirRegisterAllPasses();
+  mlirRegisterNormPasses();
+  const char *source =
+      "func.func @kernel(%xm: memref<?x16xf32>, %wm: memref<16xf32>,\n"
+      "                  %ym: memref<?x16xf32>)\n"
+      "    attributes {llvm.emit_c_interface} {\n"
+      "  %x = bufferization.to_tensor %xm restrict : memref<?x16xf32> to "
+      "tensor<?x16xf32>\n"
+      "  %w = bufferization.to_tensor %wm restrict : memref<16xf32> to "
+      "tensor<16xf32>\n"
+      "  %y = norm.rms_norm %x weight(%w) {epsilon = 1.0e-06 : f32} :\n"
+      "      (tensor<?x16xf32>, tensor<16xf32>) -> tensor<?x16xf32>\n"
+      "  bufferization.materialize_in_destination %y in restrict writable "
+      "%ym : (tensor<?x16xf32>, memref<?x16xf32>) -> ()\n"
+      "  return\n"
+      "}\n";
+  MlirModule module = mlirModuleCreateParse(ctx, str(source));
+  MlirPassManager pm = mlirPassManagerCreate(ctx);
+  MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);
+  MlirLogicalResult added = mlirOpPassManagerAddPipeline(
+      opm, str("norm-cpu-pipeline"), printToStdout, NULL);
+  MlirLogicalResult ran =
+      mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
+  printf("pipeline added=%d ran=%d\n", mlirLogicalResultIsSuccess(added),
+         mlirLogicalResultIsSuccess(ran));
+  // CHECK: pipeline added=1 ran=1
+  mlirPassManagerDestroy(pm);
+
+  MlirExecutionEngine jit =
+      mlirExecutionEngineCreate(module, 3, 0, NULL, false, false);
+  if (mlirExecutionEngineIsNull(jit)) {
+    printf("JIT failed\n");
+    return;
+  }
+  void (*kernel)(Memref2D *, Memref1D *, Memref2D *) =
+      (void (*)(Memref2D *, Memref1D *, Memref2D *))mlirExecutionEngineLookup(
+          jit, str("_mlir_ciface_kernel"));
+  enum { Rows = 3, Cols = 16 };
+  float xs[Rows * Cols], ws[Cols], ys[Rows * Cols];
+  for (int i = 0; i < Rows * Cols; ++i)
+    xs[i] = (float)((i * 37) % 11) - 4.5f;
+  for (int j = 0; j < Cols; ++j)
+    ws[j] = 0.5f + 0.125f * (float)j;
+  Memref2D x = {xs, xs, 0, {Rows, Cols}, {Cols, 1}};
+  Memref1D w = {ws, ws, 0, {Cols}, {1}};
+  Memref2D y = {ys, ys, 0, {Rows, Cols}, {Cols, 1}};
+  kernel(&x, &w, &y);
+  double maxError = 0;
+  for (int i = 0; i < Rows; ++i) {
+    double ms = 0;
+    for (int j = 0; j < Cols; ++j)
+      ms += (double)xs[i * Cols + j] * xs[i * Cols + j];
+    double r = 1.0 / sqrt(ms / Cols + 1e-6);
+    for (int j = 0; j < Cols; ++j) {
+      double ref = xs[i * Cols + j] * r * ws[j];
+      double err = fabs(ys[i * Cols + j] - ref) / (fabs(ref) + 1.0);
+      if (err > maxError)
+        maxError = err;
+    }
+  }
+  printf("kernel=%d max error below 1e-5: %d\n", kernel != NULL,
+         maxError < 1e-5);
+  // CHECK: kernel=1 max error below 1e-5: 1
+  mlirExecutionEngineDestroy(jit);
+  mlirModuleDestroy(module);
+}
+
+int main(void) {
+  MlirContext ctx = createContext();
+  testEnumAttributes(ctx);
+  testIsA(ctx);
+  testBuilders(ctx);
+  testPipelineAndJIT(ctx);
+  mlirContextDestroy(ctx);
+  return 0;
+}

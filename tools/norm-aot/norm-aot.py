@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""norm-aot: compile one norm op signature ahead of time for the host.
+
+    norm-aot --op rms_norm --shape '?x4096' --dtype bf16 --weight f32 \\
+             --residual --eps 1e-6 --name rms_norm_4096 -o out/rms_norm_4096 \\
+             --shared
+
+writes out/rms_norm_4096.h (memref descriptor types, the entry point
+`_mlir_ciface_rms_norm_4096` and an inline wrapper `rms_norm_4096(...)` over
+contiguous buffers), out/rms_norm_4096.o and, with --shared,
+out/librms_norm_4096.so, for runtimes that do not JIT. The steps are the
+documented command sequence (printed with -v):
+
+    norm-opt kernel.mlir --norm-cpu-pipeline -o kernel.llvm.mlir
+    mlir-translate --mlir-to-llvmir kernel.llvm.mlir -o kernel.ll
+    llc -O3 -filetype=obj -relocation-model=pic -mcpu=native kernel.ll -o k.o
+    cc -shared k.o -o libk.so -lm
+
+The kernel (kernel.mlir, kept with --keep) takes memrefs: the inputs x,
+[alpha], [weight], [bias], [residual] and then the outputs y,
+[residual_out], which the caller allocates; see norm_mlir/_kernels.py.
+"""
+
+import argparse
+import importlib.util
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Where configure put LLVM's tools (llc, mlir-translate).
+LLVM_TOOLS_DIR = "@LLVM_TOOLS_BINARY_DIR@"
+# Where MLIR's runtime libraries are: libmlir_float16_utils.so defines the
+# bf16 conversions (__truncsfbf2) that LLVM calls on CPUs without native
+# ones and that libgcc 12 lacks.
+LLVM_LIBRARY_DIR = "@LLVM_LIBRARY_DIR@"
+FLOAT16_UTILS = "libmlir_float16_utils.so"
+
+C_TYPES = {"f16": "uint16_t", "bf16": "uint16_t", "f32": "float",
+           "f64": "double"}
+
+
+def load_kernels():
+    """Loads norm_mlir/_kernels.py without importing the norm_mlir package
+    (which needs the native extension and NumPy)."""
+    for root in (os.path.join(HERE, "..", "python"),
+                 os.path.join(HERE, "..", "..", "python")):
+        path = os.path.join(root, "norm_mlir", "_kernels.py")
+        if os.path.exists(path):
+            spec = importlib.util.spec_from_file_location("norm_kernels", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    sys.exit("norm-aot: cannot find norm_mlir/_kernels.py next to " + HERE)
+
+
+def find_tool(name, extra_dirs):
+    for directory in extra_dirs:
+        path = os.path.join(directory, name)
+        if directory and os.access(path, os.X_OK):
+            return path
+    path = shutil.which(name)
+    if not path:
+        sys.exit(f"norm-aot: cannot find '{name}'")
+    return path
+
+
+def parse_shape(text):
+    dims = []
+    for dim in text.split("x"):
+        if dim == "?":
+            dims.append(None)
+        elif dim.isdigit():
+            dims.append(int(dim))
+        else:
+            raise argparse.ArgumentTypeError(
+                f"invalid shape '{text}' (expected e.g. '?x4096' or '8x768')")
+    return tuple(dims)
+
+
+def descriptor_type(name, ctype, rank):
+    """(typedef name, C typedef) of a memref descriptor."""
+    short = {"uint16_t": "u16", "float": "f32", "double": "f64"}[ctype]
+    tname = f"{name}_memref_{short}_{rank}d_t"
+    fields = f"  {ctype} *allocated;\n  {ctype} *aligned;\n  int64_t offset;\n"
+    if rank:
+        fields += f"  int64_t sizes[{rank}];\n  int64_t strides[{rank}];\n"
+    return tname, f"typedef struct {{\n{fields}}} {tname};\n"
+
+
+def undefined_symbols(nm, obj):
+    out = subprocess.run([nm, "-u", "--format=just-symbols", obj],
+                         capture_output=True, text=True)
+    return sorted(set(out.stdout.split())) if out.returncode == 0 else []
+
+
+def needs_float16_utils(symbols):
+    """Whether the object calls a conversion helper libc and libgcc lack."""
+    return any(s.startswith(("__trunc", "__extend")) and "bf" in s
+               for s in symbols)
+
+
+def write_header(spec, path, description, link):
+    guard = f"NORM_AOT_{spec.name.upper()}_H"
+    typedefs, params, inits, raw_params = {}, [], [], []
+    dynamic = [i for i, d in enumerate(spec.shape) if d is None]
+    for arg, shape, dtype, is_output in spec.arguments():
+        ctype = C_TYPES[dtype]
+        tname, typedef = descriptor_type(spec.name, ctype, len(shape))
+        typedefs[tname] = typedef
+        params.append(f"{tname} *{arg}")
+        const = "" if is_output else "const "
+        raw_params.append(f"{const}{ctype} *{arg}")
+        # Sizes: x's dynamic dims come from the wrapper's parameters; the
+        # dims of weight and bias are the trailing dims of x.
+        first = len(spec.shape) - len(shape)
+        sizes = [str(d) if d is not None else f"dim{first + i}"
+                 for i, d in enumerate(shape)]
+        strides = []
+        for i in range(len(shape)):
+            strides.append(" * ".join(sizes[i + 1:]) or "1")
+        init = f"  {tname} {arg}_d = {{({ctype} *){arg}, ({ctype} *){arg}, 0"
+        if shape:
+            init += f", {{{', '.join(sizes)}}}, {{{', '.join(strides)}}}"
+        inits.append(init + "};")
+    dims = [f"int64_t dim{i}" for i in dynamic]
+    call_args = ", ".join(f"&{arg}_d" for arg, *_ in spec.arguments())
+    text = f"""/* Generated by norm-aot: {description}.
+ *
+ * Link with {spec.name}.o (or -l{spec.name}){link}. Buffers are
+ * row-major; outputs are written, inputs only read.
+ */
+#ifndef {guard}
+#define {guard}
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {{
+#endif
+
+{''.join(typedefs.values())}
+/* The compiled entry point: strided memref descriptors, inputs first. */
+void _mlir_ciface_{spec.name}({', '.join(params)});
+
+/* Contiguous buffers{'; dimK: the dynamic sizes of x' if dims else ''}. */
+static inline void {spec.name}({', '.join(raw_params + dims)}) {{
+{chr(10).join(inits)}
+  _mlir_ciface_{spec.name}({call_args});
+}}
+
+#ifdef __cplusplus
+}}
+#endif
+
+#endif /* {guard} */
+"""
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main(argv):
+    kernels = load_kernels()
+    parser = argparse.ArgumentParser(
+        prog="norm-aot", description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.split("\n")[1:]))
+    parser.add_argument("--op", required=True, choices=kernels.OPS)
+    parser.add_argument("--shape", required=True, type=parse_shape,
+                        help="shape of x, '?' for a dynamic dim: '?x4096'")
+    parser.add_argument("--dtype", required=True, choices=kernels.DTYPES)
+    parser.add_argument("--axis", type=int, default=-1,
+                        help="first normalized dim (default -1)")
+    parser.add_argument("--weight", nargs="?", const="", metavar="DTYPE",
+                        help="take a weight (of x's dtype or DTYPE)")
+    parser.add_argument("--bias", nargs="?", const="", metavar="DTYPE",
+                        help="take a bias (of x's dtype or DTYPE)")
+    parser.add_argument("--alpha", metavar="DTYPE",
+                        help="dyt: dtype of alpha (default: x's)")
+    parser.add_argument("--residual", action="store_true",
+                        help="take a residual and return residual_out")
+    parser.add_argument("--eps", type=float, help="epsilon")
+    parser.add_argument("--epsilon-mode", choices=kernels.EPSILON_MODES)
+    parser.add_argument("--weight-offset", type=float)
+    parser.add_argument("--cast-mode", choices=kernels.CAST_MODES)
+    parser.add_argument("--compute-type", choices=kernels.DTYPES)
+    parser.add_argument("--name", default=None,
+                        help="entry point name (default: the output name)")
+    parser.add_argument("--pipeline-options", default="",
+                        help="norm-cpu-pipeline options, e.g. "
+                             "'vector-width=256'")
+    parser.add_argument("--mcpu", default="native",
+                        help="llc -mcpu (default: native, the host)")
+    parser.add_argument("--shared", action="store_true",
+                        help="also link lib<name>.so")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the .mlir and .ll intermediates")
+    parser.add_argument("-o", "--output", required=True,
+                        help="output path without extension, e.g. out/k")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="print the commands")
+    args = parser.parse_args(argv)
+
+    out_dir, base = os.path.split(os.path.abspath(args.output))
+    name = args.name or base.replace("-", "_")
+    def dtype_or_x(value):
+        if value is None:
+            return None
+        return value or args.dtype
+    try:
+        spec = kernels.KernelSpec(
+            args.op, args.shape, args.dtype, axis=args.axis,
+            weight=dtype_or_x(args.weight), bias=dtype_or_x(args.bias),
+            alpha=(args.alpha or args.dtype) if args.op == "dyt" else None,
+            residual=args.residual, name=name,
+            attrs={"epsilon": args.eps, "epsilon_mode": args.epsilon_mode,
+                   "weight_offset": args.weight_offset,
+                   "cast_mode": args.cast_mode,
+                   "compute_type": args.compute_type})
+        source = spec.source()
+    except ValueError as error:
+        sys.exit(f"norm-aot: {error}")
+
+    os.makedirs(out_dir, exist_ok=True)
+    prefix = os.path.join(out_dir, base)
+    norm_opt = find_tool("norm-opt", [HERE])
+    translate = find_tool("mlir-translate", [LLVM_TOOLS_DIR])
+    llc = find_tool("llc", [LLVM_TOOLS_DIR])
+    cc = os.environ.get("CC") or shutil.which("cc") or "cc"
+
+    def run(cmd):
+        if args.verbose:
+            print(" ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
+        result = subprocess.run(cmd)
+        if result.returncode != 0:
+            sys.exit(f"norm-aot: '{os.path.basename(cmd[0])}' failed "
+                     f"(exit code {result.returncode})")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = out_dir if args.keep else tmp
+        kernel = os.path.join(work, base + ".mlir")
+        lowered = os.path.join(work, base + ".llvm.mlir")
+        llvm_ir = os.path.join(work, base + ".ll")
+        with open(kernel, "w") as f:
+            f.write(source)
+        pipeline = "--norm-cpu-pipeline"
+        if args.pipeline_options:
+            pipeline += "=" + args.pipeline_options
+        run([norm_opt, kernel, pipeline, "-o", lowered])
+        run([translate, "--mlir-to-llvmir", lowered, "-o", llvm_ir])
+        run([llc, "-O3", "-filetype=obj", "-relocation-model=pic",
+             f"-mcpu={args.mcpu}", llvm_ir, "-o", prefix + ".o"])
+    link = " and -lm"
+    runtime = []
+    if needs_float16_utils(undefined_symbols(
+            find_tool("llvm-nm", [LLVM_TOOLS_DIR]), prefix + ".o")):
+        utils = os.path.join(LLVM_LIBRARY_DIR, FLOAT16_UTILS)
+        runtime = [utils, f"-Wl,-rpath,{LLVM_LIBRARY_DIR}"]
+        link = f", -lm and {utils}"
+    if args.shared:
+        run([cc, "-shared", prefix + ".o", "-o",
+             os.path.join(out_dir, f"lib{base}.so"), "-lm"] + runtime)
+
+    shape = "x".join("?" if d is None else str(d) for d in spec.shape)
+    parts = [f"{spec.op} on {shape}x{spec.dtype}"]
+    for key in ("weight", "bias", "alpha"):
+        if getattr(spec, key):
+            parts.append(f"{key} {getattr(spec, key)}")
+    if spec.residual:
+        parts.append("residual")
+    parts += [f"{k} {v}" for k, v in sorted(spec.attrs.items())
+              if v is not None]
+    write_header(spec, prefix + ".h", ", ".join(parts), link)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
