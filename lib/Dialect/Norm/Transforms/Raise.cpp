@@ -425,8 +425,13 @@ bool NormChainMatcher::matchEpsilonAdd(TensorExpr *e, TensorExpr *&stat,
       continue;
     if (m.epsilon && *m.epsilon != eps->constant)
       return fail(kStructure, "the chain adds two different epsilons");
-    m.epsilon = eps->constant;
     stat = e->getOperand(1 - i);
+    // (s + e1) + e2: two epsilons where the op has one.
+    if (stat->is(Kind::Add) && stat->containsSum &&
+        (stat->getOperand(0)->is(Kind::Const) ||
+         stat->getOperand(1)->is(Kind::Const)))
+      return fail(kStructure, "the chain adds two epsilons to the statistic");
+    m.epsilon = eps->constant;
     return true;
   }
   for (unsigned i = 0; i < 2; ++i) {
@@ -1153,22 +1158,26 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
   for (Operation *op : created.ops)
     rewriter.insert(op);
   created.ops.clear();
-  rewriter.replaceOp(root, normOp->getResult(0));
-
-  // Erase the chain, then what only it used (inits, constants).
+  // Replace the root, erase the chain, then what only it used (inits,
+  // constants).
   llvm::SetVector<Operation *> maybeDead;
   llvm::SmallPtrSet<Operation *, 8> erasedHere;
-  for (Operation *op : llvm::reverse(analysis.interior)) {
-    if (op == root || !op->use_empty())
-      continue;
+  auto eraseAndCollect = [&](Operation *op, function_ref<void()> erase) {
     llvm::SetVector<Value> used(op->getOperands().begin(),
                                 op->getOperands().end());
     getUsedValuesDefinedAbove(op->getRegions(), used);
     erasedHere.insert(op);
-    rewriter.eraseOp(op);
+    erase();
     for (Value value : used)
       if (Operation *def = value.getDefiningOp())
         maybeDead.insert(def);
+  };
+  eraseAndCollect(root,
+                  [&] { rewriter.replaceOp(root, normOp->getResult(0)); });
+  for (Operation *op : llvm::reverse(analysis.interior)) {
+    if (erasedHere.contains(op) || !op->use_empty())
+      continue;
+    eraseAndCollect(op, [&] { rewriter.eraseOp(op); });
   }
   SmallVector<Operation *> worklist(maybeDead.begin(), maybeDead.end());
   while (!worklist.empty()) {
