@@ -398,10 +398,11 @@ bool NormChainMatcher::matchMean(TensorExpr *e, TensorExpr *&summand,
   }
   Type type = e->type;
   double c = scale->constant;
-  double expected =
-      divides ? static_cast<double>(count) : roundToType(1.0 / count, type);
+  // N itself is rounded to the arithmetic type, as the op's lowering does.
+  double expected = divides ? roundToType(static_cast<double>(count), type)
+                            : roundToType(1.0 / count, type);
   if (c != expected) {
-    double unbiased = divides ? static_cast<double>(count - 1)
+    double unbiased = divides ? roundToType(count - 1.0, type)
                               : roundToType(1.0 / (count - 1), type);
     std::string what =
         (divides ? "divided by " : "scaled by ") + formatNumber(c);
@@ -920,14 +921,20 @@ static ChainAnalysis analyzeChain(Operation *root) {
 
   // Anchors: the reductions and tanh ops the expression went through.
   llvm::SmallPtrSet<Operation *, 8> anchorSet;
-  root->getBlock()->walk([&](Operation *op) {
-    if (op->getNumResults() != 1)
+  builder.forEachEvaluatedValue([&](Value value, ArrayRef<TensorExpr *> nodes) {
+    Operation *op = value.getDefiningOp();
+    if (!op || anchorSet.contains(op))
       return;
-    for (TensorExpr *node : builder.getNodesOf(op->getResult(0)))
-      if ((node->is(Kind::Sum) || node->is(Kind::Tanh)) &&
-          anchorSet.insert(op).second)
-        analysis.anchors.push_back(op);
+    if (llvm::any_of(nodes, [](TensorExpr *node) {
+          return node->is(Kind::Sum) || node->is(Kind::Tanh);
+        })) {
+      anchorSet.insert(op);
+      analysis.anchors.push_back(op);
+    }
   });
+  // A chain fused into one op anchors itself.
+  if (analysis.anchors.empty())
+    analysis.anchors.push_back(root);
 
   if (!match) {
     analysis.progress = matcher.getProgress();
