@@ -144,17 +144,28 @@ public:
   std::optional<NormMatch> match(TensorExpr *root);
 
   int getProgress() const { return bestProgress; }
-  StringRef getReason() const { return bestReason; }
+  StringRef getReason() const {
+    return bestReason.empty() ? "the chain matches no normalization form"
+                              : StringRef(bestReason);
+  }
 
-  /// Records a failure; the one of the attempt that got furthest is kept.
+  /// Records a failure; the one of the attempt that got furthest is kept
+  /// (the first on a tie).
   bool fail(int progress, const Twine &reason) {
-    if (progress > bestProgress) {
+    if (progress > bestProgress ||
+        (progress == bestProgress && bestReason.empty())) {
       bestProgress = progress;
       bestReason = reason.str();
     }
     return false;
   }
-  void reach(int progress) { fail(progress, "incomplete match"); }
+  /// Records that an attempt got to `progress`, without a reason yet.
+  void reach(int progress) {
+    if (progress > bestProgress) {
+      bestProgress = progress;
+      bestReason.clear();
+    }
+  }
 
 private:
   using CoreFn = function_ref<bool(TensorExpr *, NormMatch &)>;
@@ -755,11 +766,9 @@ bool NormChainMatcher::checkParam(TensorExpr *p, StringRef name,
          (shape[leading + j] == 1 && frame[d] == 1);
   }
   if (!ok)
-    return fail(kCore,
-                llvm::formatv("the {0} of type {1} is not applied "
-                              "along the normalized dims {2}",
-                              name, formatType(type),
-                              formatDims(m.reducedDims ? m.reducedDims : 0)));
+    return fail(kCore, llvm::formatv("the {0} of type {1} is not applied "
+                                     "along the normalized dims {2}..{3}",
+                                     name, formatType(type), m.axis, rank - 1));
   return true;
 }
 
