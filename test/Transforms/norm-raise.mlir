@@ -58,6 +58,71 @@ func.func @layer_norm_named_ops(%x: tensor<4x8xf32>, %w: tensor<8xf32>, %b: tens
 
 // -----
 
+// RMSNorm in named linalg ops: linalg.square, linalg.reduce, the row
+// statistic through expand_shape and collapse_shape, linalg.rsqrt and two
+// linalg.broadcast.
+// CHECK-LABEL: func @rms_norm_named_ops
+//  CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<8xf32>)
+//       CHECK: %[[Y:.*]] = norm.rms_norm %[[X]] weight(%[[W]]) {epsilon = 9.99999974E-6 : f32} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+//  CHECK-NEXT: return %[[Y]]
+func.func @rms_norm_named_ops(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %inv_n = arith.constant 0.125 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %full = tensor.empty() : tensor<4x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %sq = linalg.square ins(%x : tensor<4x8xf32>) outs(%full : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %sum = linalg.reduce ins(%sq : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  %scale = linalg.fill ins(%inv_n : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ms = linalg.mul ins(%scale, %sum : tensor<4xf32>, tensor<4xf32>) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ms2 = tensor.expand_shape %ms [[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+  %eps_t = arith.constant dense<9.99999974E-6> : tensor<4x1xf32>
+  %e = arith.addf %eps_t, %ms2 : tensor<4x1xf32>
+  %e1 = tensor.collapse_shape %e [[0, 1]] : tensor<4x1xf32> into tensor<4xf32>
+  %r = linalg.rsqrt ins(%e1 : tensor<4xf32>) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %r_b = linalg.broadcast ins(%r : tensor<4xf32>) outs(%full : tensor<4x8xf32>) dimensions = [1]
+  %n = linalg.mul ins(%r_b, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%full : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %w_b = linalg.broadcast ins(%w : tensor<8xf32>) outs(%full : tensor<4x8xf32>) dimensions = [0]
+  %y = linalg.mul ins(%n, %w_b : tensor<4x8xf32>, tensor<4x8xf32>) outs(%full : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// LayerNorm in TOSA ops, the mean as a multiply by tosa.reciprocal of N (with
+// the tosa.mul shift), the centered value emitted twice (not CSE'd), the
+// weight reshaped with tosa.reshape.
+// CHECK-LABEL: func @layer_norm_tosa_reciprocal
+//  CHECK-SAME: (%[[X:.*]]: tensor<2x6xf32>, %[[W:.*]]: tensor<6xf32>)
+//       CHECK: %[[Y:.*]] = norm.layer_norm %[[X]] weight(%[[W]]) {epsilon = 1.000000e-03 : f32} : (tensor<2x6xf32>, tensor<6xf32>) -> tensor<2x6xf32>
+//  CHECK-NEXT: return %[[Y]]
+func.func @layer_norm_tosa_reciprocal(%x: tensor<2x6xf32>, %w: tensor<6xf32>) -> tensor<2x6xf32> {
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %n = "tosa.const"() <{values = dense<6.0> : tensor<1x1xf32>}> : () -> tensor<1x1xf32>
+  %eps = "tosa.const"() <{values = dense<1.0e-3> : tensor<1x1xf32>}> : () -> tensor<1x1xf32>
+  %shape = tosa.const_shape {values = dense<[1, 6]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %inv_n = tosa.reciprocal %n : (tensor<1x1xf32>) -> tensor<1x1xf32>
+  %sum = tosa.reduce_sum %x {axis = 1 : i32} : (tensor<2x6xf32>) -> tensor<2x1xf32>
+  %mean = tosa.mul %sum, %inv_n, %shift : (tensor<2x1xf32>, tensor<1x1xf32>, tensor<1xi8>) -> tensor<2x1xf32>
+  %c1 = tosa.sub %x, %mean : (tensor<2x6xf32>, tensor<2x1xf32>) -> tensor<2x6xf32>
+  %sq = tosa.mul %c1, %c1, %shift : (tensor<2x6xf32>, tensor<2x6xf32>, tensor<1xi8>) -> tensor<2x6xf32>
+  %ssum = tosa.reduce_sum %sq {axis = 1 : i32} : (tensor<2x6xf32>) -> tensor<2x1xf32>
+  %var = tosa.mul %ssum, %inv_n, %shift : (tensor<2x1xf32>, tensor<1x1xf32>, tensor<1xi8>) -> tensor<2x1xf32>
+  %ve = tosa.add %var, %eps : (tensor<2x1xf32>, tensor<1x1xf32>) -> tensor<2x1xf32>
+  %rstd = tosa.rsqrt %ve : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %c2 = tosa.sub %x, %mean : (tensor<2x6xf32>, tensor<2x1xf32>) -> tensor<2x6xf32>
+  %nrm = tosa.mul %c2, %rstd, %shift : (tensor<2x6xf32>, tensor<2x1xf32>, tensor<1xi8>) -> tensor<2x6xf32>
+  %w2 = tosa.reshape %w, %shape : (tensor<6xf32>, !tosa.shape<2>) -> tensor<1x6xf32>
+  %y = tosa.mul %w2, %nrm, %shift : (tensor<1x6xf32>, tensor<2x6xf32>, tensor<1xi8>) -> tensor<2x6xf32>
+  return %y : tensor<2x6xf32>
+}
+
+// -----
+
 // Hugging Face's LLaMA RMSNorm on bf16 in tensor-level arith/math: extf,
 // x * x, linalg.reduce, a multiply by 1/N, expand_shape of the row
 // statistic, rsqrt, truncf, then the bf16 weight (before_weight).
