@@ -5,7 +5,7 @@ on deterministic constant inputs and prints every result.
 
     wrap-main.py <input.mlir> -o <output.mlir> --manifest <manifest.txt>
 
-Each chunk may carry its own `{-# dialect_resources #-}` section (as
+Scalar float arguments get the value 1e-5. Each chunk may carry its own `{-# dialect_resources #-}` section (as
 torch-mlir prints it) and its own `#map` aliases; both are renamed per chunk
 so that the chunks can share one module. Inputs are tensors of the
 function's argument types (dynamic dims get size 3, behind a tensor.cast);
@@ -54,15 +54,16 @@ def parse_chunk(chunk, index):
                           resources)
         if match:
             entries.append('{}: {}'.format(new, match.group(1)))
-    alias_lines, body = [], []
-    lines = main.splitlines()
-    module_start = next(i for i, l in enumerate(lines)
-                        if l.startswith("module"))
-    module_end = max(i for i, l in enumerate(lines) if l.startswith("}"))
-    for line in lines[:module_start]:
-        if line.startswith("#"):
-            alias_lines.append(line)
-    body = lines[module_start + 1:module_end]
+    lines = [l for l in main.splitlines() if not l.lstrip().startswith("//")]
+    starts = [i for i, l in enumerate(lines) if l.startswith("module")]
+    if starts:
+        module_end = max(i for i, l in enumerate(lines) if l.startswith("}"))
+        body = lines[starts[0] + 1:module_end]
+        prefix = lines[:starts[0]]
+    else:  # A chunk without an explicit module.
+        body = [l for l in lines if not l.startswith("#")]
+        prefix = lines
+    alias_lines = [l for l in prefix if l.startswith("#")]
     return alias_lines, body, entries
 
 
@@ -168,6 +169,13 @@ def main():
     for fn_index, (name, arg_types, result_types) in enumerate(functions):
         operands = []
         for arg_index, arg_type in enumerate(arg_types):
+            if not arg_type.startswith("tensor<"):
+                value = "%in{}".format(counter)
+                counter += 1
+                main_lines.append("    {} = arith.constant 1.0e-05 : {}"
+                                  .format(value, arg_type))
+                operands.append(value)
+                continue
             shape, element = parse_type(arg_type)
             static = [DYNAMIC_SIZE if s is None else s for s in shape]
             static_type = "tensor<{}>".format(

@@ -144,17 +144,28 @@ public:
   std::optional<NormMatch> match(TensorExpr *root);
 
   int getProgress() const { return bestProgress; }
-  StringRef getReason() const { return bestReason; }
+  StringRef getReason() const {
+    return bestReason.empty() ? "the chain matches no normalization form"
+                              : StringRef(bestReason);
+  }
 
-  /// Records a failure; the one of the attempt that got furthest is kept.
+  /// Records a failure; the one of the attempt that got furthest is kept
+  /// (the first on a tie).
   bool fail(int progress, const Twine &reason) {
-    if (progress > bestProgress) {
+    if (progress > bestProgress ||
+        (progress == bestProgress && bestReason.empty())) {
       bestProgress = progress;
       bestReason = reason.str();
     }
     return false;
   }
-  void reach(int progress) { fail(progress, "incomplete match"); }
+  /// Records that an attempt got to `progress`, without a reason yet.
+  void reach(int progress) {
+    if (progress > bestProgress) {
+      bestProgress = progress;
+      bestReason.clear();
+    }
+  }
 
 private:
   using CoreFn = function_ref<bool(TensorExpr *, NormMatch &)>;
@@ -398,10 +409,11 @@ bool NormChainMatcher::matchMean(TensorExpr *e, TensorExpr *&summand,
   }
   Type type = e->type;
   double c = scale->constant;
-  double expected =
-      divides ? static_cast<double>(count) : roundToType(1.0 / count, type);
+  // N itself is rounded to the arithmetic type, as the op's lowering does.
+  double expected = divides ? roundToType(static_cast<double>(count), type)
+                            : roundToType(1.0 / count, type);
   if (c != expected) {
-    double unbiased = divides ? static_cast<double>(count - 1)
+    double unbiased = divides ? roundToType(count - 1.0, type)
                               : roundToType(1.0 / (count - 1), type);
     std::string what =
         (divides ? "divided by " : "scaled by ") + formatNumber(c);
@@ -425,8 +437,13 @@ bool NormChainMatcher::matchEpsilonAdd(TensorExpr *e, TensorExpr *&stat,
       continue;
     if (m.epsilon && *m.epsilon != eps->constant)
       return fail(kStructure, "the chain adds two different epsilons");
-    m.epsilon = eps->constant;
     stat = e->getOperand(1 - i);
+    // (s + e1) + e2: two epsilons where the op has one.
+    if (stat->is(Kind::Add) && stat->containsSum &&
+        (stat->getOperand(0)->is(Kind::Const) ||
+         stat->getOperand(1)->is(Kind::Const)))
+      return fail(kStructure, "the chain adds two epsilons to the statistic");
+    m.epsilon = eps->constant;
     return true;
   }
   for (unsigned i = 0; i < 2; ++i) {
@@ -749,11 +766,9 @@ bool NormChainMatcher::checkParam(TensorExpr *p, StringRef name,
          (shape[leading + j] == 1 && frame[d] == 1);
   }
   if (!ok)
-    return fail(kCore,
-                llvm::formatv("the {0} of type {1} is not applied "
-                              "along the normalized dims {2}",
-                              name, formatType(type),
-                              formatDims(m.reducedDims ? m.reducedDims : 0)));
+    return fail(kCore, llvm::formatv("the {0} of type {1} is not applied "
+                                     "along the normalized dims {2}..{3}",
+                                     name, formatType(type), m.axis, rank - 1));
   return true;
 }
 
@@ -915,14 +930,20 @@ static ChainAnalysis analyzeChain(Operation *root) {
 
   // Anchors: the reductions and tanh ops the expression went through.
   llvm::SmallPtrSet<Operation *, 8> anchorSet;
-  root->getBlock()->walk([&](Operation *op) {
-    if (op->getNumResults() != 1)
+  builder.forEachEvaluatedValue([&](Value value, ArrayRef<TensorExpr *> nodes) {
+    Operation *op = value.getDefiningOp();
+    if (!op || anchorSet.contains(op))
       return;
-    for (TensorExpr *node : builder.getNodesOf(op->getResult(0)))
-      if ((node->is(Kind::Sum) || node->is(Kind::Tanh)) &&
-          anchorSet.insert(op).second)
-        analysis.anchors.push_back(op);
+    if (llvm::any_of(nodes, [](TensorExpr *node) {
+          return node->is(Kind::Sum) || node->is(Kind::Tanh);
+        })) {
+      anchorSet.insert(op);
+      analysis.anchors.push_back(op);
+    }
   });
+  // A chain fused into one op anchors itself.
+  if (analysis.anchors.empty())
+    analysis.anchors.push_back(root);
 
   if (!match) {
     analysis.progress = matcher.getProgress();
@@ -1153,22 +1174,26 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
   for (Operation *op : created.ops)
     rewriter.insert(op);
   created.ops.clear();
-  rewriter.replaceOp(root, normOp->getResult(0));
-
-  // Erase the chain, then what only it used (inits, constants).
+  // Replace the root, erase the chain, then what only it used (inits,
+  // constants).
   llvm::SetVector<Operation *> maybeDead;
   llvm::SmallPtrSet<Operation *, 8> erasedHere;
-  for (Operation *op : llvm::reverse(analysis.interior)) {
-    if (op == root || !op->use_empty())
-      continue;
+  auto eraseAndCollect = [&](Operation *op, function_ref<void()> erase) {
     llvm::SetVector<Value> used(op->getOperands().begin(),
                                 op->getOperands().end());
     getUsedValuesDefinedAbove(op->getRegions(), used);
     erasedHere.insert(op);
-    rewriter.eraseOp(op);
+    erase();
     for (Value value : used)
       if (Operation *def = value.getDefiningOp())
         maybeDead.insert(def);
+  };
+  eraseAndCollect(root,
+                  [&] { rewriter.replaceOp(root, normOp->getResult(0)); });
+  for (Operation *op : llvm::reverse(analysis.interior)) {
+    if (erasedHere.contains(op) || !op->use_empty())
+      continue;
+    eraseAndCollect(op, [&] { rewriter.eraseOp(op); });
   }
   SmallVector<Operation *> worklist(maybeDead.begin(), maybeDead.end());
   while (!worklist.empty()) {

@@ -368,8 +368,30 @@ ArrayRef<TensorExpr *> TensorExprBuilder::getNodesOf(Value value) const {
   return it->second;
 }
 
-/// The splat float value of a constant, if it is one.
+/// The value of an integer constant, seen through index casts and integer
+/// extensions.
+static std::optional<APInt> getIntegerConstant(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+             arith::ExtUIOp>(op))
+      break;
+    value = op->getOperand(0);
+  }
+  APInt integer;
+  if (!matchPattern(value, m_ConstantInt(&integer)))
+    return std::nullopt;
+  return integer;
+}
+
+/// The splat float value of a constant, if it is one; also an integer
+/// constant converted by sitofp/uitofp (an element count, say).
 static std::optional<double> getSplatFloat(Value value) {
+  if (auto convert = value.getDefiningOp<arith::SIToFPOp>())
+    if (std::optional<APInt> integer = getIntegerConstant(convert.getIn()))
+      return static_cast<double>(integer->getSExtValue());
+  if (auto convert = value.getDefiningOp<arith::UIToFPOp>())
+    if (std::optional<APInt> integer = getIntegerConstant(convert.getIn()))
+      return static_cast<double>(integer->getZExtValue());
   Attribute attr;
   if (!matchPattern(value, m_Constant(&attr)))
     return std::nullopt;
@@ -645,14 +667,6 @@ TensorExpr *TensorExprBuilder::evaluateScalar(
     expr = isSupportedFloat(scalar.getType())
                ? getConst(*splat, scalar.getType())
                : nullptr;
-  } else if (op && inBody && isa<arith::SIToFPOp, arith::UIToFPOp>(op)) {
-    APInt integer;
-    if (matchPattern(op->getOperand(0), m_ConstantInt(&integer)) &&
-        isSupportedFloat(scalar.getType()))
-      expr = getConst(isa<arith::SIToFPOp>(op)
-                          ? static_cast<double>(integer.getSExtValue())
-                          : static_cast<double>(integer.getZExtValue()),
-                      scalar.getType());
   } else if (op && inBody) {
     expr = buildElementwise(
         op, llvm::to_vector(op->getOperands()), [&](Value operand) {

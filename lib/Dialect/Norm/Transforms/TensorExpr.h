@@ -105,6 +105,13 @@ public:
   /// Every node that `value` was evaluated to (under any access map).
   ArrayRef<TensorExpr *> getNodesOf(Value value) const;
 
+  /// Calls `fn` on every value evaluated so far, with its nodes.
+  void forEachEvaluatedValue(
+      function_ref<void(Value, ArrayRef<TensorExpr *>)> fn) const {
+    for (const auto &[value, list] : nodesOfValue)
+      fn(value, list);
+  }
+
   ArrayRef<int64_t> getFrameShape() const { return frameShape; }
   int64_t getRank() const { return frameShape.size(); }
   MLIRContext *getContext() const { return context; }
