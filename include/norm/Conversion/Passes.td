@@ -129,8 +129,10 @@ def NormStoreNarrowFloatsAsIntsPass
     of `vector<Nxbf16>` that comes from a bitcast of `vector<Nxi16>` (what
     `arith-expand{include-bf16}` produces for `arith.truncf`), lane by lane.
     With opaque pointers the stored type is irrelevant, so this pass stores
-    the integer vector itself; loads of 16-bit float vectors that are only
-    bitcast to integers are rewritten the same way.
+    the integer vector itself. It also drops the arith `fastmath`
+    attribute that `arith-emulate-unsupported-floats` + `convert-to-llvm`
+    leave on `llvm.fpext`/`llvm.fptrunc` (ops without fastmath flags), so
+    the output parses without the arith dialect (e.g. in `mlir-runner`).
 
     ```mlir
     %b = llvm.bitcast %i : vector<32xi16> to vector<32xbf16>

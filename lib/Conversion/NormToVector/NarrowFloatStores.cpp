@@ -7,6 +7,7 @@
 
 #include "norm/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 namespace mlir {
@@ -32,6 +33,15 @@ struct NormStoreNarrowFloatsAsIntsPass
           NormStoreNarrowFloatsAsIntsPass> {
   void runOnOperation() override {
     getOperation()->walk([](Operation *op) {
+      // arith-emulate-unsupported-floats marks its extf/truncf `contract`;
+      // the LLVM conversion copies that arith attribute onto llvm.fpext and
+      // llvm.fptrunc, which have no fastmath flags, and the printed module
+      // then needs the arith dialect to parse.
+      if (isa<LLVM::FPExtOp, LLVM::FPTruncOp>(op) &&
+          isa_and_nonnull<arith::FastMathFlagsAttr>(op->getAttr("fastmath"))) {
+        op->removeAttr("fastmath");
+        return;
+      }
       // store (bitcast iN-vector to fN-vector) -> store iN-vector.
       if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
         auto cast = store.getValue().getDefiningOp<LLVM::BitcastOp>();
