@@ -3,7 +3,7 @@
 reference (the original IR) and the candidate (after a transformation), with
 the error metric and bounds of DESIGN section 6.
 
-    compare-outputs.py <manifest.txt> <reference.txt> <candidate.txt>
+    compare-outputs.py [--bound TYPE=VALUE]... <manifest.txt> <reference.txt> <candidate.txt>
 
 The manifest (from wrap-main.py) names each printed tensor and its element
 type. Per tensor the error is max |y - ref| / (|ref| + rms(ref)); the bound
@@ -54,20 +54,28 @@ def error(ref, y):
 
 
 def main():
-    if len(sys.argv) != 4:
+    # --bound TYPE=VALUE overrides a bound, for transformations documented to
+    # need more (e.g. reassociated bf16 matmuls).
+    args = sys.argv[1:]
+    bounds = dict(BOUNDS)
+    while len(args) >= 2 and args[0] == "--bound":
+        element, _, value = args[1].partition("=")
+        bounds[element] = float(value)
+        args = args[2:]
+    if len(args) != 3:
         print(__doc__, file=sys.stderr)
         return 2
-    with open(sys.argv[1]) as f:
+    with open(args[0]) as f:
         manifest = [line.split() for line in f if line.strip()]
-    reference = read_tensors(sys.argv[2])
-    candidate = read_tensors(sys.argv[3])
+    reference = read_tensors(args[1])
+    candidate = read_tensors(args[2])
     if not (len(manifest) == len(reference) == len(candidate)):
         print("count mismatch: manifest {}, reference {}, candidate {}".format(
             len(manifest), len(reference), len(candidate)))
         return 1
     failures = 0
     for (name, index, element), ref, y in zip(manifest, reference, candidate):
-        bound = BOUNDS[element]
+        bound = bounds[element]
         err = error(ref, y) if ref.shape == y.shape else math.inf
         ok = err <= bound
         failures += not ok
