@@ -27,12 +27,29 @@ config.substitutions.append(
     ("%mlir_c_runner_utils",
      os.path.join(config.mlir_lib_dir, "libmlir_c_runner_utils.so")))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+config.substitutions.append(
+    ("%norm_tools", os.path.join(config.norm_src_root, "test", "tools")))
+config.substitutions.append(
+    ("%norm_cuda_runtime",
+     os.path.join(config.norm_obj_root, "lib",
+                  "libnorm_cuda_runtime" + config.llvm_shlib_ext)))
+
+# The CUDA toolkit norm-gpu-pipeline uses by default ($CUDA_HOME, else
+# /usr/local/cuda): compile-only GPU tests need its ptxas and libdevice.
+cuda_toolkit = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+ptxas = os.path.join(cuda_toolkit, "bin", "ptxas")
+libdevice = os.path.join(cuda_toolkit, "nvvm", "libdevice", "libdevice.10.bc")
+if os.access(ptxas, os.X_OK) and os.path.exists(libdevice):
+    config.available_features.add("cuda-toolkit")
+config.substitutions.append(("%ptxas", ptxas))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
+                                     "CUDA_HOME"])
 llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.norm_tools_dir, append_path=True)
 
 tool_dirs = [config.norm_tools_dir, config.llvm_tools_dir]
-tools = ["norm-opt", "mlir-runner", "mlir-opt"]
+tools = ["norm-opt", "mlir-runner", "mlir-opt", "mlir-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

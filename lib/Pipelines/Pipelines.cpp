@@ -1,7 +1,8 @@
-//===- Pipelines.cpp - norm-cpu-pipeline ------------------------*- C++ -*-===//
+//===- Pipelines.cpp - norm-cpu-pipeline and norm-gpu-pipeline --*- C++ -*-===//
 //
-// The whole-module CPU pipeline: norm lowering, TOSA and tensor-level
-// elementwise ops to linalg, bufferization, loops, and the LLVM dialect.
+// The whole-module pipelines: norm lowering, TOSA and tensor-level
+// elementwise ops to linalg, bufferization, loops, and the LLVM dialect; for
+// the GPU also kernel outlining, NVVM and a gpu.binary.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +14,13 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::norm;
@@ -110,6 +116,141 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   return appendPipeline(pm, tail);
 }
 
+//===----------------------------------------------------------------------===//
+// norm-gpu-pipeline
+//===----------------------------------------------------------------------===//
+
+std::string mlir::norm::getDefaultCUDAToolkitPath() {
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    return home;
+  return "/usr/local/cuda";
+}
+
+/// Whether `chip` names an NVIDIA GPU architecture the NVPTX backend knows
+/// the form of: `sm_` and a number >= 50, with an optional `a` or `f`
+/// suffix (sm_90a, sm_100f).
+static bool isValidChip(StringRef chip) {
+  if (!chip.consume_front("sm_"))
+    return false;
+  if (!chip.consume_back("a"))
+    chip.consume_back("f");
+  unsigned number = 0;
+  return chip.size() >= 2 && chip.size() <= 3 &&
+         llvm::all_of(chip, llvm::isDigit) && !chip.getAsInteger(10, number) &&
+         number >= 50;
+}
+
+/// Whether `features` is a PTX ISA version feature (`+ptxNN`).
+static bool isValidFeatures(StringRef features) {
+  if (!features.consume_front("+ptx"))
+    return false;
+  return features.size() >= 2 && features.size() <= 3 &&
+         llvm::all_of(features, llvm::isDigit);
+}
+
+LogicalResult
+mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
+                                 const NormGPUPipelineOptions &options) {
+  auto fail = [&](const Twine &message) {
+    pm.addPass(std::make_unique<PipelineErrorPass>(message.str()));
+    return failure();
+  };
+  if (pm.getOpAnchorName() != ModuleOp::getOperationName() &&
+      pm.getOpAnchorName() != OpPassManager::getAnyOpAnchorName())
+    return fail("norm-gpu-pipeline runs on builtin.module, not on '" +
+                pm.getOpAnchorName() + "'");
+  if (!isValidChip(options.chip))
+    return fail("norm-gpu-pipeline: option 'chip' must name an NVIDIA GPU "
+                "architecture such as sm_80, sm_90 or sm_90a, got '" +
+                options.chip + "'");
+  if (!isValidFeatures(options.features))
+    return fail("norm-gpu-pipeline: option 'features' must be a PTX ISA "
+                "version such as +ptx80, got '" +
+                options.features + "'");
+  StringRef format = options.format;
+  if (format != "isa" && format != "bin" && format != "fatbin")
+    return fail("norm-gpu-pipeline: option 'format' must be 'isa', 'bin' or "
+                "'fatbin', got '" +
+                format + "'");
+  StringRef memory = options.memory;
+  if (memory != "copy" && memory != "device")
+    return fail("norm-gpu-pipeline: option 'memory' must be 'copy' or "
+                "'device', got '" +
+                memory + "'");
+  if (options.optLevel > 3)
+    return fail("norm-gpu-pipeline: option 'opt-level' must be in [0, 3], "
+                "got " +
+                Twine(unsigned(options.optLevel)));
+
+  // The toolkit: libdevice (tanh, f64 math) always, ptxas and fatbinary for
+  // binary formats.
+  std::string toolkit = options.toolkit.empty() ? getDefaultCUDAToolkitPath()
+                                                : options.toolkit.getValue();
+  SmallString<256> libdevice(toolkit);
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
+  if (!llvm::sys::fs::exists(libdevice))
+    return fail("norm-gpu-pipeline: no CUDA toolkit at '" + toolkit +
+                "' (missing " + libdevice +
+                "); set option 'toolkit' or CUDA_HOME");
+  SmallVector<StringRef> tools;
+  if (format != "isa")
+    tools.push_back("ptxas");
+  if (format == "fatbin")
+    tools.push_back("fatbinary");
+  for (StringRef tool : tools) {
+    SmallString<256> path(toolkit);
+    llvm::sys::path::append(path, "bin", tool);
+    if (!llvm::sys::fs::can_execute(path))
+      return fail("norm-gpu-pipeline: format '" + format + "' needs " + path +
+                  "; set option 'toolkit' or CUDA_HOME");
+  }
+
+  // Frontend forms: TOSA and tensor-level arith/math become linalg.
+  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());
+  if (failed(appendPipeline(pm, "func.func(tosa-to-arith,tosa-to-tensor)")))
+    return failure();
+
+  // Norm ops: kernels on buffers, still at tensor level.
+  NormLowerGPUPassOptions lowerOptions;
+  lowerOptions.memory =
+      memory == "device" ? GPUMemory::Device : GPUMemory::Copy;
+  pm.addNestedPass<func::FuncOp>(createNormLowerGPUPass(lowerOptions));
+
+  // Kernels are outlined into a gpu.module right away, so that buffer
+  // deallocation (which cannot look into kernels) sees only launches. Then
+  // bufferization, the remaining host loops, and streams for the host-side
+  // GPU ops.
+  std::string text = llvm::formatv(
+      "gpu-kernel-outlining,"
+      "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops),"
+      "canonicalize,cse,eliminate-empty-tensors,"
+      "one-shot-bufferize{{bufferize-function-boundaries "
+      "function-boundary-type-conversion=identity-layout-map},"
+      "buffer-deallocation-pipeline,"
+      "func.func(convert-linalg-to-loops),"
+      "func.func(gpu-async-region),"
+      // Device code: NVVM, with the target attached for serialization.
+      "nvvm-attach-target{{chip={0} features={1} O={2}},"
+      "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,"
+      "reconcile-unrealized-casts),"
+      // Host code, as in norm-cpu-pipeline.
+      "func.func(arith-emulate-unsupported-floats{{source-types=bf16,f16 "
+      "target-type=f32},"
+      "math-expand-ops{{ops=rsqrt,tanh},arith-expand{{include-bf16=true}),"
+      "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
+      "convert-scf-to-cf,convert-vector-to-llvm,"
+      "convert-math-to-llvm,convert-math-to-libm,"
+      "convert-func-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+      "convert-cf-to-llvm,"
+      // Runtime calls for host-side GPU ops, and the kernels' binary.
+      "gpu-to-llvm,"
+      "gpu-module-to-binary{{format={3} toolkit={4}},"
+      "canonicalize,cse,reconcile-unrealized-casts",
+      options.chip.getValue(), options.features.getValue(),
+      unsigned(options.optLevel), format, toolkit);
+  return appendPipeline(pm, text);
+}
+
 void mlir::norm::registerNormPipelines() {
   PassPipelineRegistration<NormCPUPipelineOptions>(
       "norm-cpu-pipeline",
@@ -118,5 +259,14 @@ void mlir::norm::registerNormPipelines() {
       [](OpPassManager &pm, const NormCPUPipelineOptions &options) {
         // Invalid options add a pass that reports them and fails.
         (void)buildNormCPUPipeline(pm, options);
+      });
+  PassPipelineRegistration<NormGPUPipelineOptions>(
+      "norm-gpu-pipeline",
+      "Lower a module of norm and upstream tensor-level ops to the LLVM "
+      "dialect with NVIDIA GPU kernels in a gpu.binary (run with "
+      "norm_cuda_runtime)",
+      [](OpPassManager &pm, const NormGPUPipelineOptions &options) {
+        // Invalid options add a pass that reports them and fails.
+        (void)buildNormGPUPipeline(pm, options);
       });
 }

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "norm/InitAllNorm.h"
+#include "norm/Conversion/NormToGPU/NormToGPU.h"
 #include "norm/Conversion/NormToLinalg/NormToLinalg.h"
 #include "norm/Conversion/Passes.h"
 #include "norm/Dialect/Norm/IR/NormDialect.h"
@@ -16,6 +17,7 @@ void mlir::norm::registerAllNormDialects(DialectRegistry &registry) {
   registry.insert<NormDialect>();
   registerAggregatedOpInterfaceExternalModels(registry);
   registerTilingInterfaceExternalModels(registry);
+  registerGPULaunchFuncMemoryEffectsModel(registry);
 }
 
 void mlir::norm::registerAllNormPasses() {

@@ -144,4 +144,85 @@ def NormStoreNarrowFloatsAsIntsPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def NormLowerGPUPass : Pass<"norm-lower-gpu"> {
+  let summary = "Lower norm ops to GPU kernels (a warp or a block per row)";
+  let description = [{
+    Rewrites every norm op into one `gpu.launch` (several, selected at run
+    time, when the row length is dynamic). Rows of at most
+    `warp-max-elements` elements get one warp each (several warps per
+    block), longer rows one block each. Every thread reads its part of the
+    row with 128-bit vector loads (`vector<4xf32>`, `vector<8xbf16>`,
+    `vector<8xf16>`, `vector<2xf64>`; narrower when the row length is not a
+    multiple) and keeps it in registers between the reductions and the write,
+    so `x` (and `residual`) is read once and `y` (and `residual_out`)
+    written once; rows too long for the registers are finished by loops that
+    read the rest of the row again. Row sums are reduced with butterfly
+    `gpu.shuffle xor` in each warp and through workgroup memory across the
+    warps of a block. Narrow types are computed in f32 (the op's compute
+    type); the element arithmetic is the one every norm lowering shares.
+
+    Norm ops are tensor-level, so the pass reaches memrefs by itself, still
+    before bufferization: operands are turned into buffers with
+    `bufferization.to_buffer`, the kernel writes freshly allocated buffers,
+    and the results are `bufferization.to_tensor ... restrict writable` of
+    those, which one-shot bufferization keeps in place. Option `memory`
+    says where the tensors live at run time:
+
+    - `copy` (default): in host memory, as in a module whose inputs are
+      constants and whose results are printed. Operands are copied into
+      `gpu.alloc` buffers with `gpu.memcpy` and results copied back into
+      `memref.alloc` buffers; the device buffers are freed after the kernel.
+    - `device`: in device memory (16-byte aligned), as when a caller passes
+      device buffers. The kernel reads the operands' buffers; a result whose
+      only use is `bufferization.materialize_in_destination` into a memref
+      is written straight into that memref, other results into `gpu.alloc`
+      buffers that the caller owns.
+
+    ```mlir
+    // Before
+    %y = norm.rms_norm %x weight(%w) : (tensor<?x4096xbf16>, tensor<4096xbf16>) -> tensor<?x4096xbf16>
+    // After (sketch, memory=copy)
+    %xh = bufferization.to_buffer %x read_only : tensor<?x4096xbf16> to memref<?x4096xbf16>
+    %xd = gpu.alloc(%len) : memref<?xbf16>
+    gpu.memcpy %xd, %xflat : memref<?xbf16>, memref<?xbf16>
+    gpu.launch blocks(%b, %1, %1) in (%gx = %m, ...) threads(%t, ...) in (%bx = %c128, ...)
+        workgroup(%partial : memref<32xf32, #gpu.address_space<workgroup>>) {
+      %v = vector.load %xd[%i] {alignment = 16} : memref<?xbf16>, vector<8xbf16>
+      ... %s, %ok = gpu.shuffle xor %sum, %c16, %c32 : f32 ...
+      gpu.barrier
+      vector.store %yv, %yd[%i] {alignment = 16} : memref<?xbf16>, vector<8xbf16>
+    }
+    gpu.memcpy %yflat, %yd : memref<?xbf16>, memref<?xbf16>
+    %y = bufferization.to_tensor %yh restrict writable : memref<?x4096xbf16> to tensor<?x4096xbf16>
+    ```
+  }];
+  let options = [
+    Option<"memory", "memory", "::mlir::norm::GPUMemory",
+           /*default=*/"::mlir::norm::GPUMemory::Copy",
+           "Where tensors live at run time: 'copy' (host memory, copied to "
+           "and from the device around each kernel) or 'device'",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::norm::GPUMemory::Copy, "copy",
+                        "host memory, copied around each kernel"),
+             clEnumValN(::mlir::norm::GPUMemory::Device, "device",
+                        "device memory, used in place"))}]>,
+    Option<"warpMaxElements", "warp-max-elements", "int64_t",
+           /*default=*/"1024",
+           "Rows of at most this many elements get a warp, longer rows a "
+           "block">,
+    Option<"maxBlockSize", "max-block-size", "int64_t", /*default=*/"1024",
+           "Most threads per block (a multiple of 32 in [32, 1024])">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // NORM_CONVERSION_PASSES_TD

@@ -51,7 +51,48 @@ struct NormCPUPipelineOptions
 LogicalResult buildNormCPUPipeline(OpPassManager &pm,
                                    const NormCPUPipelineOptions &options);
 
-/// Registers norm-cpu-pipeline (and norm-gpu-pipeline when available).
+/// Options of norm-gpu-pipeline.
+struct NormGPUPipelineOptions
+    : public PassPipelineOptions<NormGPUPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target GPU architecture (sm_NN, e.g. sm_80, sm_90a)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX ISA version feature (+ptxNN)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Form of the kernels in the gpu.binary: 'isa' (PTX), "
+                     "'bin' (cubin) or 'fatbin'"),
+      llvm::cl::init("fatbin")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit path, for ptxas and libdevice (default: "
+                     "$CUDA_HOME, else /usr/local/cuda)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> memory{
+      *this, "memory",
+      llvm::cl::desc("Where tensors live at run time: 'copy' (host memory, "
+                     "copied around each kernel) or 'device'"),
+      llvm::cl::init("copy")};
+  PassOptions::Option<unsigned> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("Optimization level of the device code (0-3)"),
+      llvm::cl::init(3)};
+};
+
+/// Adds norm-gpu-pipeline to `pm` (anchored on builtin.module). Returns
+/// failure, with a diagnostic on stderr, for invalid options or a missing
+/// CUDA toolkit.
+LogicalResult buildNormGPUPipeline(OpPassManager &pm,
+                                   const NormGPUPipelineOptions &options);
+
+/// The CUDA toolkit path norm-gpu-pipeline uses when its option `toolkit` is
+/// empty: $CUDA_HOME, else /usr/local/cuda.
+std::string getDefaultCUDAToolkitPath();
+
+/// Registers norm-cpu-pipeline and norm-gpu-pipeline.
 void registerNormPipelines();
 
 } // namespace norm

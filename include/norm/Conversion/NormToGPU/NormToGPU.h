@@ -1,0 +1,59 @@
+//===- NormToGPU.h - Lower norm ops to GPU kernels ---------------*- C++
+//-*-===//
+//
+// The GPU lowering of norm ops (norm-lower-gpu): one gpu.launch per op with
+// a warp or a block per row.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORM_CONVERSION_NORMTOGPU_NORMTOGPU_H
+#define NORM_CONVERSION_NORMTOGPU_NORMTOGPU_H
+
+#include "norm/Dialect/Norm/IR/NormOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace norm {
+
+/// Where the tensors a norm op reads and writes live at run time.
+enum class GPUMemory {
+  /// In host memory: operands are copied to device buffers before the
+  /// kernel and results back into host buffers after it.
+  Copy,
+  /// In device memory: the kernel reads the operands' buffers directly and
+  /// writes results into device buffers (or into the memref a result is
+  /// materialized into).
+  Device,
+};
+
+/// Parameters of the GPU lowering.
+struct NormGPULoweringOptions {
+  GPUMemory memory = GPUMemory::Copy;
+  /// Rows of at most this many elements get one warp each; longer rows get
+  /// one block each.
+  int64_t warpMaxElements = 1024;
+  /// Most threads per block for rows handled by a block.
+  int64_t maxBlockSize = 1024;
+};
+
+/// Lowers `op` to buffers and a gpu.launch and returns the replacement
+/// values of its results (tensors over the result buffers).
+FailureOr<SmallVector<Value>>
+lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
+                       const NormGPULoweringOptions &options);
+
+/// Adds the pattern rewriting every norm op with lowerNormOpToGPUKernel.
+void populateNormToGPUPatterns(RewritePatternSet &patterns,
+                               const NormGPULoweringOptions &options);
+
+/// Gives `gpu.launch_func` memory effects (it reads and writes its memref
+/// operands), so that host functions that launch kernels go through the
+/// ownership-based buffer deallocation pass. norm-gpu-pipeline outlines the
+/// kernels of norm-lower-gpu before bufferization and needs this.
+void registerGPULaunchFuncMemoryEffectsModel(DialectRegistry &registry);
+
+} // namespace norm
+} // namespace mlir
+
+#endif // NORM_CONVERSION_NORMTOGPU_NORMTOGPU_H

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+#===- run.sh - Run the ahead-of-time GPU check in this folder -------------===#
+#
+#   bash run.sh
+#
+# Runs what `scripts/gpu-check.sh build` put in this folder, needing only the
+# NVIDIA driver: checks for a device, runs every GPU execution test against
+# its precomputed reference, then the GPU benchmark. Logs go to
+# $GPU_CHECK_LOGS (default: $OUT/gpu-check-logs when $OUT is set, else a
+# temporary folder). The last line is `N passed, N failed`; the exit code is
+# non-zero when a test failed, the benchmark failed, or there is no usable
+# GPU. Takes well under 8 minutes on an H100/H200-class GPU.
+#
+#===----------------------------------------------------------------------===#
+set -u
+
+DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+LOGS="${GPU_CHECK_LOGS:-${OUT:+$OUT/gpu-check-logs}}"
+[[ -n "$LOGS" ]] || LOGS="$(mktemp -d "${TMPDIR:-/tmp}/gpu-check-logs.XXXXXX")"
+mkdir -p "$LOGS"
+
+echo "=== device"
+if ! "$DIR/bin/gpu-bench" --device-check; then
+  echo "gpu-check: no usable CUDA GPU here; nothing was run" >&2
+  exit 1
+fi
+
+echo
+echo "=== execution tests (logs in $LOGS)"
+passed=0
+failed=0
+for test in "$DIR"/tests/*; do
+  name="$(basename "$test")"
+  rc=0
+  timeout 150 "$test" "$DIR/refs/$name.ref" >"$LOGS/$name.log" 2>&1 || rc=$?
+  summary="$(tail -n 1 "$LOGS/$name.log")"
+  if [[ $rc == 0 ]]; then
+    passed=$((passed + 1))
+    printf '%-20s ok    %s\n' "$name" "$summary"
+  else
+    failed=$((failed + 1))
+    [[ $rc == 124 ]] && summary="timed out"
+    printf '%-20s FAIL  %s (exit %d)\n' "$name" "$summary" "$rc"
+    grep -A2 -E 'FAIL|error' "$LOGS/$name.log" | head -n 20 | sed 's/^/    /'
+  fi
+done
+
+echo
+echo "=== benchmark"
+bench_rc=0
+timeout 240 "$DIR/bin/gpu-bench" 2>&1 | tee "$LOGS/gpu-bench.log" ||
+  bench_rc=${PIPESTATUS[0]}
+if [[ $bench_rc == 0 ]]; then
+  passed=$((passed + 1))
+else
+  echo "gpu-bench failed (exit $bench_rc)"
+  failed=$((failed + 1))
+fi
+
+echo
+echo "$passed passed, $failed failed"
+[[ $failed == 0 ]]

@@ -1,0 +1,186 @@
+// RUN: norm-opt %s -split-input-file --norm-lower-gpu --canonicalize --cse | FileCheck %s
+// RUN: norm-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(norm-lower-gpu{memory=device warp-max-elements=4096}),canonicalize,cse)" | FileCheck %s --check-prefix=DEVICE
+
+// Short rows: one warp per row, four rows (warps) per block, the row in
+// registers as six vector<4xf32> per lane, a butterfly shuffle reduction and
+// no barrier. Copy mode: operands copied to device buffers and back.
+
+// CHECK-LABEL: func.func @rms_norm_warp_per_row
+//  CHECK-SAME:   %[[X:.*]]: tensor<?x768xf32>, %[[W:.*]]: tensor<768xf32>
+//   CHECK-DAG:   %[[C1:.*]] = arith.constant 1 : index
+//   CHECK-DAG:   %[[C4:.*]] = arith.constant 4 : index
+//   CHECK-DAG:   %[[C32:.*]] = arith.constant 32 : index
+//       CHECK:   %[[XH:.*]] = bufferization.to_buffer %[[X]] read_only
+//       CHECK:   %[[XD:.*]] = gpu.alloc (%{{.*}}) {bufferization.manual_deallocation} : memref<?xf32>
+//       CHECK:   gpu.memcpy %[[XD]], %{{.*}} : memref<?xf32>, memref<?xf32>
+//       CHECK:   %[[YH:.*]] = memref.alloc(%{{.*}}) : memref<?x768xf32>
+//       CHECK:   %[[YD:.*]] = gpu.alloc
+//       CHECK:   gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C32]], %{{.*}} = %[[C4]], %{{.*}} = %[[C1]]) {
+// CHECK-COUNT-6:     vector.load %[[XD]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+//       CHECK:       vector.reduction <add>
+//       CHECK:       gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK-COUNT-4:     gpu.shuffle xor
+//   CHECK-NOT:       gpu.barrier
+//       CHECK:       math.rsqrt
+//       CHECK:       vector.store %{{.*}}, %[[YD]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+//       CHECK:       gpu.terminator
+//       CHECK:   gpu.memcpy %{{.*}}, %[[YD]]
+//       CHECK:   gpu.dealloc %[[XD]] {bufferization.manual_deallocation}
+//       CHECK:   %[[Y:.*]] = bufferization.to_tensor %[[YH]] restrict writable
+//       CHECK:   return %[[Y]]
+func.func @rms_norm_warp_per_row(%x: tensor<?x768xf32>, %w: tensor<768xf32>) -> tensor<?x768xf32> {
+  %y = norm.rms_norm %x weight(%w) : (tensor<?x768xf32>, tensor<768xf32>) -> tensor<?x768xf32>
+  return %y : tensor<?x768xf32>
+}
+
+// -----
+
+// Long rows: one 128-thread block per row, four vector<8xbf16> (128-bit) per
+// thread kept in registers, two block-wide reductions (shifted mean, then
+// variance) through workgroup memory, computed in f32.
+
+// CHECK-LABEL: func.func @layer_norm_block_per_row
+//   CHECK-DAG:   %[[C1:.*]] = arith.constant 1 : index
+//   CHECK-DAG:   %[[C8:.*]] = arith.constant 8 : index
+//   CHECK-DAG:   %[[C128:.*]] = arith.constant 128 : index
+//       CHECK:   gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C8]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C128]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) workgroup(%[[MEAN:.*]] : memref<4xf32, #gpu.address_space<workgroup>>, %[[VAR:.*]] : memref<4xf32, #gpu.address_space<workgroup>>) {
+// CHECK-COUNT-4:     vector.load %{{.*}} {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+//       CHECK:       arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// CHECK-COUNT-5:     gpu.shuffle xor
+//       CHECK:       memref.store %{{.*}}, %[[MEAN]]
+//       CHECK:       gpu.barrier
+// CHECK-COUNT-4:     memref.load %[[MEAN]]
+// CHECK-COUNT-5:     gpu.shuffle xor
+//       CHECK:       memref.store %{{.*}}, %[[VAR]]
+//       CHECK:       gpu.barrier
+//       CHECK:       math.rsqrt
+//       CHECK:       arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
+//       CHECK:       vector.store %{{.*}} {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+func.func @layer_norm_block_per_row(%x: tensor<8x4096xbf16>, %g: tensor<4096xbf16>, %b: tensor<4096xbf16>) -> tensor<8x4096xbf16> {
+  %y = norm.layer_norm %x weight(%g) bias(%b) : (tensor<8x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>) -> tensor<8x4096xbf16>
+  return %y : tensor<8x4096xbf16>
+}
+
+// -----
+
+// A dynamic row length: the warp or block layout and 128-bit or scalar
+// accesses are chosen at run time; empty inputs launch nothing.
+
+// CHECK-LABEL: func.func @rms_norm_dynamic_rows
+//   CHECK-DAG:   %[[C0:.*]] = arith.constant 0 : index
+//   CHECK-DAG:   %[[C1:.*]] = arith.constant 1 : index
+//   CHECK-DAG:   %[[C8:.*]] = arith.constant 8 : index
+//   CHECK-DAG:   %[[C1024:.*]] = arith.constant 1024 : index
+//       CHECK:   %[[N:.*]] = tensor.dim %{{.*}}, %[[C1]] : tensor<?x?xf16>
+//       CHECK:   %[[NONEMPTY:.*]] = arith.cmpi ugt, %{{.*}}, %[[C0]]
+//       CHECK:   scf.if %[[NONEMPTY]] {
+//       CHECK:     %[[SHORT:.*]] = arith.cmpi ule, %[[N]], %[[C1024]]
+//       CHECK:     %[[REM:.*]] = arith.remui %[[N]], %[[C8]]
+//       CHECK:     %[[ALIGNED:.*]] = arith.cmpi eq, %[[REM]], %[[C0]]
+//       CHECK:     scf.if %[[SHORT]] {
+//       CHECK:       scf.if %[[ALIGNED]] {
+//       CHECK:         gpu.launch
+//       CHECK:           vector.load {{.*}} : memref<?xf16>, vector<8xf16>
+//   CHECK-NOT:           gpu.barrier
+//       CHECK:       } else {
+//       CHECK:         gpu.launch
+//       CHECK:           vector.load {{.*}} : memref<?xf16>, vector<1xf16>
+//       CHECK:     } else {
+//       CHECK:       scf.if %[[ALIGNED]] {
+//       CHECK:         gpu.launch
+//       CHECK:           vector.load {{.*}} : memref<?xf16>, vector<8xf16>
+//       CHECK:           gpu.barrier
+//       CHECK:           scf.for
+//       CHECK:       } else {
+//       CHECK:         gpu.launch
+//       CHECK:           vector.load {{.*}} : memref<?xf16>, vector<1xf16>
+func.func @rms_norm_dynamic_rows(%x: tensor<?x?xf16>) -> tensor<?x?xf16> {
+  %y = norm.rms_norm %x : (tensor<?x?xf16>) -> tensor<?x?xf16>
+  return %y : tensor<?x?xf16>
+}
+
+// -----
+
+// Rows too long for the registers: 1024 threads keep four vectors each and
+// loops sweep the rest, accumulating in f64; residual_out is written in the
+// first sweep and read back by the later ones.
+
+// CHECK-LABEL: func.func @layer_norm_residual_long_rows
+//   CHECK-DAG:   %[[C1024:.*]] = arith.constant 1024 : index
+//   CHECK-DAG:   %[[C16384:.*]] = arith.constant 16384 : index
+//       CHECK:   %[[XD:.*]] = gpu.alloc
+//       CHECK:   %[[RD:.*]] = gpu.alloc
+//       CHECK:   %[[YD:.*]] = gpu.alloc
+//       CHECK:   %[[SD:.*]] = gpu.alloc
+//       CHECK:   gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[C1024]], {{.*}} workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-4:     vector.store %{{.*}}, %[[SD]]
+//       CHECK:       scf.for %{{.*}} = %{{.*}} to %[[C16384]] step %[[C1024]] iter_args(%{{.*}} = %{{.*}}) -> (vector<4xf64>)
+//       CHECK:         vector.load %[[XD]]
+//       CHECK:         vector.load %[[RD]]
+//       CHECK:         vector.store %{{.*}}, %[[SD]]
+//       CHECK:       scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<4xf64>)
+//       CHECK:         vector.load %[[SD]]
+//       CHECK:       scf.for
+//       CHECK:         vector.load %[[SD]]
+//       CHECK:         vector.store %{{.*}}, %[[YD]]
+func.func @layer_norm_residual_long_rows(%x: tensor<2x65536xf32>, %r: tensor<2x65536xf32>) -> (tensor<2x65536xf32>, tensor<2x65536xf32>) {
+  %y, %s = norm.layer_norm %x residual(%r) : (tensor<2x65536xf32>, tensor<2x65536xf32>) -> (tensor<2x65536xf32>, tensor<2x65536xf32>)
+  return %y, %s : tensor<2x65536xf32>, tensor<2x65536xf32>
+}
+
+// -----
+
+// DyT has no reduction: no shuffle, no barrier; alpha is a scalar.
+
+// CHECK-LABEL: func.func @dyt_no_reduction
+//       CHECK:   gpu.launch
+//       CHECK:     memref.load
+//       CHECK:     math.tanh %{{.*}} : vector<4xf32>
+//   CHECK-NOT:     gpu.shuffle
+//   CHECK-NOT:     gpu.barrier
+//       CHECK:     gpu.terminator
+func.func @dyt_no_reduction(%x: tensor<4x2x64xf32>, %a: tensor<f32>) -> tensor<4x2x64xf32> {
+  %y = norm.dyt %x alpha(%a) {axis = -2 : i64} : (tensor<4x2x64xf32>, tensor<f32>) -> tensor<4x2x64xf32>
+  return %y : tensor<4x2x64xf32>
+}
+
+// -----
+
+// memory=device: no copies; results materialized into memrefs are written
+// in place, and warp-max-elements moves the warp/block threshold.
+
+// DEVICE-LABEL: func.func @fused_add_rms_norm_in_place
+//  DEVICE-SAME:   %[[X:.*]]: memref<32x8192xbf16>, %[[R:.*]]: memref<32x8192xbf16>, %[[W:.*]]: memref<8192xbf16>, %[[Y:.*]]: memref<32x8192xbf16>, %[[S:.*]]: memref<32x8192xbf16>
+//   DEVICE-NOT:   gpu.memcpy
+//   DEVICE-DAG:   %[[C32:.*]] = arith.constant 32 : index
+//   DEVICE-DAG:   %[[C256:.*]] = arith.constant 256 : index
+//   DEVICE-DAG:   %[[YF:.*]] = memref.collapse_shape %[[Y]]
+//   DEVICE-DAG:   %[[SF:.*]] = memref.collapse_shape %[[S]]
+//       DEVICE:   gpu.launch {{.*}} in (%{{.*}} = %[[C32]], {{.*}} threads({{.*}}) in (%{{.*}} = %[[C256]],
+//       DEVICE:     vector.store %{{.*}}, %[[SF]]
+//       DEVICE:     gpu.barrier
+//       DEVICE:     vector.store %{{.*}}, %[[YF]]
+//   DEVICE-NOT:   gpu.memcpy
+//   DEVICE-NOT:   materialize_in_destination
+//       DEVICE:   return
+func.func @fused_add_rms_norm_in_place(%x: memref<32x8192xbf16>, %r: memref<32x8192xbf16>, %w: memref<8192xbf16>, %y: memref<32x8192xbf16>, %s: memref<32x8192xbf16>) {
+  %xt = bufferization.to_tensor %x restrict : memref<32x8192xbf16> to tensor<32x8192xbf16>
+  %rt = bufferization.to_tensor %r restrict : memref<32x8192xbf16> to tensor<32x8192xbf16>
+  %wt = bufferization.to_tensor %w restrict : memref<8192xbf16> to tensor<8192xbf16>
+  %yt, %st = norm.rms_norm %xt weight(%wt) residual(%rt) : (tensor<32x8192xbf16>, tensor<8192xbf16>, tensor<32x8192xbf16>) -> (tensor<32x8192xbf16>, tensor<32x8192xbf16>)
+  bufferization.materialize_in_destination %yt in restrict writable %y : (tensor<32x8192xbf16>, memref<32x8192xbf16>) -> ()
+  bufferization.materialize_in_destination %st in restrict writable %s : (tensor<32x8192xbf16>, memref<32x8192xbf16>) -> ()
+  return
+}
+
+// -----
+
+// DEVICE-LABEL: func.func @warp_threshold_option
+//       DEVICE:   gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %[[C4:.*]], %{{.*}} = %{{.*}})
+//   DEVICE-NOT:   gpu.barrier
+//       DEVICE:   %[[Y:.*]] = bufferization.to_tensor %{{.*}} restrict writable
+//       DEVICE:   return %[[Y]]
+func.func @warp_threshold_option(%x: tensor<16x2048xf32>) -> tensor<16x2048xf32> {
+  %y = norm.rms_norm %x : (tensor<16x2048xf32>) -> tensor<16x2048xf32>
+  return %y : tensor<16x2048xf32>
+}
