@@ -655,6 +655,18 @@ void NormLowerCPUPass::runOnOperation() {
         << unsigned(threads);
     return signalPassFailure();
   }
+  if (parallelThreshold < 0) {
+    getOperation()->emitError("norm-lower-cpu: option 'parallel-threshold' "
+                              "must be >= 0, got ")
+        << int64_t(parallelThreshold);
+    return signalPassFailure();
+  }
+  if (nontemporalThreshold < -1) {
+    getOperation()->emitError("norm-lower-cpu: option 'nontemporal-threshold' "
+                              "must be >= 0, or -1 for never, got ")
+        << int64_t(nontemporalThreshold);
+    return signalPassFailure();
+  }
   NormCPULoweringOptions options;
   options.vectorWidth = vectorWidth;
   options.threads = threads;
@@ -703,6 +715,12 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
 }
 
 void NormForallToLoopsPass::runOnOperation() {
+  if (threads < 1) {
+    getOperation()->emitError(
+        "norm-forall-to-loops: option 'threads' must be >= 1, got ")
+        << unsigned(threads);
+    return signalPassFailure();
+  }
   IRRewriter rewriter(&getContext());
   SmallVector<scf::ForallOp> loops;
   getOperation()->walk([&](scf::ForallOp loop) { loops.push_back(loop); });
