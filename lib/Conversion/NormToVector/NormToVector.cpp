@@ -566,8 +566,13 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
     Value large = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::uge, elements,
         arith::ConstantIndexOp::create(b, loc, options.parallelThreshold));
-    SmallVector<Type> types(residual ? 2 : 1, RankedTensorType::get(
-        {ShapedType::kDynamic, staticRowSize}, inputType));
+    // The loops' result type: the row count is static when the leading dims
+    // are, even if the row size is not.
+    int64_t staticRows =
+        getConstantIntValue(numRows).value_or(ShapedType::kDynamic);
+    SmallVector<Type> types(
+        residual ? 2 : 1,
+        RankedTensorType::get({staticRows, staticRowSize}, inputType));
     auto ifOp = scf::IfOp::create(b, loc, types, large, true, true);
     {
       OpBuilder::InsertionGuard ifGuard(b);
