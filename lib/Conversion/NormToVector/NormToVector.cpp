@@ -511,6 +511,13 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   computeType = op.getComputeElementType();
   xSizes = tensor::getMixedSizes(b, loc, op.getX());
 
+  // A statically empty input has empty results: nothing to compute, and the
+  // row reshapes below assume that folding the sizes keeps them dynamic.
+  if (llvm::is_contained(xType.getShape(), 0)) {
+    Value empty = tensor::EmptyOp::create(b, loc, xSizes, inputType);
+    return SmallVector<Value>(op->getNumResults(), empty);
+  }
+
   // Rows and row size.
   staticRowSize = 1;
   for (int64_t d = axis; d < rank; ++d)
