@@ -545,8 +545,13 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   maskType = VectorType::get({vectorLength}, b.getI1Type());
 
   x = toMatrix(op.getX());
-  if (Value r = op.getResidual())
+  if (Value r = op.getResidual()) {
+    // The residual may know more or fewer static dims than x: reshape it as
+    // x is reshaped.
+    if (r.getType() != xType)
+      r = tensor::CastOp::create(b, loc, xType, r);
     residual = toMatrix(r);
+  }
   weight = prepareParameter(op.getWeight());
   bias = prepareParameter(op.getBias());
   alpha = prepareParameter(op.getAlpha());
