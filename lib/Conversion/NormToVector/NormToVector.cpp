@@ -80,6 +80,11 @@ private:
   Value toMatrix(Value value);
   /// Reshapes a [rows, N] tensor back to x's shape.
   Value fromMatrix(Value matrix);
+  /// Expands `value` to x's shape along `groups`: a tensor.expand_shape, or
+  /// a tensor.reshape when a group holds several dynamic dims (LLVM 22's
+  /// expand-strided-metadata crashes on such a memref.expand_shape,
+  /// llvm/llvm-project#186830).
+  Value expandToInput(Value value, ArrayRef<ReassociationIndices> groups);
   /// Prepares a weight/bias/alpha operand for reads in the row loop.
   Parameter prepareParameter(Value value);
 
@@ -173,7 +178,6 @@ Value RowLoopBuilder::toMatrix(Value value) {
 }
 
 Value RowLoopBuilder::fromMatrix(Value matrix) {
-  auto resultType = op.getInputType();
   if (rank == 2 && axis == 1)
     return matrix;
   if (axis == 0) {
@@ -184,16 +188,29 @@ Value RowLoopBuilder::fromMatrix(Value matrix) {
     ReassociationIndices all;
     for (int64_t d = 0; d < rank; ++d)
       all.push_back(d);
-    return tensor::ExpandShapeOp::create(b, loc, resultType, flat,
-                                         ArrayRef<ReassociationIndices>{all},
-                                         xSizes);
+    return expandToInput(flat, {all});
   }
   ReassociationIndices lead, normalized;
   for (int64_t d = 0; d < rank; ++d)
     (d < axis ? lead : normalized).push_back(d);
-  return tensor::ExpandShapeOp::create(
-      b, loc, resultType, matrix,
-      ArrayRef<ReassociationIndices>{lead, normalized}, xSizes);
+  return expandToInput(matrix, {lead, normalized});
+}
+
+Value RowLoopBuilder::expandToInput(Value value,
+                                    ArrayRef<ReassociationIndices> groups) {
+  RankedTensorType resultType = op.getInputType();
+  bool severalDynamicDims =
+      llvm::any_of(groups, [&](const ReassociationIndices &group) {
+        return llvm::count_if(group, [&](int64_t d) {
+                 return resultType.isDynamicDim(d);
+               }) > 1;
+      });
+  if (!severalDynamicDims)
+    return tensor::ExpandShapeOp::create(b, loc, resultType, value, groups,
+                                         xSizes);
+  Value shape = tensor::FromElementsOp::create(
+      b, loc, getValueOrCreateConstantIndexOp(b, loc, xSizes));
+  return tensor::ReshapeOp::create(b, loc, resultType, value, shape);
 }
 
 Parameter RowLoopBuilder::prepareParameter(Value value) {
