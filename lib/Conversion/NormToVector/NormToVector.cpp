@@ -81,6 +81,11 @@ private:
   Value toMatrix(Value value);
   /// Reshapes a [rows, N] tensor back to x's shape.
   Value fromMatrix(Value matrix);
+  /// Expands `value` to x's shape along `groups`: a tensor.expand_shape, or
+  /// a tensor.reshape when a group holds several dynamic dims (LLVM 22's
+  /// expand-strided-metadata crashes on such a memref.expand_shape,
+  /// llvm/llvm-project#186830).
+  Value expandToInput(Value value, ArrayRef<ReassociationIndices> groups);
   /// Prepares a weight/bias/alpha operand for reads in the row loop.
   Parameter prepareParameter(Value value);
 
@@ -174,7 +179,6 @@ Value RowLoopBuilder::toMatrix(Value value) {
 }
 
 Value RowLoopBuilder::fromMatrix(Value matrix) {
-  auto resultType = op.getInputType();
   if (rank == 2 && axis == 1)
     return matrix;
   if (axis == 0) {
@@ -185,16 +189,29 @@ Value RowLoopBuilder::fromMatrix(Value matrix) {
     ReassociationIndices all;
     for (int64_t d = 0; d < rank; ++d)
       all.push_back(d);
-    return tensor::ExpandShapeOp::create(b, loc, resultType, flat,
-                                         ArrayRef<ReassociationIndices>{all},
-                                         xSizes);
+    return expandToInput(flat, {all});
   }
   ReassociationIndices lead, normalized;
   for (int64_t d = 0; d < rank; ++d)
     (d < axis ? lead : normalized).push_back(d);
-  return tensor::ExpandShapeOp::create(
-      b, loc, resultType, matrix,
-      ArrayRef<ReassociationIndices>{lead, normalized}, xSizes);
+  return expandToInput(matrix, {lead, normalized});
+}
+
+Value RowLoopBuilder::expandToInput(Value value,
+                                    ArrayRef<ReassociationIndices> groups) {
+  RankedTensorType resultType = op.getInputType();
+  bool severalDynamicDims =
+      llvm::any_of(groups, [&](const ReassociationIndices &group) {
+        return llvm::count_if(group, [&](int64_t d) {
+                 return resultType.isDynamicDim(d);
+               }) > 1;
+      });
+  if (!severalDynamicDims)
+    return tensor::ExpandShapeOp::create(b, loc, resultType, value, groups,
+                                         xSizes);
+  Value shape = tensor::FromElementsOp::create(
+      b, loc, getValueOrCreateConstantIndexOp(b, loc, xSizes));
+  return tensor::ReshapeOp::create(b, loc, resultType, value, shape);
 }
 
 Parameter RowLoopBuilder::prepareParameter(Value value) {
@@ -512,6 +529,13 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   computeType = op.getComputeElementType();
   xSizes = tensor::getMixedSizes(b, loc, op.getX());
 
+  // A statically empty input has empty results: nothing to compute, and the
+  // row reshapes below assume that folding the sizes keeps them dynamic.
+  if (llvm::is_contained(xType.getShape(), 0)) {
+    Value empty = tensor::EmptyOp::create(b, loc, xSizes, inputType);
+    return SmallVector<Value>(op->getNumResults(), empty);
+  }
+
   // Rows and row size.
   staticRowSize = 1;
   for (int64_t d = axis; d < rank; ++d)
@@ -539,8 +563,13 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   maskType = VectorType::get({vectorLength}, b.getI1Type());
 
   x = toMatrix(op.getX());
-  if (Value r = op.getResidual())
+  if (Value r = op.getResidual()) {
+    // The residual may know more or fewer static dims than x: reshape it as
+    // x is reshaped.
+    if (r.getType() != xType)
+      r = tensor::CastOp::create(b, loc, xType, r);
     residual = toMatrix(r);
+  }
   weight = prepareParameter(op.getWeight());
   bias = prepareParameter(op.getBias());
   alpha = prepareParameter(op.getAlpha());
@@ -567,8 +596,13 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
     Value large = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::uge, elements,
         arith::ConstantIndexOp::create(b, loc, options.parallelThreshold));
-    SmallVector<Type> types(residual ? 2 : 1, RankedTensorType::get(
-        {ShapedType::kDynamic, staticRowSize}, inputType));
+    // The loops' result type: the row count is static when the leading dims
+    // are, even if the row size is not.
+    int64_t staticRows =
+        getConstantIntValue(numRows).value_or(ShapedType::kDynamic);
+    SmallVector<Type> types(
+        residual ? 2 : 1,
+        RankedTensorType::get({staticRows, staticRowSize}, inputType));
     auto ifOp = scf::IfOp::create(b, loc, types, large, true, true);
     {
       OpBuilder::InsertionGuard ifGuard(b);
@@ -654,6 +688,18 @@ void NormLowerCPUPass::runOnOperation() {
     getOperation()->emitError(
         "norm-lower-cpu: option 'threads' must be >= 1, got ")
         << unsigned(threads);
+    return signalPassFailure();
+  }
+  if (parallelThreshold < 0) {
+    getOperation()->emitError("norm-lower-cpu: option 'parallel-threshold' "
+                              "must be >= 0, got ")
+        << int64_t(parallelThreshold);
+    return signalPassFailure();
+  }
+  if (nontemporalThreshold < -1) {
+    getOperation()->emitError("norm-lower-cpu: option 'nontemporal-threshold' "
+                              "must be >= 0, or -1 for never, got ")
+        << int64_t(nontemporalThreshold);
     return signalPassFailure();
   }
   NormCPULoweringOptions options;
@@ -772,6 +818,12 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
 }
 
 void NormForallToLoopsPass::runOnOperation() {
+  if (threads < 1) {
+    getOperation()->emitError(
+        "norm-forall-to-loops: option 'threads' must be >= 1, got ")
+        << unsigned(threads);
+    return signalPassFailure();
+  }
   IRRewriter rewriter(&getContext());
   SmallVector<scf::ForallOp> loops;
   getOperation()->walk([&](scf::ForallOp loop) { loops.push_back(loop); });

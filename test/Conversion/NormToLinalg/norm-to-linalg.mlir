@@ -1,5 +1,9 @@
 // RUN: norm-opt %s -norm-to-linalg -split-input-file | FileCheck %s
 // RUN: norm-opt %s --pass-pipeline="builtin.module(func.func(norm-to-linalg))" -split-input-file | FileCheck %s
+// RUN: not norm-opt %s --pass-pipeline="builtin.module(norm-to-linalg{threads=2})" 2>&1 | FileCheck %s --check-prefix=OPTION
+
+// The pass takes no options.
+// OPTION: error: <Pass-Options-Parser>: no such option threads
 
 // LayerNorm: residual sum, then statistics on data shifted by the row's first
 // element, then one elementwise op; before_weight rounds n to bf16 first.

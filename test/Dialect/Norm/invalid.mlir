@@ -404,6 +404,32 @@ func.func @residual_rank(%x: tensor<8x768xf32>, %a: tensor<f32>, %r: tensor<768x
 
 // -----
 
+// Operands that each fit x's dynamic dims but not each other (found by
+// norm-fuzz: the linalg lowering built invalid linalg.generic ops from them).
+func.func @weight_conflicts_with_residual(%x: tensor<15x5x4x?xf32>, %w: tensor<?x?x5xf32>, %r: tensor<15x5x4x4xf32>) -> tensor<15x5x4x?xf32> {
+  // expected-error @+1 {{operand 'weight' shape [?, ?, 5] conflicts with the normalized shape [5, 4, 4] that the other operands imply}}
+  %y, %s = norm.layer_norm %x weight(%w) residual(%r) {axis = -3 : i64} : (tensor<15x5x4x?xf32>, tensor<?x?x5xf32>, tensor<15x5x4x4xf32>) -> (tensor<15x5x4x?xf32>, tensor<15x5x4x?xf32>)
+  return %y : tensor<15x5x4x?xf32>
+}
+
+// -----
+
+func.func @bias_conflicts_with_weight(%x: tensor<8x?xf32>, %g: tensor<64xf32>, %b: tensor<32xf32>) -> tensor<8x?xf32> {
+  // expected-error @+1 {{operand 'bias' shape [32] conflicts with the normalized shape [64] that the other operands imply}}
+  %y = norm.layer_norm %x weight(%g) bias(%b) : (tensor<8x?xf32>, tensor<64xf32>, tensor<32xf32>) -> tensor<8x?xf32>
+  return %y : tensor<8x?xf32>
+}
+
+// -----
+
+func.func @dyt_weight_conflicts_with_residual(%x: tensor<0x?xf16>, %a: tensor<f32>, %w: tensor<0x1xf16>, %r: tensor<0x31xf16>) -> tensor<0x?xf16> {
+  // expected-error @+1 {{operand 'weight' shape [0, 1] conflicts with the normalized shape [0, 31] that the other operands imply}}
+  %y, %s = norm.dyt %x alpha(%a) weight(%w) residual(%r) {axis = 0 : i64} : (tensor<0x?xf16>, tensor<f32>, tensor<0x1xf16>, tensor<0x31xf16>) -> (tensor<0x?xf16>, tensor<0x?xf16>)
+  return %y : tensor<0x?xf16>
+}
+
+// -----
+
 func.func @residual_unranked(%x: tensor<8x64xf32>, %r: tensor<*xf32>) -> tensor<8x64xf32> {
   // expected-error @+1 {{operand 'residual' must be a ranked tensor, got 'tensor<*xf32>'}}
   %y, %s = norm.rms_norm %x residual(%r) : (tensor<8x64xf32>, tensor<*xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>)

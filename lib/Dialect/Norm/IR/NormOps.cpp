@@ -70,6 +70,14 @@ static bool areShapesCompatible(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
   return true;
 }
 
+/// Takes the static dims of `shape` (compatible with `known`) into `known`.
+static void refineShape(MutableArrayRef<int64_t> known,
+                        ArrayRef<int64_t> shape) {
+  for (auto [k, dim] : llvm::zip_equal(known, shape))
+    if (ShapedType::isDynamic(k))
+      k = dim;
+}
+
 /// True for `tensor<T>` and `tensor<1xT>`.
 static bool isScalarShape(ArrayRef<int64_t> shape) {
   return shape.empty() || (shape.size() == 1 && shape[0] == 1);
@@ -214,24 +222,10 @@ static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
     return op->emitOpError(
         "attribute 'weight_offset' requires a 'weight' operand");
 
-  ArrayRef<int64_t> normalizedShape =
-      xType.getShape().drop_front(axis < 0 ? axis + rank : axis);
-  if (Value alpha = op.getAlpha())
-    if (failed(verifyParameter(operation, "alpha", alpha, xType,
-                               normalizedShape, /*allowScalar=*/true,
-                               /*scalarOnly=*/true)))
-      return failure();
-  if (Value weight = op.getWeight())
-    if (failed(verifyParameter(operation, "weight", weight, xType,
-                               normalizedShape, allowScalarWeight,
-                               /*scalarOnly=*/false)))
-      return failure();
-  if (Value bias = op.getBias())
-    if (failed(verifyParameter(operation, "bias", bias, xType,
-                               normalizedShape, /*allowScalar=*/false,
-                               /*scalarOnly=*/false)))
-      return failure();
-
+  // What x's shape is known to be once the residual's static dims are
+  // taken in; the weight and bias are checked against it and refine it in
+  // turn, so that operands that disagree with each other are rejected.
+  SmallVector<int64_t> knownShape(xType.getShape());
   if (residual) {
     auto residualType = dyn_cast<RankedTensorType>(residual.getType());
     if (!residualType)
@@ -246,7 +240,49 @@ static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
              << formatShape(residualType.getShape())
              << " must match the shape of 'x' "
              << formatShape(xType.getShape());
+    refineShape(knownShape, residualType.getShape());
   }
+
+  int64_t normalizedDim = axis < 0 ? axis + rank : axis;
+  ArrayRef<int64_t> normalizedShape =
+      xType.getShape().drop_front(normalizedDim);
+  MutableArrayRef<int64_t> knownNormalizedShape =
+      MutableArrayRef<int64_t>(knownShape).drop_front(normalizedDim);
+  // Checks a weight or bias against the normalized shape the other operands
+  // imply, and takes its static dims in.
+  auto checkAgainstOthers = [&](StringRef name, Value value,
+                                bool allowScalar) -> LogicalResult {
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(value.getType()).getShape();
+    if (allowScalar && isScalarShape(shape))
+      return success();
+    if (!areShapesCompatible(shape, knownNormalizedShape))
+      return op->emitOpError("operand '")
+             << name << "' shape " << formatShape(shape)
+             << " conflicts with the normalized shape "
+             << formatShape(knownNormalizedShape)
+             << " that the other operands imply";
+    refineShape(knownNormalizedShape, shape);
+    return success();
+  };
+  if (Value alpha = op.getAlpha())
+    if (failed(verifyParameter(operation, "alpha", alpha, xType,
+                               normalizedShape, /*allowScalar=*/true,
+                               /*scalarOnly=*/true)))
+      return failure();
+  if (Value weight = op.getWeight())
+    if (failed(verifyParameter(operation, "weight", weight, xType,
+                               normalizedShape, allowScalarWeight,
+                               /*scalarOnly=*/false)) ||
+        failed(checkAgainstOthers("weight", weight, allowScalarWeight)))
+      return failure();
+  if (Value bias = op.getBias())
+    if (failed(verifyParameter(operation, "bias", bias, xType, normalizedShape,
+                               /*allowScalar=*/false,
+                               /*scalarOnly=*/false)) ||
+        failed(checkAgainstOthers("bias", bias, /*allowScalar=*/false)))
+      return failure();
+
   return success();
 }
 

@@ -1,0 +1,42 @@
+// RUN: norm-opt %s -split-input-file -norm-lower-cpu | FileCheck %s
+// RUN: norm-opt %s -split-input-file --norm-cpu-pipeline | FileCheck %s --check-prefix=LLVM
+// RUN: norm-opt %s -split-input-file --norm-cpu-pipeline="threads=2" | FileCheck %s --check-prefix=LLVM
+
+// Found by norm-fuzz: norm-cpu-pipeline crashed (in upstream
+// expand-strided-metadata, llvm/llvm-project#186830, fixed after LLVM 22) on
+// inputs with two dynamic leading dims, [?, ?, N] as in batch x sequence x
+// hidden, or with several dynamic normalized dims: norm-lower-cpu reshaped
+// the rows back with a tensor.expand_shape holding several dynamic dims in
+// one group. It now uses tensor.reshape there.
+
+// CHECK-LABEL: func @dynamic_batch_and_sequence
+//       CHECK:   tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<?x?x64xf32> into tensor<?x64xf32>
+//       CHECK:   %[[SHAPE:.*]] = tensor.from_elements %{{.*}}, %{{.*}}, %{{.*}} : tensor<3xindex>
+//       CHECK:   tensor.reshape %{{.*}}(%[[SHAPE]]) : (tensor<?x64xf32>, tensor<3xindex>) -> tensor<?x?x64xf32>
+// LLVM-LABEL: llvm.func @dynamic_batch_and_sequence
+func.func @dynamic_batch_and_sequence(%x: tensor<?x?x64xf32>) -> tensor<?x?x64xf32> {
+  %y = norm.rms_norm %x : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  return %y : tensor<?x?x64xf32>
+}
+
+// -----
+
+// All dims normalized (axis = 0), two of them dynamic.
+// CHECK-LABEL: func @all_dims_normalized
+//       CHECK:   tensor.reshape %{{.*}}(%{{.*}}) : (tensor<?xf32>, tensor<4xindex>) -> tensor<31x?x64x?xf32>
+// LLVM-LABEL: llvm.func @all_dims_normalized
+func.func @all_dims_normalized(%x: tensor<31x?x64x?xf32>) -> tensor<31x?x64x?xf32> {
+  %y = norm.rms_norm %x {epsilon_mode = #norm<epsilon_mode outside_sqrt>, axis = -4 : i64, compute_type = f64} : (tensor<31x?x64x?xf32>) -> tensor<31x?x64x?xf32>
+  return %y : tensor<31x?x64x?xf32>
+}
+
+// -----
+
+// One dynamic dim per group keeps tensor.expand_shape.
+// CHECK-LABEL: func @one_dynamic_dim_per_group
+//       CHECK:   tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [%{{.*}}, 8, 64] : tensor<?x64xf32> into tensor<?x8x64xf32>
+// LLVM-LABEL: llvm.func @one_dynamic_dim_per_group
+func.func @one_dynamic_dim_per_group(%x: tensor<?x8x64xf32>) -> tensor<?x8x64xf32> {
+  %y = norm.rms_norm %x : (tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+  return %y : tensor<?x8x64xf32>
+}
