@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #===- scripts/test.sh - Build and run every norm-mlir test suite ---------===#
 #
-#   bash scripts/test.sh [--asan] [--no-build] [--filter REGEX]
+#   bash scripts/test.sh [--asan | --also-asan] [--no-build] [--filter REGEX]
 #
 # Installs what is missing (as root), builds all targets, then runs lit,
 # every GoogleTest executable and pytest, each writing JUnit XML into
@@ -10,39 +10,54 @@
 # non-zero if a test failed, a suite crashed or wrote no results, or nothing
 # ran.
 #
-#   --asan          build with -DNORM_ENABLE_SANITIZERS=ON in build-asan/
-#   --no-build      run the suites on the existing build
+#   --asan          the sanitizer run instead: build what the suites run with
+#                   -DNORM_ENABLE_SANITIZERS=ON (ASan + UBSan, assertions in
+#                   our code) in build-asan/ and run every suite there
+#                   (mlir-runner, Debian's binary, stays uninstrumented)
+#   --also-asan     the normal run, then the sanitizer run; one summary line
+#                   over both (what .ci/run uses)
+#   --no-build      run the suites on the existing build(s)
 #   --filter REGEX  run only the lit tests whose path matches REGEX
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
 
-usage() { sed -n '3,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '3,20s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 build=1
 asan=0
+also_asan=0
 lit_filter=""
+passthrough=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --asan) asan=1 ;;
-    --no-build) build=0 ;;
+    --also-asan) also_asan=1 ;;
+    --no-build) build=0; passthrough+=(--no-build) ;;
     --filter)
       [[ $# -ge 2 ]] || { echo "error: --filter needs a REGEX" >&2; exit 2; }
       lit_filter="$2"
+      passthrough+=(--filter "$2")
       shift ;;
-    --filter=*) lit_filter="${1#--filter=}" ;;
+    --filter=*) lit_filter="${1#--filter=}"; passthrough+=("$1") ;;
     -h|--help) usage; exit 0 ;;
     *) echo "error: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
   shift
 done
 
+if [[ $asan == 1 && $also_asan == 1 ]]; then
+  echo "error: --asan and --also-asan exclude each other" >&2
+  exit 2
+fi
 if [[ $asan == 1 ]]; then
   export NORM_BUILD_DIR=build-asan
   export NORM_CMAKE_ARGS="${NORM_CMAKE_ARGS:-} -DNORM_ENABLE_SANITIZERS=ON"
-  # Report every sanitizer error with a stack and fail the process.
-  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
-  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+  # Every sanitizer report (leaks included: the suite runs clean with them)
+  # aborts the process, so that `not norm-opt` and check-malformed.py see a
+  # crash rather than an ordinary failure.
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_on_error=1}"
 fi
 
 # shellcheck source=scripts/setup.sh
@@ -95,9 +110,15 @@ run_suite() {
 # A failed build is recorded as a failure; the suites still run on whatever
 # was built, so that the summary line always comes last.
 if [[ $build == 1 ]]; then
-  step "Build (all targets)"
   build_ok=1
-  configure_and_build || build_ok=0
+  if [[ $asan == 1 ]]; then
+    # Only what the suites run: a sanitized build of everything costs more.
+    step "Build (norm-test-depends and the unit tests)"
+    configure_and_build norm-test-depends || build_ok=0
+  else
+    step "Build (all targets)"
+    configure_and_build || build_ok=0
+  fi
   # Unit test executables may be excluded from `all`; build them too.
   if [[ $build_ok == 1 ]]; then
     mapfile -t unit_targets < <(ninja -C "$B" -t targets all 2>/dev/null |
@@ -158,10 +179,27 @@ else
   echo "no Python tests in python/tests; skipping pytest"
 fi
 
+#===- Sanitizer run (--also-asan) ----------------------------------------===#
+asan_results=()
+if [[ $also_asan == 1 ]]; then
+  step "Sanitizer run: scripts/test.sh --asan ${passthrough[*]}"
+  asan_rc=0
+  NORM_TEST_NO_SUMMARY=1 bash "$NORM_ROOT/scripts/test.sh" --asan "${passthrough[@]}" ||
+    asan_rc=$?
+  shopt -s nullglob
+  asan_results=(build-asan/test-results/*.xml)
+  shopt -u nullglob
+  if [[ ${#asan_results[@]} -eq 0 ]]; then
+    record_suite_error asan "the sanitizer run (exit $asan_rc) wrote no results"
+  fi
+fi
+
 #===- Summary ------------------------------------------------------------===#
-step "Summary ($RESULTS)"
+# A nested run (--also-asan) leaves the summary to its caller.
+[[ "${NORM_TEST_NO_SUMMARY:-0}" == 1 ]] && exit 0
+step "Summary ($RESULTS${asan_results:+ and build-asan/test-results})"
 shopt -s nullglob
-result_files=("$RESULTS"/*.xml)
+result_files=("$RESULTS"/*.xml "${asan_results[@]}")
 shopt -u nullglob
 rc=0
 python3 scripts/aggregate.py "${result_files[@]}" || rc=$?

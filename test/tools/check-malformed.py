@@ -9,7 +9,7 @@ each chunk (in its own file, 30 s limit). A chunk passes when the tool
     above 128 as a shell reports a signal, is a crash),
   - prints a diagnostic `<file>:<line>:<col>: error: ...` on stderr,
   - prints none of the crash markers ("Assertion", "Stack dump",
-    "LLVM ERROR", "PLEASE submit a bug report").
+    "LLVM ERROR", "PLEASE submit a bug report", or a sanitizer report).
 A chunk whose first line is `// EXPECT-OK` must instead succeed (exit 0)
 without crash markers. Chunks holding only comments and blank lines are
 ignored.
@@ -30,7 +30,11 @@ SEPARATOR = "// -----"
 EXPECT_OK = "// EXPECT-OK"
 TIMEOUT_S = 30
 CRASH_MARKERS = ("Assertion", "Stack dump", "LLVM ERROR",
-                 "PLEASE submit a bug report")
+                 "PLEASE submit a bug report",
+                 # Sanitizer reports (scripts/test.sh --asan), also when the
+                 # options let the process exit normally afterwards.
+                 "ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                 "runtime error: ")
 ERROR_LINE = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): error: ")
 
 
