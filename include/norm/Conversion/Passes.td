@@ -102,7 +102,10 @@ def NormForallToLoopsPass : Pass<"norm-forall-to-loops"> {
     the rows it writes, and when every row starts on a 64-byte boundary its
     full-vector, in-bounds `vector.transfer_write`s become aligned
     `vector.store {nontemporal = true}`, so a write-once output costs no
-    read for ownership.
+    read for ownership. Loops marked `norm.prefetch_next_row` (rows swept
+    several times, large inputs) prefetch, in their last sweep, each cache
+    line of the row read next by the same thread, so that memory keeps
+    streaming while a row is finished from the cache.
 
     ```mlir
     scf.forall (%i) in (%m) { ... }                       // threads = 1
@@ -111,7 +114,9 @@ def NormForallToLoopsPass : Pass<"norm-forall-to-loops"> {
   }];
   let options = [
     Option<"threads", "threads", "unsigned", /*default=*/"1",
-           "Threads available (1: every loop becomes scf.for)">
+           "Threads available (1: every loop becomes scf.for)">,
+    Option<"prefetch", "prefetch", "bool", /*default=*/"true",
+           "Honour norm.prefetch_next_row (false: drop it)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

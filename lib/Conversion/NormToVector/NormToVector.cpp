@@ -496,6 +496,10 @@ SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
     forall->setAttr(kSequentialAttrName, b.getUnitAttr());
   if (nontemporal)
     forall->setAttr(kNontemporalStoresAttrName, b.getUnitAttr());
+  // Rows swept more than once leave memory idle while they are finished
+  // from the cache; for large inputs the last sweep fetches the next row.
+  if (nontemporal && op.hasReduction())
+    forall->setAttr(kPrefetchNextRowAttrName, b.getUnitAttr());
 
   OpBuilder rb = OpBuilder::atBlockBegin(forall.getBody());
   Value row = forall.getInductionVar(0);
@@ -817,6 +821,78 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
   }
 }
 
+/// Bytes of one cache line, the prefetch granularity.
+static constexpr int64_t kCacheLineBytes = 64;
+
+/// In the last row sweep of `loop` (its last top-level scf.for), prefetches
+/// for every full-vector read of a row `%i` of a 2-D buffer defined above
+/// the loop the same columns of row `%i + step` (clamped to the last row),
+/// the row this thread reads next: one prefetch per cache line.
+static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp loop) {
+  if (loop.getRank() != 1)
+    return;
+  Block *body = loop.getBody();
+  scf::ForOp lastSweep;
+  for (Operation &op : *body)
+    if (auto sweep = dyn_cast<scf::ForOp>(op))
+      lastSweep = sweep;
+  if (!lastSweep)
+    return;
+  Value row = loop.getInductionVar(0);
+  SmallVector<vector::TransferReadOp> reads;
+  lastSweep->walk([&](vector::TransferReadOp read) {
+    auto memrefType = dyn_cast<MemRefType>(read.getBase().getType());
+    VectorType vectorType = read.getVectorType();
+    if (!memrefType || memrefType.getRank() != 2 || read.getMask() ||
+        vectorType.getRank() != 1 || !read.isDimInBounds(0) ||
+        !memrefType.isLastDimUnitStride() || read.getIndices()[0] != row ||
+        loop->isAncestor(read.getBase().getParentBlock()->getParentOp()))
+      return;
+    reads.push_back(read);
+  });
+  if (reads.empty())
+    return;
+
+  Location loc = loop.getLoc();
+  llvm::SmallDenseMap<Value, Value> nextRows;
+  for (vector::TransferReadOp read : reads) {
+    Value base = read.getBase();
+    Value &next = nextRows[base];
+    if (!next) {
+      // min(%i + step, rows - 1), computed once per buffer at the top of
+      // the loop body.
+      rewriter.setInsertionPointToStart(body);
+      Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+      Value step = getValueOrCreateConstantIndexOp(
+          rewriter, loc, loop.getMixedStep()[0]);
+      Value last = arith::SubIOp::create(
+          rewriter, loc, memref::DimOp::create(rewriter, loc, base, 0), one);
+      next = arith::MinSIOp::create(
+          rewriter, loc, arith::AddIOp::create(rewriter, loc, row, step),
+          last);
+    }
+    VectorType vectorType = read.getVectorType();
+    int64_t elementBytes = std::max<int64_t>(
+        1, vectorType.getElementTypeBitWidth() / 8);
+    int64_t bytes = vectorType.getNumElements() * elementBytes;
+    int64_t lineElements = std::max<int64_t>(1, kCacheLineBytes / elementBytes);
+    rewriter.setInsertionPoint(read);
+    Value col = read.getIndices()[1];
+    for (int64_t offset = 0; offset * elementBytes < bytes;
+         offset += lineElements) {
+      Value index =
+          offset == 0
+              ? col
+              : arith::AddIOp::create(
+                    rewriter, loc, col,
+                    arith::ConstantIndexOp::create(rewriter, loc, offset));
+      memref::PrefetchOp::create(rewriter, loc, base, ValueRange{next, index},
+                                 /*isWrite=*/false, /*localityHint=*/2,
+                                 /*isDataCache=*/true);
+    }
+  }
+}
+
 void NormForallToLoopsPass::runOnOperation() {
   if (threads < 1) {
     getOperation()->emitError(
@@ -839,6 +915,13 @@ void NormForallToLoopsPass::runOnOperation() {
 
   loops.clear();
   getOperation()->walk([&](scf::ForallOp loop) { loops.push_back(loop); });
+  for (scf::ForallOp loop : loops) {
+    if (!loop->hasAttr(kPrefetchNextRowAttrName))
+      continue;
+    loop->removeAttr(kPrefetchNextRowAttrName);
+    if (prefetch)
+      prefetchNextRow(rewriter, loop);
+  }
   for (scf::ForallOp loop : loops) {
     rewriter.setInsertionPoint(loop);
     bool sequential = threads <= 1 || loop->hasAttr(kSequentialAttrName);

@@ -1,5 +1,6 @@
 // RUN: norm-opt %s -norm-forall-to-loops -split-input-file | FileCheck %s
 // RUN: norm-opt %s -norm-forall-to-loops=threads=4 -split-input-file | FileCheck %s --check-prefix=MT
+// RUN: norm-opt %s --pass-pipeline="builtin.module(func.func(norm-forall-to-loops{prefetch=false}))" -split-input-file | FileCheck %s --check-prefix=NOPF
 
 // One thread: every forall becomes scf.for. A loop marked for non-temporal
 // stores is versioned on the alignment of the rows it writes: the aligned
@@ -48,5 +49,88 @@ func.func @sequential(%m: memref<?x64xf32>, %v: vector<8xf32>) {
   scf.forall (%i) in (%n) {
     vector.transfer_write %v, %m[%i, %c0] {in_bounds = [true]} : vector<8xf32>, memref<?x64xf32>
   } {norm.sequential}
+  return
+}
+
+// -----
+
+// A loop marked norm.prefetch_next_row: the full-vector reads of row %i in
+// its last sweep prefetch the same columns of row min(%i + 1, rows - 1), one
+// prefetch (into L2: locality<2>) per 64-byte line (vector<32xf32> = 128 bytes: two); the first
+// sweep, the masked read and the weight read get none.
+// CHECK-LABEL: func @prefetch_next_row
+//  CHECK-SAME: (%[[X:.*]]: memref<?x4096xf32>, %[[W:.*]]: memref<4096xf32>
+//       CHECK: scf.for %[[I:.*]] =
+//       CHECK:   %[[DIM:.*]] = memref.dim %[[X]], %c0
+//       CHECK:   %[[LAST:.*]] = arith.subi %[[DIM]], %c1
+//       CHECK:   %[[PLUS:.*]] = arith.addi %[[I]], %c1
+//       CHECK:   %[[NEXT:.*]] = arith.minsi %[[PLUS]], %[[LAST]]
+//       CHECK:   scf.for
+//   CHECK-NOT:     memref.prefetch
+//       CHECK:     vector.transfer_read %[[X]]
+//       CHECK:   scf.for %[[J:.*]] =
+//       CHECK:     memref.prefetch %[[X]][%[[NEXT]], %[[J]]], read, locality<2>, data : memref<?x4096xf32>
+//       CHECK:     %[[J16:.*]] = arith.addi %[[J]], %c16
+//       CHECK:     memref.prefetch %[[X]][%[[NEXT]], %[[J16]]], read, locality<2>, data : memref<?x4096xf32>
+//  CHECK-NEXT:     vector.transfer_read %[[X]][%[[I]], %[[J]]]
+//   CHECK-NOT:     memref.prefetch
+//       CHECK:     vector.transfer_read %[[W]]
+//   CHECK-NOT:     memref.prefetch
+//       CHECK:     vector.transfer_read %[[X]][%[[I]], %[[J]]], %{{.*}}, %{{.*}} {in_bounds = [true]}
+//   CHECK-NOT: memref.prefetch
+//       CHECK: return
+// With prefetch=false the attribute is dropped and nothing is prefetched.
+// NOPF-LABEL: func @prefetch_next_row
+//   NOPF-NOT: memref.prefetch
+//   NOPF-NOT: norm.prefetch_next_row
+//       NOPF: return
+func.func @prefetch_next_row(%x: memref<?x4096xf32>, %w: memref<4096xf32>, %y: memref<?x4096xf32>, %mask: vector<32xi1>) {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c4096 = arith.constant 4096 : index
+  %pad = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x4096xf32>
+  scf.forall (%i) in (%n) {
+    scf.for %j = %c0 to %c4096 step %c32 {
+      %v = vector.transfer_read %x[%i, %j], %pad {in_bounds = [true]} : memref<?x4096xf32>, vector<32xf32>
+      vector.transfer_write %v, %y[%i, %j] {in_bounds = [true]} : vector<32xf32>, memref<?x4096xf32>
+    }
+    scf.for %j = %c0 to %c4096 step %c32 {
+      %v = vector.transfer_read %x[%i, %j], %pad {in_bounds = [true]} : memref<?x4096xf32>, vector<32xf32>
+      %g = vector.transfer_read %w[%j], %pad {in_bounds = [true]} : memref<4096xf32>, vector<32xf32>
+      %m = vector.transfer_read %x[%i, %j], %pad, %mask {in_bounds = [true]} : memref<?x4096xf32>, vector<32xf32>
+      %p = arith.mulf %v, %g : vector<32xf32>
+      %q = arith.addf %p, %m : vector<32xf32>
+      vector.transfer_write %q, %y[%i, %j] {in_bounds = [true]} : vector<32xf32>, memref<?x4096xf32>
+    }
+  } {norm.prefetch_next_row}
+  return
+}
+
+// -----
+
+// Without the attribute, or for reads of a row other than the loop's, no
+// prefetch is added.
+// CHECK-LABEL: func @no_prefetch
+//   CHECK-NOT: memref.prefetch
+//       CHECK: return
+func.func @no_prefetch(%x: memref<?x4096xf32>, %y: memref<?x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c4096 = arith.constant 4096 : index
+  %pad = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x4096xf32>
+  scf.forall (%i) in (%n) {
+    scf.for %j = %c0 to %c4096 step %c32 {
+      %v = vector.transfer_read %x[%i, %j], %pad {in_bounds = [true]} : memref<?x4096xf32>, vector<32xf32>
+      vector.transfer_write %v, %y[%i, %j] {in_bounds = [true]} : vector<32xf32>, memref<?x4096xf32>
+    }
+  }
+  scf.forall (%i) in (%n) {
+    scf.for %j = %c0 to %c4096 step %c32 {
+      %v = vector.transfer_read %x[%c0, %j], %pad {in_bounds = [true]} : memref<?x4096xf32>, vector<32xf32>
+      vector.transfer_write %v, %y[%i, %j] {in_bounds = [true]} : vector<32xf32>, memref<?x4096xf32>
+    }
+  } {norm.prefetch_next_row}
   return
 }

@@ -4,7 +4,8 @@
 // RMSNorm over rows of 4096 f32 with 256-bit vectors: 4 registers of 8 lanes
 // per step (vector<32xf32>), blocks of 64 steps summed in f32 and added in
 // f64, one reduction per row, then the output sweep; no tail since 4096 is a
-// multiple of 32. The output is large (dynamic rows): non-temporal stores.
+// multiple of 32. The output is large (dynamic rows): non-temporal stores,
+// and the row, swept twice, asks for the next row to be prefetched.
 // CHECK-LABEL: func @rms_norm_rows
 //  CHECK-SAME: (%[[X:.*]]: tensor<?x4096xf32>, %[[W:.*]]: tensor<4096xf32>)
 //       CHECK: %[[ROWS:.*]] = tensor.dim %[[X]], %c0
@@ -23,7 +24,7 @@
 //       CHECK:     vector.transfer_write %{{.*}}, %[[ACC]][%[[K]]] {in_bounds = [true]} : vector<32xf32>, tensor<4096xf32>
 //       CHECK:   scf.forall.in_parallel
 //       CHECK:     tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[I]], 0] [1, 4096] [1, 1]
-//       CHECK: } {norm.nontemporal_stores, norm.sequential}
+//       CHECK: } {norm.nontemporal_stores, norm.prefetch_next_row, norm.sequential}
 //       CHECK: return %[[RES]]
 // MT-LABEL: func @rms_norm_rows
 // With threads = 2 and dynamic rows, the loop is chosen at run time.
@@ -31,10 +32,10 @@
 //       MT: scf.if %[[BIG]]
 //       MT:   scf.forall
 //       MT:     vector.transfer_read {{.*}} vector<64xf32>
-//       MT:   } {norm.nontemporal_stores}
+//       MT:   } {norm.nontemporal_stores, norm.prefetch_next_row}
 //       MT: } else {
 //       MT:   scf.forall
-//       MT:   } {norm.nontemporal_stores, norm.sequential}
+//       MT:   } {norm.nontemporal_stores, norm.prefetch_next_row, norm.sequential}
 func.func @rms_norm_rows(%x: tensor<?x4096xf32>, %w: tensor<4096xf32>) -> tensor<?x4096xf32> {
   %y = norm.rms_norm %x weight(%w) : (tensor<?x4096xf32>, tensor<4096xf32>) -> tensor<?x4096xf32>
   return %y : tensor<?x4096xf32>

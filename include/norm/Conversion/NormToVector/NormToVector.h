@@ -32,6 +32,11 @@ struct NormCPULoweringOptions {
 constexpr llvm::StringLiteral kNontemporalStoresAttrName =
     "norm.nontemporal_stores";
 
+/// Attribute on the scf.forall of norm-lower-cpu asking that the last sweep
+/// over a row prefetch the next row (applied by norm-forall-to-loops).
+constexpr llvm::StringLiteral kPrefetchNextRowAttrName =
+    "norm.prefetch_next_row";
+
 /// The vector register width of the host CPU in bits (512 with AVX-512F,
 /// 256 with AVX, else 128).
 unsigned getHostVectorWidth();
