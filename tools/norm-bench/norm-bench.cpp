@@ -451,6 +451,9 @@ int main(int argc, char **argv) {
     for (DType dtype : dtypes) {
       double copy = medians[benchmarkName("copy", "floor", shape, dtype)];
       double nt = medians[benchmarkName("copy_nt", "floor", shape, dtype)];
+      // A shape filtered out of this run (--benchmark_filter) has no rows.
+      if (copy == 0 && nt == 0)
+        continue;
       llvm::outs() << llvm::formatv("{0,-34} {1,8:F1}\n",
                                     benchmarkName("copy", "floor", shape, dtype),
                                     copy / 1e9);
