@@ -526,7 +526,20 @@ Value GPULoweringBuilder::flatten(Value buffer) {
     ReassociationIndices all;
     for (int64_t d = 0; d < type.getRank(); ++d)
       all.push_back(d);
-    flat = memref::CollapseShapeOp::create(b, loc, buffer,
+    // The collapsed size is dynamic exactly when a dim is: upstream's type
+    // inference makes it a static 0 when a static dim is 0, which the
+    // verifier then rejects for a group that also holds a dynamic dim.
+    int64_t size = 1;
+    for (int64_t dim : type.getShape())
+      size = ShapedType::isDynamic(dim) || ShapedType::isDynamic(size)
+                 ? ShapedType::kDynamic
+                 : size * dim;
+    auto collapsedType = memref::CollapseShapeOp::computeCollapsedType(
+        type, ArrayRef<ReassociationIndices>{all});
+    if (collapsedType.getDimSize(0) != size)
+      collapsedType = MemRefType::get({size}, type.getElementType(),
+                                      collapsedType.getLayout());
+    flat = memref::CollapseShapeOp::create(b, loc, collapsedType, buffer,
                                            ArrayRef<ReassociationIndices>{all});
   }
   auto dynamicType =
