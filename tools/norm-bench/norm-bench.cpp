@@ -50,7 +50,9 @@ const char *caseName(Case kind) {
   return "";
 }
 
-const char *typeName(DType dtype) { return dtype == DType::F32 ? "f32" : "bf16"; }
+const char *typeName(DType dtype) {
+  return dtype == DType::F32 ? "f32" : "bf16";
+}
 size_t typeSize(DType dtype) { return dtype == DType::F32 ? 4 : 2; }
 
 /// Bytes a case must move: read x (and residual), write y (and the residual
@@ -183,14 +185,15 @@ std::string kernelSource(Case kind, Shape shape, DType dtype) {
 }
 
 /// A strided memref descriptor of rank 1 or 2 over a buffer.
-template <int Rank> struct Descriptor {
+template <int Rank>
+struct Descriptor {
   void *allocated, *aligned;
   int64_t offset, sizes[Rank], strides[Rank];
 };
 
 Descriptor<2> matrixDescriptor(Buffer &buffer, Shape shape) {
-  return {buffer.data, buffer.data, 0, {shape.rows, shape.cols},
-          {shape.cols, 1}};
+  return {
+      buffer.data, buffer.data, 0, {shape.rows, shape.cols}, {shape.cols, 1}};
 }
 Descriptor<1> vectorDescriptor(Buffer &buffer, Shape shape) {
   return {buffer.data, buffer.data, 0, {shape.cols}, {1}};
@@ -221,7 +224,8 @@ bool compileKernel(Kernel &kernel, Case kind, Shape shape, DType dtype,
     return false;
   }
   auto x = std::make_shared<Descriptor<2>>(matrixDescriptor(ws.x, shape));
-  auto r = std::make_shared<Descriptor<2>>(matrixDescriptor(ws.residual, shape));
+  auto r =
+      std::make_shared<Descriptor<2>>(matrixDescriptor(ws.residual, shape));
   auto y = std::make_shared<Descriptor<2>>(matrixDescriptor(ws.y, shape));
   auto s =
       std::make_shared<Descriptor<2>>(matrixDescriptor(ws.residualOut, shape));
@@ -328,10 +332,9 @@ int main(int argc, char **argv) {
     } else if (arg.consume_front("--json=")) {
       jsonOut = arg.str();
     } else if (arg == "--help") {
-      llvm::outs()
-          << "usage: norm-bench [--quick|--summary] [--threads=N] "
-             "[--repetitions=N] [--json=FILE] [--merge=TORCH.json] "
-             "[Google Benchmark flags]\n";
+      llvm::outs() << "usage: norm-bench [--quick|--summary] [--threads=N] "
+                      "[--repetitions=N] [--json=FILE] [--merge=TORCH.json] "
+                      "[Google Benchmark flags]\n";
       return 0;
     } else {
       gbenchArgs.push_back(argv[i]);
@@ -361,7 +364,8 @@ int main(int argc, char **argv) {
     }
   }
 
-  std::vector<Shape> shapes = {{8192, 4096}, {4096, 768}, {32, 8192}, {1, 4096}};
+  std::vector<Shape> shapes = {
+      {8192, 4096}, {4096, 768}, {32, 8192}, {1, 4096}};
   if (quick)
     shapes = {{4096, 4096}, {32, 8192}};
   if (summaryOnly)
@@ -369,23 +373,23 @@ int main(int argc, char **argv) {
   std::vector<DType> dtypes = {DType::F32, DType::BF16};
   std::vector<Case> cases = {Case::LayerNorm, Case::RMSNorm, Case::DyT,
                              Case::AddRMSNorm};
-  std::string direct = llvm::formatv("norm-cpu-pipeline{{threads={0}}", threads);
-  std::string linalg = llvm::formatv(
-      "norm-cpu-pipeline{{lowering=linalg threads={0}}", threads);
+  std::string direct =
+      llvm::formatv("norm-cpu-pipeline{{threads={0}}", threads);
+  std::string linalg =
+      llvm::formatv("norm-cpu-pipeline{{lowering=linalg threads={0}}", threads);
 
   // Everything is allocated and compiled before anything is measured.
   std::vector<std::unique_ptr<Workspace>> workspaces;
   std::vector<std::unique_ptr<Kernel>> kernels;
   auto registerCase = [&](const std::string &name, size_t bytes,
                           std::function<void()> body) {
-    benchmark::RegisterBenchmark(name.c_str(),
-                                 [body, bytes](benchmark::State &state) {
-                                   for (auto _ : state)
-                                     body();
-                                   state.SetBytesProcessed(
-                                       int64_t(state.iterations()) *
-                                       int64_t(bytes));
-                                 })
+    benchmark::RegisterBenchmark(
+        name.c_str(),
+        [body, bytes](benchmark::State &state) {
+          for (auto _ : state)
+            body();
+          state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(bytes));
+        })
         ->Repetitions(repetitions)
         ->ReportAggregatesOnly(true)
         ->UseRealTime()
@@ -397,30 +401,36 @@ int main(int argc, char **argv) {
       workspaces.push_back(std::make_unique<Workspace>(shape, dtype));
       Workspace &ws = *workspaces.back();
       size_t matrixBytes = Workspace::bytes(shape, dtype);
-      registerCase(benchmarkName("copy", "floor", shape, dtype),
-                   2 * matrixBytes, [&ws, matrixBytes] {
-                     copyFloor(ws.x.data, ws.y.data, matrixBytes);
-                   });
+      registerCase(
+          benchmarkName("copy", "floor", shape, dtype), 2 * matrixBytes,
+          [&ws, matrixBytes] { copyFloor(ws.x.data, ws.y.data, matrixBytes); });
       registerCase(benchmarkName("copy_nt", "floor", shape, dtype),
                    2 * matrixBytes, [&ws, matrixBytes] {
                      copyNonTemporalFloor(ws.x.data, ws.y.data, matrixBytes);
                    });
       for (Case kind : cases) {
         size_t bytes = caseBytes(kind, shape, dtype);
-        Problem problem{dtype,      shape.rows,  shape.cols, ws.x.data,
-                        ws.residual.data, ws.weight.data, ws.bias.data,
-                        0.5f,       ws.y.data,   ws.residualOut.data, 1e-5f};
+        Problem problem{dtype,
+                        shape.rows,
+                        shape.cols,
+                        ws.x.data,
+                        ws.residual.data,
+                        ws.weight.data,
+                        ws.bias.data,
+                        0.5f,
+                        ws.y.data,
+                        ws.residualOut.data,
+                        1e-5f};
         for (auto [impl, pipeline] :
              {std::pair<const char *, std::string *>{"norm", &direct},
               {"linalg", &linalg}}) {
           auto kernel = std::make_unique<Kernel>();
-          if (!compileKernel(*kernel, kind, shape, dtype, ws, *pipeline,
-                             libs))
+          if (!compileKernel(*kernel, kind, shape, dtype, ws, *pipeline, libs))
             return 1;
           std::function<void()> call = kernel->call;
           kernels.push_back(std::move(kernel));
-          registerCase(benchmarkName(caseName(kind), impl, shape, dtype),
-                       bytes, call);
+          registerCase(benchmarkName(caseName(kind), impl, shape, dtype), bytes,
+                       call);
         }
         registerCase(benchmarkName(caseName(kind), "naive", shape, dtype),
                      bytes, [kind, problem] { runNaive(kind, problem); });
@@ -454,14 +464,15 @@ int main(int argc, char **argv) {
       // A shape filtered out of this run (--benchmark_filter) has no rows.
       if (copy == 0 && nt == 0)
         continue;
-      llvm::outs() << llvm::formatv("{0,-34} {1,8:F1}\n",
-                                    benchmarkName("copy", "floor", shape, dtype),
-                                    copy / 1e9);
+      llvm::outs() << llvm::formatv(
+          "{0,-34} {1,8:F1}\n", benchmarkName("copy", "floor", shape, dtype),
+          copy / 1e9);
       llvm::outs() << llvm::formatv(
           "{0,-34} {1,8:F1}\n", benchmarkName("copy_nt", "floor", shape, dtype),
           nt / 1e9);
       for (Case kind : cases) {
-        for (const char *impl : {"norm", "linalg", "naive", "onednn", "torch"}) {
+        for (const char *impl :
+             {"norm", "linalg", "naive", "onednn", "torch"}) {
           std::string name = benchmarkName(caseName(kind), impl, shape, dtype);
           auto it = medians.find(name);
           if (it == medians.end())

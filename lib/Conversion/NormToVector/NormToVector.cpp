@@ -162,8 +162,8 @@ Value RowLoopBuilder::toMatrix(Value value) {
       ReassociationIndices all;
       for (int64_t d = 0; d < rank; ++d)
         all.push_back(d);
-      flat = tensor::CollapseShapeOp::create(b, loc, value,
-                                             ArrayRef<ReassociationIndices>{all});
+      flat = tensor::CollapseShapeOp::create(
+          b, loc, value, ArrayRef<ReassociationIndices>{all});
     }
     auto matrixType =
         RankedTensorType::get({1, staticRowSize}, type.getElementType());
@@ -219,9 +219,9 @@ Parameter RowLoopBuilder::prepareParameter(Value value) {
   if (!value)
     return param;
   auto type = cast<RankedTensorType>(value.getType());
-  bool isScalar = type.getRank() == 0 ||
-                  (type.getShape() == ArrayRef<int64_t>{1} &&
-                   (rank - axis != 1 || staticRowSize != 1));
+  bool isScalar =
+      type.getRank() == 0 || (type.getShape() == ArrayRef<int64_t>{1} &&
+                              (rank - axis != 1 || staticRowSize != 1));
   if (!op.hasReduction() && value == op.getAlpha())
     isScalar = true;
   if (isScalar || type.getRank() != rank - axis) {
@@ -256,8 +256,7 @@ Value RowLoopBuilder::readMatrix(OpBuilder &rb, Value matrix, Value row,
 Value RowLoopBuilder::readParameter(OpBuilder &rb, const Parameter &param,
                                     Value col, Value mask) {
   if (param.scalar) {
-    auto vectorType =
-        VectorType::get({vectorLength}, param.scalar.getType());
+    auto vectorType = VectorType::get({vectorLength}, param.scalar.getType());
     return vector::BroadcastOp::create(rb, loc, vectorType, param.scalar);
   }
   Type elementType = cast<ShapedType>(param.row.getType()).getElementType();
@@ -305,8 +304,8 @@ SmallVector<Value> RowLoopBuilder::sweep(
   if (hasNoTail())
     return SmallVector<Value>(loop.getResults());
   Value remaining = arith::SubIOp::create(rb, loc, rowSize, fullEnd);
-  Value mask = vector::CreateMaskOp::create(rb, loc, maskType,
-                                            ValueRange{remaining});
+  Value mask =
+      vector::CreateMaskOp::create(rb, loc, maskType, ValueRange{remaining});
   return body(rb, fullEnd, mask, loop.getResults());
 }
 
@@ -365,8 +364,8 @@ RowLoopBuilder::accumulate(OpBuilder &rb, Value row, Value sRow,
     return {reduce(rb, blocks.getResult(0)),
             sRow ? blocks.getResult(1) : Value()};
   Value remaining = arith::SubIOp::create(rb, loc, rowSize, fullEnd);
-  Value mask = vector::CreateMaskOp::create(rb, loc, maskType,
-                                            ValueRange{remaining});
+  Value mask =
+      vector::CreateMaskOp::create(rb, loc, maskType, ValueRange{remaining});
   Value s = readInput(rb, row, fullEnd, mask);
   Value tail = maskLanes(rb, loc, term(rb, s), mask);
   Value total = arith::AddFOp::create(rb, loc, blocks.getResult(0),
@@ -403,10 +402,9 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
   } else if (op.subtractsMean()) {
     // Shift every value by the row's first element (exact) before
     // accumulating: accurate for rows with a large common offset.
-    Value firstMask = vector::CreateMaskOp::create(rb, loc, maskType,
-                                                   ValueRange{rowSize});
-    Value first = readInput(rb, row,
-                            arith::ConstantIndexOp::create(rb, loc, 0),
+    Value firstMask =
+        vector::CreateMaskOp::create(rb, loc, maskType, ValueRange{rowSize});
+    Value first = readInput(rb, row, arith::ConstantIndexOp::create(rb, loc, 0),
                             firstMask);
     Value shift = vector::BroadcastOp::create(
         rb, loc, computeVectorType,
@@ -417,9 +415,9 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
         accumulate(rb, row, sRow, [&](OpBuilder &bb, Value s) -> Value {
           return arith::SubFOp::create(bb, loc, widen(bb, s), shift);
         });
-    Value mean = castFloat(
-        rb, loc, arith::DivFOp::create(rb, loc, rowSum, rowSizeFloat),
-        computeType);
+    Value mean =
+        castFloat(rb, loc, arith::DivFOp::create(rb, loc, rowSum, rowSizeFloat),
+                  computeType);
     Value meanVector =
         vector::BroadcastOp::create(rb, loc, computeVectorType, mean);
     auto centered = [&, shift, meanVector](OpBuilder &bb, Value s) -> Value {
@@ -435,8 +433,7 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
         rb, loc, arith::DivFOp::create(rb, loc, squares, rowSizeFloat),
         computeType);
     Value scale = vector::BroadcastOp::create(
-        rb, loc, computeVectorType,
-        buildInverseScale(rb, loc, op, variance));
+        rb, loc, computeVectorType, buildInverseScale(rb, loc, op, variance));
     normalize = [&, centered, scale](OpBuilder &bb, Value s) -> Value {
       return arith::MulFOp::create(bb, loc, centered(bb, s), scale);
     };
@@ -451,8 +448,7 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
         rb, loc, arith::DivFOp::create(rb, loc, squares, rowSizeFloat),
         computeType);
     Value scale = vector::BroadcastOp::create(
-        rb, loc, computeVectorType,
-        buildInverseScale(rb, loc, op, meanSquare));
+        rb, loc, computeVectorType, buildInverseScale(rb, loc, op, meanSquare));
     normalize = [&, scale](OpBuilder &bb, Value s) -> Value {
       return arith::MulFOp::create(bb, loc, s, scale);
     };
@@ -510,8 +506,8 @@ SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
   SmallVector<OpFoldResult> strides{rb.getIndexAttr(1), rb.getIndexAttr(1)};
   SmallVector<Value> rowInits;
   for (Value shared : forall.getRegionIterArgs())
-    rowInits.push_back(tensor::ExtractSliceOp::create(
-        rb, loc, rowType, shared, offsets, sizes, strides));
+    rowInits.push_back(tensor::ExtractSliceOp::create(rb, loc, rowType, shared,
+                                                      offsets, sizes, strides));
   rb.setInsertionPoint(forall.getTerminator());
   SmallVector<Value> finished = buildRow(rb, row, rowInits);
 
@@ -558,8 +554,8 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   rowSizeFloat = buildIndexToFloat(b, loc, rowSize, b.getF64Type());
 
   // Vector shapes: kUnrollFactor registers per statistic.
-  unsigned width = options.vectorWidth ? options.vectorWidth
-                                       : getHostVectorWidth();
+  unsigned width =
+      options.vectorWidth ? options.vectorWidth : getHostVectorWidth();
   vectorLength = std::max<int64_t>(
       1, width / computeType.getIntOrFloatBitWidth() * kUnrollFactor);
   inputVectorType = VectorType::get({vectorLength}, inputType);
@@ -580,17 +576,16 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
 
   // Large write-once outputs bypass the caches.
   if (options.nontemporalThreshold >= 0)
-    nontemporal =
-        !xType.hasStaticShape() ||
-        xType.getNumElements() * int64_t(inputType.getIntOrFloatBitWidth() / 8) >=
-            options.nontemporalThreshold;
+    nontemporal = !xType.hasStaticShape() ||
+                  xType.getNumElements() *
+                          int64_t(inputType.getIntOrFloatBitWidth() / 8) >=
+                      options.nontemporalThreshold;
 
   SmallVector<Value> results;
-  int64_t staticElements = xType.hasStaticShape() ? xType.getNumElements()
-                                                  : ShapedType::kDynamic;
-  if (options.threads <= 1 ||
-      (!ShapedType::isDynamic(staticElements) &&
-       staticElements < options.parallelThreshold)) {
+  int64_t staticElements =
+      xType.hasStaticShape() ? xType.getNumElements() : ShapedType::kDynamic;
+  if (options.threads <= 1 || (!ShapedType::isDynamic(staticElements) &&
+                               staticElements < options.parallelThreshold)) {
     results = buildRowLoop(/*sequential=*/true);
   } else if (!ShapedType::isDynamic(staticElements)) {
     results = buildRowLoop(/*sequential=*/false);
@@ -629,8 +624,7 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
 }
 
 FailureOr<SmallVector<Value>>
-mlir::norm::lowerNormOpToVectorLoops(RewriterBase &rewriter,
-                                     NormOpInterface op,
+mlir::norm::lowerNormOpToVectorLoops(RewriterBase &rewriter, NormOpInterface op,
                                      const NormCPULoweringOptions &options) {
   return RowLoopBuilder(rewriter, op, options).build();
 }
@@ -642,8 +636,7 @@ mlir::norm::lowerNormOpToVectorLoops(RewriterBase &rewriter,
 namespace {
 
 /// Rewrites a norm op into vector row loops.
-struct NormOpToVectorLoops
-    : public OpInterfaceRewritePattern<NormOpInterface> {
+struct NormOpToVectorLoops : public OpInterfaceRewritePattern<NormOpInterface> {
   NormOpToVectorLoops(MLIRContext *context, NormCPULoweringOptions options)
       : OpInterfaceRewritePattern(context), options(options) {}
 
@@ -680,9 +673,8 @@ void mlir::norm::populateNormToVectorPatterns(
 }
 
 void NormLowerCPUPass::runOnOperation() {
-  if (vectorWidth != 0 &&
-      (vectorWidth < 64 || vectorWidth > 2048 ||
-       !llvm::isPowerOf2_32(vectorWidth))) {
+  if (vectorWidth != 0 && (vectorWidth < 64 || vectorWidth > 2048 ||
+                           !llvm::isPowerOf2_32(vectorWidth))) {
     getOperation()->emitError("norm-lower-cpu: option 'vector-width' must be "
                               "0 or a power of two in [64, 2048], got ")
         << unsigned(vectorWidth);
@@ -755,8 +747,8 @@ getNontemporalCandidates(scf::ForallOp loop) {
         !subview || subview.getSourceType().getRank() != 2 ||
         loop->isAncestor(subview.getSource().getParentBlock()->getParentOp()))
       return;
-    int64_t bytes = vectorType.getNumElements() *
-                    vectorType.getElementTypeBitWidth() / 8;
+    int64_t bytes =
+        vectorType.getNumElements() * vectorType.getElementTypeBitWidth() / 8;
     if (bytes % kNontemporalAlignment == 0)
       writes.push_back(write);
   });
@@ -780,7 +772,8 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
   Value aligned;
   llvm::SmallDenseSet<Value> checked;
   for (vector::TransferWriteOp write : writes) {
-    Value source = write.getBase().getDefiningOp<memref::SubViewOp>().getSource();
+    Value source =
+        write.getBase().getDefiningOp<memref::SubViewOp>().getSource();
     if (!checked.insert(source).second)
       continue;
     int64_t elementBytes = write.getVectorType().getElementTypeBitWidth() / 8;
@@ -792,15 +785,15 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
     Value start = arith::AddIOp::create(
         rewriter, loc, pointer,
         arith::MulIOp::create(rewriter, loc, metadata.getOffset(), bytes));
-    Value pitch = arith::MulIOp::create(rewriter, loc,
-                                        metadata.getStrides()[0], bytes);
+    Value pitch =
+        arith::MulIOp::create(rewriter, loc, metadata.getStrides()[0], bytes);
     for (Value value : {start, pitch}) {
       Value isAligned = arith::CmpIOp::create(
           rewriter, loc, arith::CmpIPredicate::eq,
           arith::RemUIOp::create(rewriter, loc, value, alignment), zero);
-      aligned = aligned ? arith::AndIOp::create(rewriter, loc, aligned,
-                                                isAligned)
-                        : isAligned;
+      aligned = aligned
+                    ? arith::AndIOp::create(rewriter, loc, aligned, isAligned)
+                    : isAligned;
     }
   }
 
@@ -813,7 +806,8 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
   loop->removeAttr(kNontemporalStoresAttrName);
   rewriter.moveOpBefore(loop, ifOp.elseBlock()->getTerminator());
   for (vector::TransferWriteOp write : writes) {
-    auto cloned = cast<vector::TransferWriteOp>(mapping.lookup(write.getOperation()));
+    auto cloned =
+        cast<vector::TransferWriteOp>(mapping.lookup(write.getOperation()));
     rewriter.setInsertionPoint(cloned);
     rewriter.replaceOpWithNewOp<vector::StoreOp>(
         cloned, cloned.getVector(), cloned.getBase(), cloned.getIndices(),
@@ -863,29 +857,27 @@ static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp loop) {
       // the loop body.
       rewriter.setInsertionPointToStart(body);
       Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-      Value step = getValueOrCreateConstantIndexOp(
-          rewriter, loc, loop.getMixedStep()[0]);
+      Value step = getValueOrCreateConstantIndexOp(rewriter, loc,
+                                                   loop.getMixedStep()[0]);
       Value last = arith::SubIOp::create(
           rewriter, loc, memref::DimOp::create(rewriter, loc, base, 0), one);
       next = arith::MinSIOp::create(
-          rewriter, loc, arith::AddIOp::create(rewriter, loc, row, step),
-          last);
+          rewriter, loc, arith::AddIOp::create(rewriter, loc, row, step), last);
     }
     VectorType vectorType = read.getVectorType();
-    int64_t elementBytes = std::max<int64_t>(
-        1, vectorType.getElementTypeBitWidth() / 8);
+    int64_t elementBytes =
+        std::max<int64_t>(1, vectorType.getElementTypeBitWidth() / 8);
     int64_t bytes = vectorType.getNumElements() * elementBytes;
     int64_t lineElements = std::max<int64_t>(1, kCacheLineBytes / elementBytes);
     rewriter.setInsertionPoint(read);
     Value col = read.getIndices()[1];
     for (int64_t offset = 0; offset * elementBytes < bytes;
          offset += lineElements) {
-      Value index =
-          offset == 0
-              ? col
-              : arith::AddIOp::create(
-                    rewriter, loc, col,
-                    arith::ConstantIndexOp::create(rewriter, loc, offset));
+      Value index = offset == 0
+                        ? col
+                        : arith::AddIOp::create(rewriter, loc, col,
+                                                arith::ConstantIndexOp::create(
+                                                    rewriter, loc, offset));
       memref::PrefetchOp::create(rewriter, loc, base, ValueRange{next, index},
                                  /*isWrite=*/false, /*localityHint=*/2,
                                  /*isDataCache=*/true);
