@@ -12,6 +12,7 @@
 
 #include "norm/Dialect/Norm/IR/NormOps.h"
 
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir {
@@ -53,6 +54,12 @@ Value buildNormOutput(OpBuilder &b, Location loc, NormOpInterface op, Value n,
 
 /// Converts an index value to a float of type `type`.
 Value buildIndexToFloat(OpBuilder &b, Location loc, Value index, Type type);
+
+/// Whether one of `groups` (reassociation indices into `expandedType`'s
+/// dims) holds more than one dynamic dim: an expand_shape of that kind
+/// crashes LLVM 22's expand-strided-metadata (see norm-legalize-reshapes).
+bool hasGroupWithSeveralDynamicDims(ShapedType expandedType,
+                                    ArrayRef<ReassociationIndices> groups);
 
 } // namespace norm
 } // namespace mlir

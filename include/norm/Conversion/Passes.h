@@ -27,6 +27,11 @@ namespace norm {
 #define GEN_PASS_DECL
 #include "norm/Conversion/Passes.h.inc"
 
+/// Collects the pattern of norm-legalize-reshapes: tensor.expand_shape ops
+/// with several dynamic dims in one reassociation group become
+/// tensor.reshape.
+void populateLegalizeReshapesPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "norm/Conversion/Passes.h.inc"
 

@@ -126,6 +126,33 @@ def NormForallToLoopsPass : Pass<"norm-forall-to-loops"> {
   ];
 }
 
+def NormLegalizeReshapesPass : Pass<"norm-legalize-reshapes"> {
+  let summary = "Replace reshapes that LLVM 22 cannot lower with ones it can";
+  let description = [{
+    LLVM 22's `expand-strided-metadata` crashes on an `expand_shape` whose
+    reassociation group holds more than one dynamic dim
+    (llvm/llvm-project#186830). This pass rewrites each such
+    `tensor.expand_shape` into a `tensor.reshape` to the same sizes (which
+    bufferizes to `memref.reshape`), and rejects each such
+    `memref.expand_shape` with a diagnostic, leaving the module unchanged.
+    `norm-cpu-pipeline` and `norm-gpu-pipeline` run it before
+    bufferization, so that a module written with upstream ops alone gets a
+    diagnostic or a working lowering instead of a crash.
+
+    ```mlir
+    %e = tensor.expand_shape %m [[0, 1], [2]] output_shape [%b, %s, 64]
+        : tensor<?x64xf32> into tensor<?x?x64xf32>
+    // becomes
+    %shape = tensor.from_elements %b, %s, %c64 : tensor<3xindex>
+    %e = tensor.reshape %m(%shape) : (tensor<?x64xf32>, tensor<3xindex>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def NormStoreNarrowFloatsAsIntsPass
     : Pass<"norm-store-narrow-floats-as-ints"> {
   let summary = "Store and load 16-bit float vectors as integer vectors in the LLVM dialect";

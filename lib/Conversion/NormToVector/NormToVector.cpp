@@ -200,13 +200,7 @@ Value RowLoopBuilder::fromMatrix(Value matrix) {
 Value RowLoopBuilder::expandToInput(Value value,
                                     ArrayRef<ReassociationIndices> groups) {
   RankedTensorType resultType = op.getInputType();
-  bool severalDynamicDims =
-      llvm::any_of(groups, [&](const ReassociationIndices &group) {
-        return llvm::count_if(group, [&](int64_t d) {
-                 return resultType.isDynamicDim(d);
-               }) > 1;
-      });
-  if (!severalDynamicDims)
+  if (!hasGroupWithSeveralDynamicDims(resultType, groups))
     return tensor::ExpandShapeOp::create(b, loc, resultType, value, groups,
                                          xSizes);
   Value shape = tensor::FromElementsOp::create(
