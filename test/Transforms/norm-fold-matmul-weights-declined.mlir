@@ -42,3 +42,18 @@ func.func @large_rhs(%x: tensor<2x3xf32>, %z: tensor<2x3xf32>) -> tensor<2x3xf32
   %o = linalg.matmul ins(%y, %m : tensor<2x3xf32>, tensor<3x3xf32>) outs(%z : tensor<2x3xf32>) -> tensor<2x3xf32>
   return %o : tensor<2x3xf32>
 }
+
+// -----
+
+// Not folded: a scalar weight on a dynamic normalized dim (found by
+// norm-fuzz: expanding the scalar to a row of the dynamic size crashed).
+// CHECK-LABEL: func @scalar_weight_dynamic_row
+//       CHECK: norm.rms_norm %{{.*}} weight(%{{.*}}) : (tensor<4x?xf32>, tensor<f32>) -> tensor<4x?xf32>
+func.func @scalar_weight_dynamic_row(%x: tensor<4x?xf32>, %z: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %w = arith.constant dense<2.0> : tensor<f32>
+  %m = arith.constant dense<1.0> : tensor<2x2xf32>
+  // expected-remark @+1 {{not folded into matmuls: the normalized dim is not static}}
+  %y = norm.rms_norm %x weight(%w) : (tensor<4x?xf32>, tensor<f32>) -> tensor<4x?xf32>
+  %o = linalg.matmul ins(%y, %m : tensor<4x?xf32>, tensor<2x2xf32>) outs(%z : tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %o : tensor<4x2xf32>
+}

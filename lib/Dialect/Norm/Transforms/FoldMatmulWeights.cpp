@@ -310,14 +310,17 @@ struct FoldNormWeightsIntoMatmuls
     if (failed(readConstant(op.getWeight(), weight)) ||
         failed(readConstant(op.getBias(), bias)))
       return fail("weight or bias is not a constant");
-    if (weight.size() == 1 && op.getWeight() &&
-        cast<ShapedType>(op.getWeight().getType()).getRank() == 0)
-      weight.resize(op.getInputType().getShape().back(), weight[0]);
     Analysis analysis = analyze(op, options.maxRhsElements);
     if (analysis.uses.empty())
       return fail(analysis.reason);
     int64_t k = op.getInputType().getShape().back();
-    if (ShapedType::isDynamic(k) || (!weight.empty() && int64_t(weight.size()) != k))
+    if (ShapedType::isDynamic(k))
+      return fail("the normalized dim is not static");
+    // A scalar weight (tensor<T>) scales every row of the RHS alike.
+    if (weight.size() == 1 && op.getWeight() &&
+        cast<ShapedType>(op.getWeight().getType()).getRank() == 0)
+      weight.resize(k, weight[0]);
+    if (!weight.empty() && int64_t(weight.size()) != k)
       return fail("the normalized dim is not static");
     double offset = op.getWeightOffset().convertToDouble();
 
