@@ -30,3 +30,31 @@ func.func @empty_rows(%x: tensor<15x16x?x0xf16>, %r: tensor<15x16x?x0xf16>) -> (
   %y, %s = norm.rms_norm %x weight(%c) residual(%r) {weight_offset = 3.0e+38 : f32, compute_type = f64, cast_mode = #norm<cast_mode before_weight>} : (tensor<15x16x?x0xf16>, tensor<0xf16>, tensor<15x16x?x0xf16>) -> (tensor<15x16x?x0xf16>, tensor<15x16x?x0xf16>)
   return %y, %s : tensor<15x16x?x0xf16>, tensor<15x16x?x0xf16>
 }
+
+// -----
+
+// Found by norm-fuzz: x's dims are dynamic but the weight's static 0 says
+// the rows are empty; the row reshapes of the weight then bufferized into a
+// memref.collapse_shape that did not verify. Empty results here too.
+// CHECK-LABEL: func @zero_in_weight
+//   CHECK-NOT:   norm.layer_norm
+//       CHECK:   %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<100x?x31xbf16>
+//       CHECK:   return %[[E]]
+// LLVM-LABEL: llvm.func @zero_in_weight
+func.func @zero_in_weight(%x: tensor<100x?x31xbf16>, %w: tensor<100x0x31xf32>, %b: tensor<100x0x?xbf16>) -> tensor<100x?x31xbf16> {
+  %y = norm.layer_norm %x weight(%w) bias(%b) {axis = 0 : i64} : (tensor<100x?x31xbf16>, tensor<100x0x31xf32>, tensor<100x0x?xbf16>) -> tensor<100x?x31xbf16>
+  return %y : tensor<100x?x31xbf16>
+}
+
+// -----
+
+// The same with a static 0 only in the residual.
+// CHECK-LABEL: func @zero_in_residual
+//   CHECK-NOT:   norm.rms_norm
+//       CHECK:   %[[E:.*]] = tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x?x31x7xf16>
+//       CHECK:   return %[[E]], %[[E]]
+// LLVM-LABEL: llvm.func @zero_in_residual
+func.func @zero_in_residual(%x: tensor<?x?x31x7xf16>, %w: tensor<31x?xf16>, %r: tensor<0x?x31x7xf16>) -> (tensor<?x?x31x7xf16>, tensor<?x?x31x7xf16>) {
+  %y, %s = norm.rms_norm %x weight(%w) residual(%r) {axis = -2 : i64} : (tensor<?x?x31x7xf16>, tensor<31x?xf16>, tensor<0x?x31x7xf16>) -> (tensor<?x?x31x7xf16>, tensor<?x?x31x7xf16>)
+  return %y, %s : tensor<?x?x31x7xf16>, tensor<?x?x31x7xf16>
+}

@@ -524,8 +524,14 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   xSizes = tensor::getMixedSizes(b, loc, op.getX());
 
   // A statically empty input has empty results: nothing to compute, and the
-  // row reshapes below assume that folding the sizes keeps them dynamic.
-  if (llvm::is_contained(xType.getShape(), 0)) {
+  // row reshapes below assume that folding the sizes keeps them dynamic. A
+  // static 0 in weight, bias or residual means the same (their dims are
+  // x's), even where x's own dim is dynamic.
+  auto hasStaticZeroDim = [](Value operand) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    return type && llvm::is_contained(type.getShape(), 0);
+  };
+  if (llvm::any_of(op->getOperands(), hasStaticZeroDim)) {
     Value empty = tensor::EmptyOp::create(b, loc, xSizes, inputType);
     return SmallVector<Value>(op->getNumResults(), empty);
   }
