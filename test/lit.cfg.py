@@ -34,6 +34,15 @@ config.substitutions.append(
      os.path.join(config.norm_obj_root, "lib",
                   "libnorm_cuda_runtime" + config.llvm_shlib_ext)))
 
+# The OpenMP runtime that norm-cpu-pipeline{threads>1} output needs (the one
+# norm::findOpenMPRuntime() picks for the JIT).
+for omp in ("/usr/lib/llvm-22/lib/libomp.so",
+            "/usr/lib/x86_64-linux-gnu/libomp.so.5"):
+    if os.path.exists(omp):
+        config.available_features.add("openmp")
+        config.substitutions.append(("%omp_runtime", omp))
+        break
+
 # The CUDA toolkit norm-gpu-pipeline uses by default ($CUDA_HOME, else
 # /usr/local/cuda): compile-only GPU tests need its ptxas and libdevice.
 cuda_toolkit = os.environ.get("CUDA_HOME") or "/usr/local/cuda"

@@ -83,6 +83,13 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   } else {
     pm.addNestedPass<func::FuncOp>(createNormToLinalgPass());
   }
+  // Matmuls (next to norms, or fused with them): register-tiled vector code.
+  if (options.vectorizeMatmul) {
+    NormVectorizeMatmulPassOptions matmulOptions;
+    matmulOptions.vectorWidth = options.vectorWidth;
+    matmulOptions.threads = options.threads;
+    pm.addNestedPass<func::FuncOp>(createNormVectorizeMatmulPass(matmulOptions));
+  }
 
   bool parallelRows = options.threads > 1;
   std::string tail = llvm::formatv(
@@ -91,8 +98,9 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
       "one-shot-bufferize{{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map "
       "unknown-type-conversion=identity-layout-map},"
-      "buffer-deallocation-pipeline,"
-      "func.func(norm-forall-to-loops{{threads={0}},{1}),{2}"
+      "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
+      "func.func(norm-forall-to-loops{{threads={0}},lower-vector-mask,"
+      "convert-vector-to-scf{{full-unroll=true},{1}),{2}"
       "func.func(arith-emulate-unsupported-floats{{source-types=bf16,f16 "
       "target-type=f32}),"
       "math-expand-ops{{ops=rsqrt,tanh},"
@@ -226,7 +234,7 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
       "canonicalize,cse,eliminate-empty-tensors,norm-legalize-reshapes,"
       "one-shot-bufferize{{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
-      "buffer-deallocation-pipeline,"
+      "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
       "func.func(convert-linalg-to-loops),"
       "func.func(gpu-async-region),"
       // Device code: NVVM, with the target attached for serialization.

@@ -10,6 +10,7 @@
 // RUN: not norm-opt %s --norm-cpu-pipeline="vector-width=4096" 2>&1 | FileCheck %s --check-prefix=LARGE-WIDTH
 // RUN: not norm-opt %s --norm-cpu-pipeline="lowering=" 2>&1 | FileCheck %s --check-prefix=EMPTY-LOWERING
 // RUN: not norm-opt %s --norm-cpu-pipeline="tile-rows=8" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not norm-opt %s --norm-cpu-pipeline="vectorize-matmul=maybe" 2>&1 | FileCheck %s --check-prefix=BAD-BOOL
 
 // The whole module reaches the LLVM dialect: no norm, tensor, linalg,
 // vector, scf or memref ops remain.
@@ -35,6 +36,7 @@
 // LARGE-WIDTH: error: norm-cpu-pipeline: option 'vector-width' must be 0 or a power of two in [64, 2048], got 4096
 // EMPTY-LOWERING: for the --lowering option: Cannot find option named ''!
 // UNKNOWN: <Pass-Options-Parser>: no such option tile-rows
+// BAD-BOOL: for the --vectorize-matmul option: 'maybe' is invalid value for boolean argument
 
 func.func @rms_norm(%x: tensor<?x64xf32>, %w: tensor<64xf32>, %a: tensor<?x64xf32>) -> tensor<?x64xf32> attributes {llvm.emit_c_interface} {
   %s = arith.addf %x, %a : tensor<?x64xf32>

@@ -7,8 +7,10 @@
 #ifndef NORM_CONVERSION_PASSES_H
 #define NORM_CONVERSION_PASSES_H
 
+#include "norm/Conversion/MatmulToVector/MatmulToVector.h"
 #include "norm/Conversion/NormToGPU/NormToGPU.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

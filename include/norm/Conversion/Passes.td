@@ -126,6 +126,63 @@ def NormForallToLoopsPass : Pass<"norm-forall-to-loops"> {
   ];
 }
 
+def NormVectorizeMatmulPass : Pass<"norm-vectorize-matmul"> {
+  let summary = "Tile f32/f64 matmuls into cache blocks and vector register tiles";
+  let description = [{
+    The CPU code for the matmuls next to norms. Each f32/f64 linalg
+    contraction on tensors with one M, one N and one K dim
+    (`linalg.matmul` and its transposed forms, `linalg.batch_matmul`, a
+    `linalg.generic` of that form) is tiled with `TilingInterface` into an
+    `scf.forall` over blocks of `block-n` columns (marked `norm.sequential`
+    with `threads=1` or for small static matmuls; `norm-forall-to-loops`
+    makes it parallel otherwise), an `scf.for` over blocks of `block-k`
+    rows of B, and `scf.for` loops over `tile-m` x `tile-n` register tiles
+    and single K steps. The register tile is vectorized by
+    `linalg::vectorize` (masked where it is partial), its accumulator is
+    hoisted out of the K loop, and the `vector.contract` is lowered to
+    outer products: one broadcast of an element of A and one FMA per vector
+    of B. Other contractions (f16/bf16, mixed types, several M/N/K dims) are
+    left as they are.
+
+    ```mlir
+    %c = linalg.matmul ins(%a, %b : tensor<64x512xf32>, tensor<512x256xf32>)
+                       outs(%z : tensor<64x256xf32>) -> tensor<64x256xf32>
+    // becomes (sketch, AVX-512)
+    scf.forall (%jb) in (1) shared_outs(%o = %z) {          // 256-column blocks
+      scf.for %kb = 0 to 512 step 256 {                      // K blocks
+        scf.for %i = 0 to 64 step 8 { scf.for %j = 0 to 256 step 32 {
+          %acc = vector.transfer_read ... : vector<8x32xf32>
+          scf.for %k = 0 to 256 step 1 iter_args(%v = %acc) {
+            %r = vector.outerproduct %a_col, %b_row, %v : vector<8xf32>, vector<32xf32>
+          }
+          vector.transfer_write ...
+    }}}}
+    ```
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: from the host CPU)">,
+    Option<"tileM", "tile-m", "int64_t", /*default=*/"0",
+           "Rows of the register tile (0: 8 with 512-bit vectors, else 4)">,
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
+           "Columns of the register tile (0: two vectors)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"256",
+           "Columns of B per cache block (the parallel loop's step)">,
+    Option<"blockK", "block-k", "int64_t", /*default=*/"256",
+           "Rows of B per cache block">,
+    Option<"threads", "threads", "unsigned", /*default=*/"1",
+           "Threads the column blocks may be spread over">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def NormLegalizeReshapesPass : Pass<"norm-legalize-reshapes"> {
   let summary = "Replace reshapes that LLVM 22 cannot lower with ones it can";
   let description = [{

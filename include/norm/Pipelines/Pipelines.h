@@ -44,6 +44,11 @@ struct NormCPUPipelineOptions
       llvm::cl::desc("Vector width in bits for the direct lowering (0: from "
                      "the host)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> vectorizeMatmul{
+      *this, "vectorize-matmul",
+      llvm::cl::desc("Tile f32/f64 matmuls into vector register tiles "
+                     "(norm-vectorize-matmul); false: scalar loops"),
+      llvm::cl::init(true)};
 };
 
 /// Adds norm-cpu-pipeline to `pm` (anchored on builtin.module). Returns
