@@ -183,6 +183,38 @@ def NormVectorizeMatmulPass : Pass<"norm-vectorize-matmul"> {
   ];
 }
 
+def NormSplitSharedInitsPass : Pass<"norm-split-shared-inits"> {
+  let summary = "Give each destination-style op its own tensor.empty / linalg.fill init";
+  let description = [{
+    With LLVM 22, `eliminate-empty-tensors` followed by `one-shot-bufferize`
+    computes wrong results when one `tensor.empty` (or a `linalg.fill` of
+    one) is the init of several destination-style ops whose results are
+    materialized in different buffers: the init becomes the first
+    destination, and the other ops start from, and overwrite, that buffer.
+    This pass clones such a `linalg.fill` (on tensors) or `tensor.empty` for
+    every destination use but one. `norm-cpu-pipeline` and
+    `norm-gpu-pipeline` run it right before `eliminate-empty-tensors` (after
+    `cse`, which would merge the clones again). Shared inits produced by
+    other ops are left as they are.
+
+    ```mlir
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %q = linalg.matmul ins(%y, %wq : ...) outs(%z : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %k = linalg.matmul ins(%y, %wk : ...) outs(%z : tensor<8x64xf32>) -> tensor<8x64xf32>
+    // becomes
+    %e2 = tensor.empty() : tensor<8x64xf32>
+    %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %q = linalg.matmul ins(%y, %wq : ...) outs(%z : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %k = linalg.matmul ins(%y, %wk : ...) outs(%z2 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def NormLegalizeReshapesPass : Pass<"norm-legalize-reshapes"> {
   let summary = "Replace reshapes that LLVM 22 cannot lower with ones it can";
   let description = [{

@@ -128,6 +128,13 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
   tileN = std::max<int64_t>(1, clip(tileN, tiling->nDim));
   int64_t tileK = std::max<int64_t>(1, clip(kTileK, tiling->kDim));
   int64_t macs = staticMACs(op);
+  Location loc = op.getLoc();
+  // One thread for small matmuls, and inside loops that are parallel
+  // already.
+  bool sequential = options.threads <= 1 ||
+                    (macs >= 0 && macs < kParallelMinMACs) ||
+                    op->getParentOfType<scf::ForallOp>() ||
+                    op->getParentOfType<scf::ParallelOp>();
 
   // Level 1: N blocks (scf.forall, the parallel dim); batch dims one by one.
   SmallVector<std::pair<unsigned, int64_t>> level1{
@@ -144,8 +151,7 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
     return rewriter.notifyMatchFailure(op, "cannot tile into N blocks");
   Value result = blocks->replacements.front();
   rewriter.replaceOp(op, blocks->replacements);
-  if (!blocks->loops.empty() &&
-      (options.threads <= 1 || (macs >= 0 && macs < kParallelMinMACs)))
+  if (!blocks->loops.empty() && sequential)
     blocks->loops.front()->setAttr(kSequentialAttrName,
                                    rewriter.getUnitAttr());
 
@@ -159,7 +165,7 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
   FailureOr<scf::SCFTilingResult> kBlocks = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(current.getOperation()), kOptions);
   if (failed(kBlocks))
-    return rewriter.notifyMatchFailure(op, "cannot tile into K blocks");
+    return rewriter.notifyMatchFailure(loc, "cannot tile into K blocks");
   rewriter.replaceOp(current, kBlocks->replacements);
   current = cast<linalg::LinalgOp>(kBlocks->tiledOps.back());
 
@@ -174,7 +180,7 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
       rewriter, cast<TilingInterface>(current.getOperation()),
       registerOptions);
   if (failed(registers))
-    return rewriter.notifyMatchFailure(op, "cannot tile into register tiles");
+    return rewriter.notifyMatchFailure(loc, "cannot tile into register tiles");
   rewriter.replaceOp(current, registers->replacements);
   auto tile = cast<linalg::LinalgOp>(registers->tiledOps.back());
 
@@ -201,7 +207,7 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
       /*assumeDynamicDimsMatchVecSizes=*/true,
       /*createNamedContraction=*/true);
   if (failed(vectorized))
-    return rewriter.notifyMatchFailure(op, "cannot vectorize the tile");
+    return rewriter.notifyMatchFailure(loc, "cannot vectorize the tile");
   if (vectorized->replacements.empty())
     rewriter.eraseOp(tile);
   else

@@ -1,0 +1,79 @@
+//===- SplitSharedInits.cpp - One init per destination -----------*- C++ -*-===//
+//
+// norm-split-shared-inits: gives every destination-passing-style op its own
+// `tensor.empty` / `linalg.fill` init. With LLVM 22, eliminate-empty-tensors
+// followed by one-shot-bufferize computes wrong results when one init feeds
+// several ops whose results are materialized in different buffers: the init
+// is replaced by the first destination, and the other ops then start from
+// (and overwrite) that buffer (see
+// test/Upstream/eliminate-empty-tensors-shared-init.mlir).
+//
+//===----------------------------------------------------------------------===//
+
+#include "norm/Conversion/Passes.h"
+
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+
+namespace mlir {
+namespace norm {
+#define GEN_PASS_DEF_NORMSPLITSHAREDINITSPASS
+#include "norm/Conversion/Passes.h.inc"
+} // namespace norm
+} // namespace mlir
+
+using namespace mlir;
+
+/// Whether `use` is an init (destination) operand of a destination-style op.
+static bool isDestinationUse(OpOperand &use) {
+  auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+  return dps && dps.isDpsInit(&use);
+}
+
+/// Gives each destination use of `op`'s result but the first a clone of
+/// `op`, placed right before `op`. Returns the clones.
+static SmallVector<Operation *> splitDestinationUses(RewriterBase &rewriter,
+                                                     Operation *op) {
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : op->getResult(0).getUses())
+    if (isDestinationUse(use))
+      uses.push_back(&use);
+  SmallVector<Operation *> clones;
+  if (uses.size() < 2 || op->getNumResults() != 1)
+    return clones;
+  // Keep the original for the use whose owner comes first in its block.
+  rewriter.setInsertionPoint(op);
+  for (OpOperand *use : llvm::drop_begin(uses)) {
+    Operation *clone = rewriter.clone(*op);
+    rewriter.modifyOpInPlace(use->getOwner(),
+                             [&] { use->set(clone->getResult(0)); });
+    clones.push_back(clone);
+  }
+  return clones;
+}
+
+namespace {
+
+struct NormSplitSharedInitsPass
+    : public norm::impl::NormSplitSharedInitsPassBase<
+          NormSplitSharedInitsPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // Fills first: their clones share the fill's init, which the second
+    // walk then splits.
+    SmallVector<linalg::FillOp> fills;
+    getOperation()->walk([&](linalg::FillOp fill) {
+      if (fill.hasPureTensorSemantics())
+        fills.push_back(fill);
+    });
+    for (linalg::FillOp fill : fills)
+      (void)splitDestinationUses(rewriter, fill);
+    SmallVector<tensor::EmptyOp> empties;
+    getOperation()->walk([&](tensor::EmptyOp empty) {
+      empties.push_back(empty);
+    });
+    for (tensor::EmptyOp empty : empties)
+      (void)splitDestinationUses(rewriter, empty);
+  }
+};
+
+} // namespace

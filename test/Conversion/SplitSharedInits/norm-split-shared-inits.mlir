@@ -1,0 +1,54 @@
+// RUN: norm-opt %s -split-input-file -norm-split-shared-inits | FileCheck %s
+
+// A fill shared by two matmuls: the second gets its own fill of its own
+// empty tensor.
+// CHECK-LABEL: func @shared_fill
+//   CHECK-DAG:   %[[E1:.*]] = tensor.empty() : tensor<4x4xf32>
+//   CHECK-DAG:   %[[E2:.*]] = tensor.empty() : tensor<4x4xf32>
+//   CHECK-DAG:   %[[Z1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<4x4xf32>)
+//   CHECK-DAG:   %[[Z2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E2]] : tensor<4x4xf32>)
+//   CHECK-DAG:   linalg.matmul {{.*}} outs(%[[Z1]] : tensor<4x4xf32>)
+//   CHECK-DAG:   linalg.matmul {{.*}} outs(%[[Z2]] : tensor<4x4xf32>)
+func.func @shared_fill(%a: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %m1 = linalg.matmul ins(%a, %a : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %m2 = linalg.matmul ins(%m1, %a : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %m1, %m2 : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// A shared empty tensor (dynamic: the clone keeps its size operand).
+// CHECK-LABEL: func @shared_empty
+//  CHECK-SAME:   (%{{.*}}: tensor<?x4xf32>, %[[N:.*]]: index)
+//   CHECK-DAG:   %[[E1:.*]] = tensor.empty(%[[N]]) : tensor<?x4xf32>
+//   CHECK-DAG:   %[[E2:.*]] = tensor.empty(%[[N]]) : tensor<?x4xf32>
+//   CHECK-DAG:   linalg.exp {{.*}} outs(%[[E1]] : tensor<?x4xf32>)
+//   CHECK-DAG:   linalg.negf {{.*}} outs(%[[E2]] : tensor<?x4xf32>)
+func.func @shared_empty(%a: tensor<?x4xf32>, %n: index) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %e = tensor.empty(%n) : tensor<?x4xf32>
+  %x = linalg.exp ins(%a : tensor<?x4xf32>) outs(%e : tensor<?x4xf32>) -> tensor<?x4xf32>
+  %y = linalg.negf ins(%a : tensor<?x4xf32>) outs(%e : tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %x, %y : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Left alone: one destination use (the other use only reads), fills on
+// buffers.
+// CHECK-LABEL: func @unshared
+//       CHECK:   tensor.empty
+//   CHECK-NOT:   tensor.empty
+//       CHECK:   linalg.fill
+//       CHECK:   linalg.fill
+//   CHECK-NOT:   linalg.fill
+func.func @unshared(%a: tensor<4x4xf32>, %m: memref<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = linalg.add ins(%a, %z : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  linalg.fill ins(%zero : f32) outs(%m : memref<4x4xf32>)
+  return %s, %z : tensor<4x4xf32>, tensor<4x4xf32>
+}
