@@ -192,7 +192,8 @@ def NormSplitSharedInitsPass : Pass<"norm-split-shared-inits"> {
     materialized in different buffers: the init becomes the first
     destination, and the other ops start from, and overwrite, that buffer.
     This pass clones such a `linalg.fill` (on tensors) or `tensor.empty` for
-    every destination use but one. `norm-cpu-pipeline` and
+    every destination use but one (an init operand of a destination-style op
+    or the initial value of a loop-carried tensor, as in tiled ops). `norm-cpu-pipeline` and
     `norm-gpu-pipeline` run it right before `eliminate-empty-tensors` (after
     `cse`, which would merge the clones again). Shared inits produced by
     other ops are left as they are.

@@ -13,6 +13,7 @@
 #include "norm/Conversion/Passes.h"
 
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 namespace mlir {
 namespace norm {
@@ -23,10 +24,16 @@ namespace norm {
 
 using namespace mlir;
 
-/// Whether `use` is an init (destination) operand of a destination-style op.
+/// Whether `use` is written through: the init (destination) operand of a
+/// destination-style op, or the initial value of a loop-carried tensor
+/// (what a tiled op's destination becomes).
 static bool isDestinationUse(OpOperand &use) {
-  auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
-  return dps && dps.isDpsInit(&use);
+  Operation *owner = use.getOwner();
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(owner))
+    return dps.isDpsInit(&use);
+  if (auto loop = dyn_cast<LoopLikeOpInterface>(owner))
+    return llvm::is_contained(loop.getInitsMutable(), use);
+  return false;
 }
 
 /// Gives each destination use of `op`'s result but the first a clone of

@@ -52,3 +52,29 @@ func.func @unshared(%a: tensor<4x4xf32>, %m: memref<4x4xf32>) -> (tensor<4x4xf32
   linalg.fill ins(%zero : f32) outs(%m : memref<4x4xf32>)
   return %s, %z : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// The initial value of a loop-carried tensor (a tiled op's destination) is
+// a destination use too.
+// CHECK-LABEL: func @loop_init
+//   CHECK-DAG:   %[[Z1:.*]] = linalg.fill {{.*}} -> tensor<4x4xf32>
+//   CHECK-DAG:   %[[Z2:.*]] = linalg.fill {{.*}} -> tensor<4x4xf32>
+//   CHECK-DAG:   scf.for {{.*}} iter_args(%{{.*}} = %[[Z1]])
+//   CHECK-DAG:   scf.for {{.*}} iter_args(%{{.*}} = %[[Z2]])
+func.func @loop_init(%a: tensor<4x4xf32>, %n: index) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %e = tensor.empty() : tensor<4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %r1 = scf.for %i = %c0 to %n step %c1 iter_args(%t = %z) -> (tensor<4x4xf32>) {
+    %m = linalg.matmul ins(%a, %a : tensor<4x4xf32>, tensor<4x4xf32>) outs(%t : tensor<4x4xf32>) -> tensor<4x4xf32>
+    scf.yield %m : tensor<4x4xf32>
+  }
+  %r2 = scf.for %i = %c0 to %n step %c1 iter_args(%t = %z) -> (tensor<4x4xf32>) {
+    %m = linalg.add ins(%a, %a : tensor<4x4xf32>, tensor<4x4xf32>) outs(%t : tensor<4x4xf32>) -> tensor<4x4xf32>
+    scf.yield %m : tensor<4x4xf32>
+  }
+  return %r1, %r2 : tensor<4x4xf32>, tensor<4x4xf32>
+}
