@@ -60,5 +60,6 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.norm_tools_dir, append_path=True)
 
 tool_dirs = [config.norm_tools_dir, config.llvm_tools_dir]
-tools = ["norm-opt", "mlir-runner", "mlir-opt", "mlir-translate", "split-file"]
+tools = ["norm-opt", "norm-bench", "mlir-runner", "mlir-opt", "mlir-translate",
+         "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

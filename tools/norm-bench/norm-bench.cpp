@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Slices.h"
 #include "baselines/Baselines.h"
 #include "norm/ExecutionEngine/JIT.h"
 
@@ -263,10 +264,13 @@ public:
       auto it = run.counters.find("bytes_per_second");
       if (it != run.counters.end())
         medians[run.run_name.function_name] = it->second.value;
+      times[run.run_name.function_name] = run.GetAdjustedRealTime();
     }
     ConsoleReporter::ReportRuns(runs);
   }
   std::map<std::string, double> medians;
+  /// Median real time per benchmark, in its time unit (microseconds).
+  std::map<std::string, double> times;
 };
 
 /// Reads `<name> -> bytes_per_second` medians from a Google Benchmark JSON
@@ -304,7 +308,7 @@ void mergeJSON(const std::string &path, std::map<std::string, double> &into) {
 
 int main(int argc, char **argv) {
   // Our flags; everything else goes to Google Benchmark.
-  bool quick = false, summaryOnly = false;
+  bool quick = false, summaryOnly = false, slices = false, onlySlices = false;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   int repetitions = 10;
   std::vector<std::string> merges;
@@ -316,6 +320,10 @@ int main(int argc, char **argv) {
       quick = true;
     } else if (arg == "--summary") {
       quick = summaryOnly = true;
+    } else if (arg == "--slices") {
+      slices = true;
+    } else if (arg == "--only-slices") {
+      slices = onlySlices = true;
     } else if (arg.consume_front("--threads=")) {
       if (arg.getAsInteger(10, threads) || threads < 1) {
         llvm::errs() << "norm-bench: --threads expects a positive integer\n";
@@ -332,9 +340,13 @@ int main(int argc, char **argv) {
     } else if (arg.consume_front("--json=")) {
       jsonOut = arg.str();
     } else if (arg == "--help") {
-      llvm::outs() << "usage: norm-bench [--quick|--summary] [--threads=N] "
-                      "[--repetitions=N] [--json=FILE] [--merge=TORCH.json] "
-                      "[Google Benchmark flags]\n";
+      llvm::outs() << "usage: norm-bench [--quick|--summary] [--slices|"
+                      "--only-slices] [--threads=N] [--repetitions=N] "
+                      "[--json=FILE] [--merge=TORCH.json] [Google Benchmark "
+                      "flags]\n"
+                      "  --slices       also norm + matmul slices (unfused, "
+                      "folded, fused)\n"
+                      "  --only-slices  only those\n";
       return 0;
     } else {
       gbenchArgs.push_back(argv[i]);
@@ -396,6 +408,18 @@ int main(int argc, char **argv) {
         ->Unit(benchmark::kMicrosecond);
   };
 
+  if (onlySlices)
+    shapes.clear();
+  SliceKernels sliceKernels;
+  if (slices &&
+      !sliceKernels.registerBenchmarks(
+          threads, quick, libs,
+          [&](const std::string &name, size_t bytes,
+              std::function<void()> body) {
+            registerCase(name, bytes, std::move(body));
+          }))
+    return 1;
+
   for (Shape shape : shapes) {
     for (DType dtype : dtypes) {
       workspaces.push_back(std::make_unique<Workspace>(shape, dtype));
@@ -450,13 +474,15 @@ int main(int argc, char **argv) {
     mergeJSON(path, medians);
 
   // Summary: GB/s and ratio to both floors measured in this run.
-  llvm::outs() << llvm::formatv(
+  if (!shapes.empty())
+    llvm::outs() << llvm::formatv(
       "\nSummary ({0} threads; GB/s = median bytes moved per second; "
       "x copy / x nt = ratio to the plain and non-temporal copy of the same "
       "shape)\n",
       threads);
-  llvm::outs() << llvm::formatv("{0,-34} {1,8} {2,8} {3,8}\n", "benchmark",
-                                "GB/s", "x copy", "x nt");
+  if (!shapes.empty())
+    llvm::outs() << llvm::formatv("{0,-34} {1,8} {2,8} {3,8}\n", "benchmark",
+                                  "GB/s", "x copy", "x nt");
   for (Shape shape : shapes) {
     for (DType dtype : dtypes) {
       double copy = medians[benchmarkName("copy", "floor", shape, dtype)];
@@ -485,5 +511,7 @@ int main(int argc, char **argv) {
       }
     }
   }
+  if (slices)
+    printSliceSummary(reporter.times);
   return 0;
 }
