@@ -16,6 +16,7 @@
 #include "mlir/Pass/PassRegistry.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
@@ -42,6 +43,10 @@ struct PipelineErrorPass
   std::string message;
 };
 } // namespace
+
+bool mlir::norm::hostHasNativeBF16() {
+  return llvm::sys::getHostCPUFeatures().lookup("avx512bf16");
+}
 
 /// Appends a textual pipeline (upstream pass names and options) to `pm`.
 static LogicalResult appendPipeline(OpPassManager &pm, StringRef text) {
@@ -105,7 +110,7 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
       "func.func(arith-emulate-unsupported-floats{{source-types=bf16,f16 "
       "target-type=f32}),"
       "math-expand-ops{{ops=rsqrt,tanh},"
-      "arith-expand{{include-bf16=true},"
+      "arith-expand{{include-bf16={3}},"
       "expand-strided-metadata,"
       "lower-affine,"
       "finalize-memref-to-llvm,"
@@ -121,7 +126,8 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
       parallelRows ? llvm::formatv("convert-scf-to-openmp{{num-threads={0}},",
                                    unsigned(options.threads))
                          .str()
-                   : std::string());
+                   : std::string(),
+      options.nativeBF16 ? "false" : "true");
   return appendPipeline(pm, tail);
 }
 

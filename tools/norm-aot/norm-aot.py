@@ -246,9 +246,16 @@ def main(argv):
         llvm_ir = os.path.join(work, base + ".ll")
         with open(kernel, "w") as f:
             f.write(source)
+        options = [args.pipeline_options] if args.pipeline_options else []
+        # The pipeline's native-bf16 default describes the host; for another
+        # CPU, expand f32 -> bf16 rounding unless told otherwise (LLVM would
+        # otherwise call __truncsfbf2 per element where the CPU has no
+        # conversion instruction).
+        if args.mcpu != "native" and "native-bf16" not in args.pipeline_options:
+            options.append("native-bf16=false")
         pipeline = "--norm-cpu-pipeline"
-        if args.pipeline_options:
-            pipeline += "=" + args.pipeline_options
+        if options:
+            pipeline += "=" + " ".join(options)
         run([norm_opt, kernel, pipeline, "-o", lowered])
         run([translate, "--mlir-to-llvmir", lowered, "-o", llvm_ir])
         run([llc, "-O3", "-filetype=obj", "-relocation-model=pic",

@@ -14,6 +14,10 @@
 namespace mlir {
 namespace norm {
 
+/// Whether the host CPU converts f32 to bf16 in one instruction (AVX-512
+/// BF16): the default of norm-cpu-pipeline's `native-bf16`.
+bool hostHasNativeBF16();
+
 /// How norm ops reach loops in norm-cpu-pipeline.
 enum class CPULowering {
   /// Row loops with vector ops (norm-lower-cpu).
@@ -49,6 +53,14 @@ struct NormCPUPipelineOptions
       llvm::cl::desc("Tile f32/f64 matmuls into vector register tiles "
                      "(norm-vectorize-matmul); false: scalar loops"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> nativeBF16{
+      *this, "native-bf16",
+      llvm::cl::desc("Leave f32 -> bf16 truncation to LLVM, which uses the "
+                     "target's conversion instruction (vcvtneps2bf16); "
+                     "false: expand it to integer operations, for targets "
+                     "without one (default: whether the host has AVX-512 "
+                     "BF16)"),
+      llvm::cl::init(hostHasNativeBF16())};
 };
 
 /// Adds norm-cpu-pipeline to `pm` (anchored on builtin.module). Returns
