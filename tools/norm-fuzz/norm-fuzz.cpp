@@ -81,8 +81,8 @@ static const char *const kDefaultPipelines[] = {
     "func.func(norm-fold-matmul-weights)",
     "func.func(norm-fuse-matmul)",
     "func.func(norm-vectorize-matmul)",
-    "norm-vectorize-matmul{threads=2 vector-width=256 tile-m=3 tile-n=5 "
-    "block-n=7 block-k=3}",
+    ("norm-vectorize-matmul{threads=2 vector-width=256 tile-m=3 tile-n=5 "
+     "block-n=7 block-k=3}"),
     "norm-legalize-reshapes",
     "norm-lower-gpu",
 };
