@@ -41,9 +41,6 @@ namespace norm {
 
 using namespace mlir;
 
-/// Attribute marking an scf.forall that must stay sequential (shared with
-/// norm-lower-cpu and norm-forall-to-loops).
-static constexpr StringLiteral kSequentialAttrName = "norm.sequential";
 
 /// Multiply-adds below which the N-block loop runs on one thread: an
 /// OpenMP region costs 5-15 us here.
@@ -152,7 +149,7 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
   Value result = blocks->replacements.front();
   rewriter.replaceOp(op, blocks->replacements);
   if (!blocks->loops.empty() && sequential)
-    blocks->loops.front()->setAttr(kSequentialAttrName,
+    blocks->loops.front()->setAttr(norm::kSequentialAttrName,
                                    rewriter.getUnitAttr());
 
   // Level 2: K blocks. Level 3: register tiles over M, N and single K steps.
@@ -185,8 +182,8 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
   auto tile = cast<linalg::LinalgOp>(registers->tiledOps.back());
 
   // Every loop dim got a tile size, so loop d iterates over dim d. Peel the
-  // last, partial tile off the M and N loops: it stays a scalar linalg op,
-  // and the full tiles are vectorized without masks.
+  // last, partial tile off the M, N and K loops: the full tiles are
+  // vectorized without masks, the partial ones below with masks.
   if (registers->loops.size() == numLoops) {
     for (unsigned dim : {tiling->mDim, tiling->nDim, tiling->kDim}) {
       auto loop = cast<scf::ForOp>(registers->loops[dim].getOperation());

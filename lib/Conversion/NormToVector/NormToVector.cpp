@@ -35,9 +35,6 @@ namespace norm {
 using namespace mlir;
 using namespace mlir::norm;
 
-/// Attribute marking an scf.forall that must stay sequential.
-static constexpr StringLiteral kSequentialAttrName = "norm.sequential";
-
 /// Independent accumulators per statistic: enough to hide the latency of
 /// vector adds on current x86 cores.
 static constexpr unsigned kUnrollFactor = 4;

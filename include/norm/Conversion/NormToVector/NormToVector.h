@@ -29,6 +29,10 @@ struct NormCPULoweringOptions {
 
 /// Attribute on the scf.forall of norm-lower-cpu asking for non-temporal
 /// stores of full vectors (applied by norm-forall-to-loops).
+/// Marks an scf.forall that norm-forall-to-loops keeps sequential (set by
+/// norm-lower-cpu for small inputs and by norm-vectorize-matmul).
+constexpr llvm::StringLiteral kSequentialAttrName = "norm.sequential";
+
 constexpr llvm::StringLiteral kNontemporalStoresAttrName =
     "norm.nontemporal_stores";
 
