@@ -13,7 +13,7 @@
 #   --asan          the sanitizer run instead: build everything with
 #                   -DNORM_ENABLE_SANITIZERS=ON (ASan + UBSan, assertions in
 #                   our code) in build-asan/ and run lit, GoogleTest and
-#                   pytest's test_compile.py there
+#                   every pytest module there
 #                   (mlir-runner, Debian's binary, stays uninstrumented)
 #   --also-asan     the normal run, then the sanitizer run; one summary line
 #                   over both (what .ci/run uses)
@@ -167,11 +167,6 @@ if [[ -d python/tests ]] &&
   py_env=("PYTHONPATH=$abs_b/python${PYTHONPATH:+:$PYTHONPATH}")
   py_tests=(python/tests)
   if [[ $asan == 1 ]]; then
-    # A documented subset: modules that JIT-run code exit silently under the
-    # preloaded runtime, so the sanitizer run covers parsing, verification
-    # and pass pipelines through the bindings (test_compile.py); the normal
-    # run covers the rest.
-    py_tests=(python/tests/test_compile.py)
     # The extension is sanitized but python3 is not: preload the runtime,
     # and libstdc++ with it, or ASan cannot intercept __cxa_throw (python3
     # itself does not link libstdc++) and aborts at the first C++ throw.

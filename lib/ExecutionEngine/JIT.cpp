@@ -23,6 +23,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <functional>
 #include <mutex>
 
 using namespace mlir;
@@ -99,10 +100,13 @@ JITModule::compile(llvm::StringRef source, llvm::StringRef pipeline,
   if (!module)
     return nullptr;
 
+  // ExecutionEngineOptions::transformer is a function_ref: the function it
+  // refers to must outlive ExecutionEngine::create.
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                /*targetMachine=*/nullptr);
   ExecutionEngineOptions options;
-  options.transformer = makeOptimizingTransformer(/*optLevel=*/3,
-                                                  /*sizeLevel=*/0,
-                                                  /*targetMachine=*/nullptr);
+  options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   options.sharedLibPaths = sharedLibs;
   auto engine = ExecutionEngine::create(*module, options);
