@@ -1,4 +1,5 @@
-//===- Slices.cpp - Norm + matmul slices for norm-bench ----------*- C++ -*-===//
+//===- Slices.cpp - Norm + matmul slices for norm-bench ----------*- C++
+//-*-===//
 //
 // Two slices, f32, hidden size H, matmul weights as constants (as a model's
 // weights are after import, which is what lets norm-fold-matmul-weights
@@ -180,7 +181,7 @@ struct Descriptor2D {
 struct norm_bench::SliceKernel {
   std::unique_ptr<mlir::norm::JITModule> module;
   std::vector<std::vector<float>> buffers; // inputs, then outputs
-  std::vector<Descriptor2D> descriptors; // one per buffer
+  std::vector<Descriptor2D> descriptors;   // one per buffer
   void *entry = nullptr;
 
   /// Both slices take four buffers: (x, q, k, v) and (x, r, o, s).
@@ -199,17 +200,17 @@ struct SliceImpl {
 };
 
 std::vector<SliceImpl> sliceImpls(Slice slice, int64_t tileRows) {
-  std::string fuse = llvm::formatv("norm-fuse-matmul{{tile-rows={0}}",
-                                   tileRows);
+  std::string fuse =
+      llvm::formatv("norm-fuse-matmul{{tile-rows={0}}", tileRows);
   std::vector<SliceImpl> impls = {
       {"unfused", ""},
       {"folded", "func.func(norm-fold-matmul-weights),"},
       {"fused", "func.func(" + fuse + "),"},
       {"folded_fused", "func.func(norm-fold-matmul-weights," + fuse + "),"}};
   if (slice == Slice::RMSQKV)
-    impls.push_back(
-        {"folded_defer", "func.func(norm-fold-matmul-weights{defer-scale="
-                         "true}),"});
+    impls.push_back({"folded_defer",
+                     "func.func(norm-fold-matmul-weights{defer-scale="
+                     "true}),"});
   return impls;
 }
 
@@ -256,10 +257,9 @@ bool SliceKernels::registerBenchmarks(
       SliceKernel *reference = nullptr;
       for (const SliceImpl &impl : sliceImpls(slice, 16)) {
         auto kernel = std::make_unique<SliceKernel>();
-        std::string pipeline = impl.passes +
-                               llvm::formatv("norm-cpu-pipeline{{threads={0}}",
-                                             threads)
-                                   .str();
+        std::string pipeline =
+            impl.passes +
+            llvm::formatv("norm-cpu-pipeline{{threads={0}}", threads).str();
         std::string error;
         kernel->module =
             mlir::norm::JITModule::compile(source, pipeline, error, libs);
@@ -292,8 +292,8 @@ bool SliceKernels::registerBenchmarks(
         if (!reference) {
           reference = kernel.get();
         } else {
-          double error = maxRelativeError(*kernel, *reference,
-                                          size_t(numInputs(slice)));
+          double error =
+              maxRelativeError(*kernel, *reference, size_t(numInputs(slice)));
           llvm::errs() << llvm::formatv(
               "norm-bench: {0}: max error vs unfused {1:e2}\n",
               sliceBenchmarkName(slice, impl.name, shape), error);

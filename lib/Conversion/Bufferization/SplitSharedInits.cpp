@@ -1,4 +1,5 @@
-//===- SplitSharedInits.cpp - One init per destination -----------*- C++ -*-===//
+//===- SplitSharedInits.cpp - One init per destination -----------*- C++
+//-*-===//
 //
 // norm-split-shared-inits: gives every destination-passing-style op its own
 // `tensor.empty` / `linalg.fill` init. With LLVM 22, eliminate-empty-tensors
@@ -75,9 +76,8 @@ struct NormSplitSharedInitsPass
     for (linalg::FillOp fill : fills)
       (void)splitDestinationUses(rewriter, fill);
     SmallVector<tensor::EmptyOp> empties;
-    getOperation()->walk([&](tensor::EmptyOp empty) {
-      empties.push_back(empty);
-    });
+    getOperation()->walk(
+        [&](tensor::EmptyOp empty) { empties.push_back(empty); });
     for (tensor::EmptyOp empty : empties)
       (void)splitDestinationUses(rewriter, empty);
   }

@@ -1,4 +1,5 @@
-//===- MatmulToVector.cpp - Register-tiled vector matmuls --------*- C++ -*-===//
+//===- MatmulToVector.cpp - Register-tiled vector matmuls --------*- C++
+//-*-===//
 //
 // norm-vectorize-matmul: the CPU code for the matmuls next to norms. Each
 // f32/f64 linalg contraction with one M, one N and one K dim (matmul, its
@@ -40,7 +41,6 @@ namespace norm {
 } // namespace mlir
 
 using namespace mlir;
-
 
 /// Multiply-adds below which the N-block loop runs on one thread: an
 /// OpenMP region costs 5-15 us here.
@@ -97,6 +97,30 @@ static int64_t staticMACs(linalg::LinalgOp op) {
   return macs;
 }
 
+/// Vectorizes one register tile into a vector.contract of `vectorSizes`
+/// and replaces it. A full tile (its dynamic sizes are the vector sizes, as
+/// in peeled loops) needs no masks; a partial one is masked.
+static LogicalResult vectorizeTile(RewriterBase &rewriter,
+                                   linalg::LinalgOp tile,
+                                   ArrayRef<int64_t> vectorSizes,
+                                   bool fullTile) {
+  // One scalable flag per size: linalg::vectorize reads them by index.
+  SmallVector<bool> scalableDims(vectorSizes.size(), false);
+  rewriter.setInsertionPoint(tile);
+  FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+      rewriter, tile, vectorSizes, scalableDims,
+      /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+      /*assumeDynamicDimsMatchVecSizes=*/fullTile,
+      /*createNamedContraction=*/true);
+  if (failed(vectorized))
+    return failure();
+  if (vectorized->replacements.empty())
+    rewriter.eraseOp(tile);
+  else
+    rewriter.replaceOp(tile, vectorized->replacements);
+  return success();
+}
+
 FailureOr<Value>
 mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
                             const NormMatmulVectorizationOptions &options) {
@@ -105,10 +129,10 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
     return rewriter.notifyMatchFailure(op, "not an f32/f64 contraction with "
                                            "one M, N and K dim");
   unsigned numLoops = op.getNumLoops();
-  unsigned width = options.vectorWidth ? options.vectorWidth
-                                       : getHostVectorWidth();
-  unsigned elementBits = getElementTypeOrSelf(op->getResult(0).getType())
-                             .getIntOrFloatBitWidth();
+  unsigned width =
+      options.vectorWidth ? options.vectorWidth : getHostVectorWidth();
+  unsigned elementBits =
+      getElementTypeOrSelf(op->getResult(0).getType()).getIntOrFloatBitWidth();
   int64_t lanes = std::max<int64_t>(1, width / elementBits);
   // 2 vectors of B per row of the register tile; as many rows as leave
   // registers for B and the broadcast A element (32 registers with
@@ -152,7 +176,7 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
     blocks->loops.front()->setAttr(norm::kSequentialAttrName,
                                    rewriter.getUnitAttr());
 
-  // Level 2: K blocks. Level 3: register tiles over M, N and single K steps.
+  // Level 2: K blocks. Level 3: register tiles over M and N, and K steps.
   auto current = cast<linalg::LinalgOp>(blocks->tiledOps.back());
   scf::SCFTilingOptions kOptions;
   kOptions.setTileSizes(
@@ -167,15 +191,13 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
   current = cast<linalg::LinalgOp>(kBlocks->tiledOps.back());
 
   scf::SCFTilingOptions registerOptions;
-  registerOptions.setTileSizes(
-      tileSizes(rewriter, numLoops,
-                {{tiling->mDim, tileM}, {tiling->nDim, tileN},
-                 {tiling->kDim, tileK}},
-                1));
+  registerOptions.setTileSizes(tileSizes(
+      rewriter, numLoops,
+      {{tiling->mDim, tileM}, {tiling->nDim, tileN}, {tiling->kDim, tileK}},
+      1));
   rewriter.setInsertionPoint(current);
   FailureOr<scf::SCFTilingResult> registers = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(current.getOperation()),
-      registerOptions);
+      rewriter, cast<TilingInterface>(current.getOperation()), registerOptions);
   if (failed(registers))
     return rewriter.notifyMatchFailure(loc, "cannot tile into register tiles");
   rewriter.replaceOp(current, registers->replacements);
@@ -195,20 +217,8 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
   vectorSizes[tiling->mDim] = tileM;
   vectorSizes[tiling->nDim] = tileN;
   vectorSizes[tiling->kDim] = tileK;
-  // Scalable flags for every dim: linalg::vectorize reads one per size.
-  SmallVector<bool> scalableDims(numLoops, false);
-  rewriter.setInsertionPoint(tile);
-  FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
-      rewriter, tile, vectorSizes, scalableDims,
-      /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
-      /*assumeDynamicDimsMatchVecSizes=*/true,
-      /*createNamedContraction=*/true);
-  if (failed(vectorized))
+  if (failed(vectorizeTile(rewriter, tile, vectorSizes, /*fullTile=*/true)))
     return rewriter.notifyMatchFailure(loc, "cannot vectorize the tile");
-  if (vectorized->replacements.empty())
-    rewriter.eraseOp(tile);
-  else
-    rewriter.replaceOp(tile, vectorized->replacements);
 
   if (blocks->loops.empty())
     return result;
@@ -230,20 +240,8 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
     if (succeeded(matchContraction(partial)))
       partialTiles.push_back(partial);
   });
-  for (linalg::LinalgOp partial : partialTiles) {
-    rewriter.setInsertionPoint(partial);
-    FailureOr<linalg::VectorizationResult> masked = linalg::vectorize(
-        rewriter, partial, vectorSizes, scalableDims,
-        /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
-        /*assumeDynamicDimsMatchVecSizes=*/false,
-        /*createNamedContraction=*/true);
-    if (failed(masked))
-      continue;
-    if (masked->replacements.empty())
-      rewriter.eraseOp(partial);
-    else
-      rewriter.replaceOp(partial, masked->replacements);
-  }
+  for (linalg::LinalgOp partial : partialTiles)
+    (void)vectorizeTile(rewriter, partial, vectorSizes, /*fullTile=*/false);
 
   // Keep each accumulator tile in registers across its K loop: hoist its
   // slice, then its transfers, out of the loop.

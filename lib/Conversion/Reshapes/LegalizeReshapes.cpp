@@ -1,4 +1,5 @@
-//===- LegalizeReshapes.cpp - Reshapes LLVM 22 can lower ---------*- C++ -*-===//
+//===- LegalizeReshapes.cpp - Reshapes LLVM 22 can lower ---------*- C++
+//-*-===//
 //
 // norm-legalize-reshapes: keeps reshapes that LLVM 22's
 // expand-strided-metadata cannot lower away from it. An expand_shape whose
@@ -45,8 +46,8 @@ struct ExpandShapeWithDynamicGroupToReshape
 
   LogicalResult matchAndRewrite(tensor::ExpandShapeOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!norm::hasGroupWithSeveralDynamicDims(
-            op.getResultType(), op.getReassociationIndices()))
+    if (!norm::hasGroupWithSeveralDynamicDims(op.getResultType(),
+                                              op.getReassociationIndices()))
       return rewriter.notifyMatchFailure(
           op, "no reassociation group with several dynamic dims");
     Location loc = op.getLoc();
