@@ -50,9 +50,10 @@ void mlir::norm::registerAllPassesOnce() {
   });
 }
 
-OwningOpRef<Operation *> mlir::norm::parseAndTransform(
-    MLIRContext &context, llvm::StringRef source, llvm::StringRef pipeline,
-    std::string &errorMessage) {
+OwningOpRef<Operation *>
+mlir::norm::parseAndTransform(MLIRContext &context, llvm::StringRef source,
+                              llvm::StringRef pipeline,
+                              std::string &errorMessage) {
   registerAllPassesOnce();
   llvm::raw_string_ostream errors(errorMessage);
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
@@ -111,8 +112,8 @@ JITModule::compile(llvm::StringRef source, llvm::StringRef pipeline,
   options.sharedLibPaths = sharedLibs;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine) {
-    errorMessage += "JIT compilation failed: " +
-                    llvm::toString(engine.takeError()) + "\n";
+    errorMessage +=
+        "JIT compilation failed: " + llvm::toString(engine.takeError()) + "\n";
     return nullptr;
   }
   jit->engine = std::move(*engine);

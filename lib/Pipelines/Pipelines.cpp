@@ -16,11 +16,11 @@
 #include "mlir/Pass/PassRegistry.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 #include <cstdlib>
 
 using namespace mlir;
@@ -93,7 +93,8 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
     NormVectorizeMatmulPassOptions matmulOptions;
     matmulOptions.vectorWidth = options.vectorWidth;
     matmulOptions.threads = options.threads;
-    pm.addNestedPass<func::FuncOp>(createNormVectorizeMatmulPass(matmulOptions));
+    pm.addNestedPass<func::FuncOp>(
+        createNormVectorizeMatmulPass(matmulOptions));
   }
 
   bool parallelRows = options.threads > 1;

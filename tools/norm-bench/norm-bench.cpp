@@ -411,13 +411,12 @@ int main(int argc, char **argv) {
   if (onlySlices)
     shapes.clear();
   SliceKernels sliceKernels;
-  if (slices &&
-      !sliceKernels.registerBenchmarks(
-          threads, quick, libs,
-          [&](const std::string &name, size_t bytes,
-              std::function<void()> body) {
-            registerCase(name, bytes, std::move(body));
-          }))
+  if (slices && !sliceKernels.registerBenchmarks(
+                    threads, quick, libs,
+                    [&](const std::string &name, size_t bytes,
+                        std::function<void()> body) {
+                      registerCase(name, bytes, std::move(body));
+                    }))
     return 1;
 
   for (Shape shape : shapes) {
@@ -476,10 +475,10 @@ int main(int argc, char **argv) {
   // Summary: GB/s and ratio to both floors measured in this run.
   if (!shapes.empty())
     llvm::outs() << llvm::formatv(
-      "\nSummary ({0} threads; GB/s = median bytes moved per second; "
-      "x copy / x nt = ratio to the plain and non-temporal copy of the same "
-      "shape)\n",
-      threads);
+        "\nSummary ({0} threads; GB/s = median bytes moved per second; "
+        "x copy / x nt = ratio to the plain and non-temporal copy of the same "
+        "shape)\n",
+        threads);
   if (!shapes.empty())
     llvm::outs() << llvm::formatv("{0,-34} {1,8} {2,8} {3,8}\n", "benchmark",
                                   "GB/s", "x copy", "x nt");

@@ -1,4 +1,5 @@
-//===- NormLoweringUtils.h - Shared arithmetic of norm lowerings -*- C++ -*-===//
+//===- NormLoweringUtils.h - Shared arithmetic of norm lowerings -*- C++
+//-*-===//
 //
 // The element-level arithmetic every norm lowering emits (linalg bodies,
 // vector loops, GPU kernels): compute-type casts, the residual sum, epsilon
@@ -42,8 +43,8 @@ Value buildInverseScale(OpBuilder &b, Location loc, NormOpInterface op,
 
 /// `tanh(alpha * x)` in the compute type; `alpha` and `x` are raw element
 /// values and are widened here.
-Value buildDyTCore(OpBuilder &b, Location loc, NormOpInterface op,
-                   Value alpha, Value x);
+Value buildDyTCore(OpBuilder &b, Location loc, NormOpInterface op, Value alpha,
+                   Value x);
 
 /// From the normalized value `n` (compute type), applies `weight` (+
 /// `weight_offset`) and `bias` (raw element values, or null when absent)

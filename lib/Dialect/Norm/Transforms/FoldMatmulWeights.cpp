@@ -55,9 +55,9 @@ static bool hasTransposedBMaps(linalg::MatmulOp matmul) {
   MLIRContext *ctx = matmul.getContext();
   AffineExpr m, n, k;
   bindDims(ctx, m, n, k);
-  SmallVector<AffineMap> expected = {
-      AffineMap::get(3, 0, {m, k}, ctx), AffineMap::get(3, 0, {n, k}, ctx),
-      AffineMap::get(3, 0, {m, n}, ctx)};
+  SmallVector<AffineMap> expected = {AffineMap::get(3, 0, {m, k}, ctx),
+                                     AffineMap::get(3, 0, {n, k}, ctx),
+                                     AffineMap::get(3, 0, {m, n}, ctx)};
   return matmul.getIndexingMapsArray() == expected;
 }
 
@@ -198,8 +198,8 @@ static Value addRowVector(OpBuilder &b, Location loc, Value result,
                                               utils::IteratorType::parallel),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                linalg::YieldOp::create(
-                   nb, nl, arith::AddFOp::create(nb, nl, args[0], args[1])
-                               .getResult());
+                   nb, nl,
+                   arith::AddFOp::create(nb, nl, args[0], args[1]).getResult());
              })
       .getResult(0);
 }
@@ -232,8 +232,8 @@ static Value buildRowScale(OpBuilder &b, Location loc, NormOpInterface op) {
           iterators,
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             Value v = castFloat(nb, nl, args[0], computeType);
-            Value sq = castFloat(nb, nl, arith::MulFOp::create(nb, nl, v, v),
-                                 f64);
+            Value sq =
+                castFloat(nb, nl, arith::MulFOp::create(nb, nl, v, v), f64);
             linalg::YieldOp::create(
                 nb, nl, arith::AddFOp::create(nb, nl, args[1], sq).getResult());
           })
@@ -259,8 +259,7 @@ static Value buildRowScale(OpBuilder &b, Location loc, NormOpInterface op) {
 
 /// Multiplies every row of the matmul result `result` by `scale` (indexed by
 /// the result's leading dims).
-static Value scaleRows(OpBuilder &b, Location loc, Value result,
-                       Value scale) {
+static Value scaleRows(OpBuilder &b, Location loc, Value result, Value scale) {
   auto type = cast<RankedTensorType>(result.getType());
   int64_t rank = type.getRank();
   MLIRContext *ctx = b.getContext();
@@ -289,9 +288,10 @@ static Value scaleRows(OpBuilder &b, Location loc, Value result,
 /// Rewrites one norm op and its matmul consumers.
 struct FoldNormWeightsIntoMatmuls
     : public OpInterfaceRewritePattern<NormOpInterface> {
-  FoldNormWeightsIntoMatmuls(MLIRContext *ctx, FoldMatmulWeightsOptions options,
-                             std::function<void(Operation *, StringRef)> decline,
-                             std::function<void(bool)> done)
+  FoldNormWeightsIntoMatmuls(
+      MLIRContext *ctx, FoldMatmulWeightsOptions options,
+      std::function<void(Operation *, StringRef)> decline,
+      std::function<void(bool)> done)
       : OpInterfaceRewritePattern(ctx), options(options),
         decline(std::move(decline)), done(std::move(done)) {}
 
@@ -360,7 +360,8 @@ struct FoldNormWeightsIntoMatmuls
       rewriter.setInsertionPoint(use.transpose ? use.transpose.getOperation()
                                                : use.matmul.getOperation());
       Value newConstant = arith::ConstantOp::create(
-          rewriter, loc, constType, DenseFPElementsAttr::get(constType, folded));
+          rewriter, loc, constType,
+          DenseFPElementsAttr::get(constType, folded));
       Value newRhs = newConstant;
       if (use.transpose) {
         newRhs = linalg::TransposeOp::create(rewriter, loc, newConstant,
@@ -368,9 +369,8 @@ struct FoldNormWeightsIntoMatmuls
                                              use.transpose.getPermutation())
                      .getResult()[0];
       }
-      rewriter.modifyOpInPlace(use.matmul, [&] {
-        use.matmul.getDpsInputOperand(1)->set(newRhs);
-      });
+      rewriter.modifyOpInPlace(
+          use.matmul, [&] { use.matmul.getDpsInputOperand(1)->set(newRhs); });
 
       // Epilogues after the product: the deferred row scale, then the bias.
       rewriter.setInsertionPointAfter(use.matmul);
@@ -399,9 +399,9 @@ struct FoldNormWeightsIntoMatmuls
         for (double v : rowVector) {
           APFloat value(v);
           bool losesInfo = false;
-          value.convert(cast<FloatType>(resultType.getElementType())
-                            .getFloatSemantics(),
-                        APFloat::rmNearestTiesToEven, &losesInfo);
+          value.convert(
+              cast<FloatType>(resultType.getElementType()).getFloatSemantics(),
+              APFloat::rmNearestTiesToEven, &losesInfo);
           values.push_back(value);
         }
         Value vector = arith::ConstantOp::create(
@@ -421,9 +421,8 @@ struct FoldNormWeightsIntoMatmuls
           rawLhs = tensor::CollapseShapeOp::create(
               rewriter, loc, op.getX(), collapse.getReassociationIndices());
         }
-        rewriter.modifyOpInPlace(use.matmul, [&] {
-          use.matmul.getDpsInputOperand(0)->set(rawLhs);
-        });
+        rewriter.modifyOpInPlace(
+            use.matmul, [&] { use.matmul.getDpsInputOperand(0)->set(rawLhs); });
       }
     }
 
