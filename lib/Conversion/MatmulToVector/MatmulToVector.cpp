@@ -97,6 +97,23 @@ static int64_t staticMACs(linalg::LinalgOp op) {
   return macs;
 }
 
+/// Tiles `op` with `tileSizes` (ForOp or ForallOp loops) and replaces it
+/// with the tiled loops' results.
+static FailureOr<scf::SCFTilingResult>
+tileAndReplace(RewriterBase &rewriter, linalg::LinalgOp op,
+               ArrayRef<OpFoldResult> tileSizes,
+               scf::SCFTilingOptions::LoopType loopType) {
+  scf::SCFTilingOptions options;
+  options.setLoopType(loopType);
+  options.setTileSizes(tileSizes);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (succeeded(tiled))
+    rewriter.replaceOp(op, tiled->replacements);
+  return tiled;
+}
+
 /// Vectorizes one register tile into a vector.contract of `vectorSizes`
 /// and replaces it. A full tile (its dynamic sizes are the vector sizes, as
 /// in peeled loops) needs no masks; a partial one is masked.
@@ -162,45 +179,34 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
       {tiling->nDim, clip(options.blockN, tiling->nDim)}};
   for (unsigned d : tiling->batchDims)
     level1.push_back({d, 1});
-  scf::SCFTilingOptions blockOptions;
-  blockOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  blockOptions.setTileSizes(tileSizes(rewriter, numLoops, level1, 0));
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> blocks = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), blockOptions);
+  using LoopType = scf::SCFTilingOptions::LoopType;
+  FailureOr<scf::SCFTilingResult> blocks =
+      tileAndReplace(rewriter, op, tileSizes(rewriter, numLoops, level1, 0),
+                     LoopType::ForallOp);
   if (failed(blocks))
-    return rewriter.notifyMatchFailure(op, "cannot tile into N blocks");
+    return rewriter.notifyMatchFailure(loc, "cannot tile into N blocks");
   Value result = blocks->replacements.front();
-  rewriter.replaceOp(op, blocks->replacements);
   if (!blocks->loops.empty() && sequential)
     blocks->loops.front()->setAttr(norm::kSequentialAttrName,
                                    rewriter.getUnitAttr());
 
   // Level 2: K blocks. Level 3: register tiles over M and N, and K steps.
-  auto current = cast<linalg::LinalgOp>(blocks->tiledOps.back());
-  scf::SCFTilingOptions kOptions;
-  kOptions.setTileSizes(
+  FailureOr<scf::SCFTilingResult> kBlocks = tileAndReplace(
+      rewriter, cast<linalg::LinalgOp>(blocks->tiledOps.back()),
       tileSizes(rewriter, numLoops,
-                {{tiling->kDim, clip(options.blockK, tiling->kDim)}}, 0));
-  rewriter.setInsertionPoint(current);
-  FailureOr<scf::SCFTilingResult> kBlocks = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(current.getOperation()), kOptions);
+                {{tiling->kDim, clip(options.blockK, tiling->kDim)}}, 0),
+      LoopType::ForOp);
   if (failed(kBlocks))
     return rewriter.notifyMatchFailure(loc, "cannot tile into K blocks");
-  rewriter.replaceOp(current, kBlocks->replacements);
-  current = cast<linalg::LinalgOp>(kBlocks->tiledOps.back());
-
-  scf::SCFTilingOptions registerOptions;
-  registerOptions.setTileSizes(tileSizes(
-      rewriter, numLoops,
-      {{tiling->mDim, tileM}, {tiling->nDim, tileN}, {tiling->kDim, tileK}},
-      1));
-  rewriter.setInsertionPoint(current);
-  FailureOr<scf::SCFTilingResult> registers = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(current.getOperation()), registerOptions);
+  FailureOr<scf::SCFTilingResult> registers = tileAndReplace(
+      rewriter, cast<linalg::LinalgOp>(kBlocks->tiledOps.back()),
+      tileSizes(
+          rewriter, numLoops,
+          {{tiling->mDim, tileM}, {tiling->nDim, tileN}, {tiling->kDim, tileK}},
+          1),
+      LoopType::ForOp);
   if (failed(registers))
     return rewriter.notifyMatchFailure(loc, "cannot tile into register tiles");
-  rewriter.replaceOp(current, registers->replacements);
   auto tile = cast<linalg::LinalgOp>(registers->tiledOps.back());
 
   // Every loop dim got a tile size, so loop d iterates over dim d. Peel the
