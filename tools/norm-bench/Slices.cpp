@@ -1,5 +1,4 @@
-//===- Slices.cpp - Norm + matmul slices for norm-bench ----------*- C++
-//-*-===//
+//===- Slices.cpp - Norm + matmul slices for norm-bench ---------*- C++ -*-===//
 //
 // Two slices, f32, hidden size H, matmul weights as constants (as a model's
 // weights are after import, which is what lets norm-fold-matmul-weights

@@ -1,5 +1,4 @@
-//===- Slices.h - Norm + matmul slices for norm-bench ------------*- C++
-//-*-===//
+//===- Slices.h - Norm + matmul slices for norm-bench -----------*- C++ -*-===//
 //
 // Slices of a transformer block in which a norm meets matmuls, compiled
 // unfused, with the norm's weights folded into the matmuls, and tile-fused

@@ -1,5 +1,4 @@
-//===- NormLoweringUtils.h - Shared arithmetic of norm lowerings -*- C++
-//-*-===//
+//===- NormLoweringUtils.h - Shared arithmetic of norm lowerings -*- C++ -*-===//
 //
 // The element-level arithmetic every norm lowering emits (linalg bodies,
 // vector loops, GPU kernels): compute-type casts, the residual sum, epsilon

@@ -1,5 +1,4 @@
-//===- SplitSharedInits.cpp - One init per destination -----------*- C++
-//-*-===//
+//===- SplitSharedInits.cpp - One init per destination ----------*- C++ -*-===//
 //
 // norm-split-shared-inits: gives every destination-passing-style op its own
 // `tensor.empty` / `linalg.fill` init. With LLVM 22, eliminate-empty-tensors
@@ -37,26 +36,21 @@ static bool isDestinationUse(OpOperand &use) {
   return false;
 }
 
-/// Gives each destination use of `op`'s result but the first a clone of
-/// `op`, placed right before `op`. Returns the clones.
-static SmallVector<Operation *> splitDestinationUses(RewriterBase &rewriter,
-                                                     Operation *op) {
+/// Gives each destination use of `op`'s (single) result but the first a
+/// clone of `op`, placed right before `op`.
+static void splitDestinationUses(RewriterBase &rewriter, Operation *op) {
   SmallVector<OpOperand *> uses;
   for (OpOperand &use : op->getResult(0).getUses())
     if (isDestinationUse(use))
       uses.push_back(&use);
-  SmallVector<Operation *> clones;
-  if (uses.size() < 2 || op->getNumResults() != 1)
-    return clones;
-  // Keep the original for the use whose owner comes first in its block.
+  if (uses.size() < 2)
+    return;
   rewriter.setInsertionPoint(op);
   for (OpOperand *use : llvm::drop_begin(uses)) {
     Operation *clone = rewriter.clone(*op);
     rewriter.modifyOpInPlace(use->getOwner(),
                              [&] { use->set(clone->getResult(0)); });
-    clones.push_back(clone);
   }
-  return clones;
 }
 
 namespace {
@@ -74,12 +68,12 @@ struct NormSplitSharedInitsPass
         fills.push_back(fill);
     });
     for (linalg::FillOp fill : fills)
-      (void)splitDestinationUses(rewriter, fill);
+      splitDestinationUses(rewriter, fill);
     SmallVector<tensor::EmptyOp> empties;
     getOperation()->walk(
         [&](tensor::EmptyOp empty) { empties.push_back(empty); });
     for (tensor::EmptyOp empty : empties)
-      (void)splitDestinationUses(rewriter, empty);
+      splitDestinationUses(rewriter, empty);
   }
 };
 

@@ -1,5 +1,4 @@
-//===- MatmulToVector.cpp - Register-tiled vector matmuls --------*- C++
-//-*-===//
+//===- MatmulToVector.cpp - Register-tiled vector matmuls -------*- C++ -*-===//
 //
 // norm-vectorize-matmul: the CPU code for the matmuls next to norms. Each
 // f32/f64 linalg contraction with one M, one N and one K dim (matmul, its

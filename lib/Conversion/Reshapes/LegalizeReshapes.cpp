@@ -1,5 +1,4 @@
-//===- LegalizeReshapes.cpp - Reshapes LLVM 22 can lower ---------*- C++
-//-*-===//
+//===- LegalizeReshapes.cpp - Reshapes LLVM 22 can lower --------*- C++ -*-===//
 //
 // norm-legalize-reshapes: keeps reshapes that LLVM 22's
 // expand-strided-metadata cannot lower away from it. An expand_shape whose

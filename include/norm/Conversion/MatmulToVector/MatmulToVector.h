@@ -1,5 +1,4 @@
-//===- MatmulToVector.h - Register-tiled vector matmuls ----------*- C++
-//-*-===//
+//===- MatmulToVector.h - Register-tiled vector matmuls ---------*- C++ -*-===//
 //
 // The CPU code norm-cpu-pipeline gives the matmuls next to norms (see
 // norm-vectorize-matmul in Passes.td).
