@@ -46,7 +46,10 @@ def NormLowerCPUPass : Pass<"norm-lower-cpu"> {
     independent accumulators) and reduced once per row, and a final sweep
     writes the output. Narrow inputs are loaded narrow and widened in
     registers; the row tail is one masked vector step. A row is read from
-    memory once and swept again from cache. `tanh` uses upstream's f32
+    memory once and swept again from cache. LayerNorm sums d = x - c and d^2
+    in one sweep (c: the mean of the row's first vector) and takes
+    var = E[d^2] - E[d]^2 in f64; rows where that cancels
+    (E[d]^2 > E[d^2] / 2) run a second, centered sweep. `tanh` uses upstream's f32
     polynomial approximation, so DyT stays vectorized.
 
     With `threads` > 1, large inputs get a parallel loop over rows and small

@@ -112,13 +112,18 @@ private:
                                         ValueRange iterArgs)>
             body);
 
-  /// Sums `term(s)` over the row (s = x + residual, read fresh in every
-  /// step) and writes s into `sRow` when given. Terms are accumulated in
-  /// compute-type vector registers within blocks and in f64 across blocks.
-  /// Returns the f64 row sum and the updated `sRow`.
+  /// Sums each of the `numTerms` vectors `terms(s)` over the row (s = x +
+  /// residual, read fresh in every step) and writes s into `sRow` when
+  /// given. Terms are accumulated in compute-type vector registers within
+  /// blocks and in f64 across blocks. Returns the f64 row sums and the
+  /// updated `sRow`.
+  std::pair<SmallVector<Value>, Value>
+  accumulate(OpBuilder &rb, Value row, Value sRow, unsigned numTerms,
+             function_ref<SmallVector<Value>(OpBuilder &, Value s)> terms);
+  /// accumulate() of a single term.
   std::pair<Value, Value>
-  accumulate(OpBuilder &rb, Value row, Value sRow,
-             function_ref<Value(OpBuilder &, Value s)> term);
+  accumulateOne(OpBuilder &rb, Value row, Value sRow,
+                function_ref<Value(OpBuilder &, Value s)> term);
 
   /// Sums the lanes of a vector accumulator.
   Value reduce(OpBuilder &rb, Value accumulator);
@@ -308,9 +313,9 @@ static Value maskLanes(OpBuilder &b, Location loc, Value value, Value mask) {
   return arith::SelectOp::create(b, loc, mask, value, zero);
 }
 
-std::pair<Value, Value>
-RowLoopBuilder::accumulate(OpBuilder &rb, Value row, Value sRow,
-                           function_ref<Value(OpBuilder &, Value)> term) {
+std::pair<SmallVector<Value>, Value> RowLoopBuilder::accumulate(
+    OpBuilder &rb, Value row, Value sRow, unsigned numTerms,
+    function_ref<SmallVector<Value>(OpBuilder &, Value)> terms) {
   Type f64 = rb.getF64Type();
   VectorType wideType = computeVectorType.clone(f64);
   Value zero = arith::ConstantIndexOp::create(rb, loc, 0);
@@ -320,7 +325,9 @@ RowLoopBuilder::accumulate(OpBuilder &rb, Value row, Value sRow,
   Value fullEnd = arith::MulIOp::create(
       rb, loc, arith::DivUIOp::create(rb, loc, rowSize, step), step);
 
-  SmallVector<Value> inits{buildFloatConstant(rb, loc, wideType, 0.0)};
+  // Loop-carried values: the accumulators, then sRow.
+  SmallVector<Value> inits(numTerms,
+                           buildFloatConstant(rb, loc, wideType, 0.0));
   if (sRow)
     inits.push_back(sRow);
   auto blocks = scf::ForOp::create(
@@ -329,41 +336,61 @@ RowLoopBuilder::accumulate(OpBuilder &rb, Value row, Value sRow,
         Value blockEnd = arith::MinUIOp::create(
             ob, loc, arith::AddIOp::create(ob, loc, blockStart, blockLength),
             fullEnd);
-        SmallVector<Value> innerInits{
-            buildFloatConstant(ob, loc, computeVectorType, 0.0)};
+        SmallVector<Value> innerInits(
+            numTerms, buildFloatConstant(ob, loc, computeVectorType, 0.0));
         if (sRow)
-          innerInits.push_back(outer[1]);
+          innerInits.push_back(outer[numTerms]);
         auto steps = scf::ForOp::create(
             ob, loc, blockStart, blockEnd, step, innerInits,
             [&](OpBuilder &ib, Location, Value col, ValueRange inner) {
               Value s = readInput(ib, row, col, Value());
-              SmallVector<Value> next{
-                  arith::AddFOp::create(ib, loc, inner[0], term(ib, s))};
+              SmallVector<Value> next;
+              for (auto [sum, term] : llvm::zip_equal(
+                       inner.take_front(numTerms), terms(ib, s)))
+                next.push_back(arith::AddFOp::create(ib, loc, sum, term));
               if (sRow)
-                next.push_back(writeRow(ib, s, inner[1], col, Value()));
+                next.push_back(
+                    writeRow(ib, s, inner[numTerms], col, Value()));
               scf::YieldOp::create(ib, loc, next);
             });
-        SmallVector<Value> next{arith::AddFOp::create(
-            ob, loc, outer[0], castFloat(ob, loc, steps.getResult(0), f64))};
+        SmallVector<Value> next;
+        for (unsigned t = 0; t < numTerms; ++t)
+          next.push_back(arith::AddFOp::create(
+              ob, loc, outer[t], castFloat(ob, loc, steps.getResult(t), f64)));
         if (sRow)
-          next.push_back(steps.getResult(1));
+          next.push_back(steps.getResult(numTerms));
         scf::YieldOp::create(ob, loc, next);
       });
 
-  // The masked tail step.
-  if (hasNoTail())
-    return {reduce(rb, blocks.getResult(0)),
-            sRow ? blocks.getResult(1) : Value()};
-  Value remaining = arith::SubIOp::create(rb, loc, rowSize, fullEnd);
-  Value mask =
-      vector::CreateMaskOp::create(rb, loc, maskType, ValueRange{remaining});
-  Value s = readInput(rb, row, fullEnd, mask);
-  Value tail = maskLanes(rb, loc, term(rb, s), mask);
-  Value total = arith::AddFOp::create(rb, loc, blocks.getResult(0),
-                                      castFloat(rb, loc, tail, f64));
+  SmallVector<Value> totals(blocks.getResults().take_front(numTerms));
   if (sRow)
-    sRow = writeRow(rb, s, blocks.getResult(1), fullEnd, mask);
-  return {reduce(rb, total), sRow};
+    sRow = blocks.getResult(numTerms);
+  // The masked tail step.
+  if (!hasNoTail()) {
+    Value remaining = arith::SubIOp::create(rb, loc, rowSize, fullEnd);
+    Value mask =
+        vector::CreateMaskOp::create(rb, loc, maskType, ValueRange{remaining});
+    Value s = readInput(rb, row, fullEnd, mask);
+    for (auto [total, term] : llvm::zip_equal(totals, terms(rb, s)))
+      total = arith::AddFOp::create(
+          rb, loc, total, castFloat(rb, loc, maskLanes(rb, loc, term, mask), f64));
+    if (sRow)
+      sRow = writeRow(rb, s, sRow, fullEnd, mask);
+  }
+  SmallVector<Value> sums;
+  for (Value total : totals)
+    sums.push_back(reduce(rb, total));
+  return {sums, sRow};
+}
+
+std::pair<Value, Value>
+RowLoopBuilder::accumulateOne(OpBuilder &rb, Value row, Value sRow,
+                              function_ref<Value(OpBuilder &, Value)> term) {
+  auto [sums, newSRow] =
+      accumulate(rb, row, sRow, 1, [&](OpBuilder &bb, Value s) {
+        return SmallVector<Value>{term(bb, s)};
+      });
+  return {sums.front(), newSRow};
 }
 
 Value RowLoopBuilder::reduce(OpBuilder &rb, Value accumulator) {
@@ -391,38 +418,70 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
       return buildDyTCore(bb, loc, op, alphaVector, s);
     };
   } else if (op.subtractsMean()) {
-    // Shift every value by the row's first element (exact) before
-    // accumulating: accurate for rows with a large common offset.
+    // Statistics of d = s - shift, shift being the mean of the row's first
+    // vector: close to the row mean for all but contrived rows, so that
+    // rows with a large common offset stay accurate.
+    Value firstCount = arith::MinUIOp::create(
+        rb, loc, rowSize,
+        arith::ConstantIndexOp::create(rb, loc, vectorLength));
     Value firstMask =
-        vector::CreateMaskOp::create(rb, loc, maskType, ValueRange{rowSize});
-    Value first = readInput(rb, row, arith::ConstantIndexOp::create(rb, loc, 0),
-                            firstMask);
-    Value shift = vector::BroadcastOp::create(
-        rb, loc, computeVectorType,
-        vector::ExtractOp::create(rb, loc, widen(rb, first),
-                                  ArrayRef<int64_t>{0}));
-    Value rowSum;
-    std::tie(rowSum, sRow) =
-        accumulate(rb, row, sRow, [&](OpBuilder &bb, Value s) -> Value {
-          return arith::SubFOp::create(bb, loc, widen(bb, s), shift);
+        vector::CreateMaskOp::create(rb, loc, maskType, ValueRange{firstCount});
+    Value first = maskLanes(
+        rb, loc,
+        widen(rb, readInput(rb, row, arith::ConstantIndexOp::create(rb, loc, 0),
+                            firstMask)),
+        firstMask);
+    Value shiftScalar = castFloat(
+        rb, loc,
+        arith::DivFOp::create(
+            rb, loc, castFloat(rb, loc, reduce(rb, first), rb.getF64Type()),
+            buildIndexToFloat(rb, loc, firstCount, rb.getF64Type())),
+        computeType);
+    Value shift =
+        vector::BroadcastOp::create(rb, loc, computeVectorType, shiftScalar);
+
+    // One sweep sums d and d^2: var = E[d^2] - E[d]^2 (in f64). This
+    // cancels badly only when the mean of d is large against the spread,
+    // E[d]^2 > E[d^2] / 2; such rows take a second, centered sweep.
+    auto [sums, newSRow] =
+        accumulate(rb, row, sRow, 2, [&](OpBuilder &bb, Value s) {
+          Value d = arith::SubFOp::create(bb, loc, widen(bb, s), shift);
+          return SmallVector<Value>{d, arith::MulFOp::create(bb, loc, d, d)};
         });
-    Value mean =
-        castFloat(rb, loc, arith::DivFOp::create(rb, loc, rowSum, rowSizeFloat),
-                  computeType);
+    sRow = newSRow;
+    Value meanD = arith::DivFOp::create(rb, loc, sums[0], rowSizeFloat);
+    Value meanSquareD = arith::DivFOp::create(rb, loc, sums[1], rowSizeFloat);
+    Value oneSweepVariance = arith::SubFOp::create(
+        rb, loc, meanSquareD, arith::MulFOp::create(rb, loc, meanD, meanD));
+    Value mean = castFloat(rb, loc, meanD, computeType);
     Value meanVector =
         vector::BroadcastOp::create(rb, loc, computeVectorType, mean);
     auto centered = [&, shift, meanVector](OpBuilder &bb, Value s) -> Value {
       return arith::SubFOp::create(
           bb, loc, arith::SubFOp::create(bb, loc, s, shift), meanVector);
     };
-    Value squares =
-        accumulate(rb, row, Value(), [&](OpBuilder &bb, Value s) -> Value {
-          Value d = centered(bb, widen(bb, s));
-          return arith::MulFOp::create(bb, loc, d, d);
-        }).first;
-    Value variance = castFloat(
-        rb, loc, arith::DivFOp::create(rb, loc, squares, rowSizeFloat),
-        computeType);
+    Value accurate = arith::CmpFOp::create(
+        rb, loc, arith::CmpFPredicate::OGE,
+        arith::MulFOp::create(
+            rb, loc, buildFloatConstant(rb, loc, rb.getF64Type(), 2.0),
+            oneSweepVariance),
+        meanSquareD);
+    auto ifOp = scf::IfOp::create(
+        rb, loc, accurate,
+        [&](OpBuilder &tb, Location) {
+          scf::YieldOp::create(tb, loc, oneSweepVariance);
+        },
+        [&](OpBuilder &eb, Location) {
+          Value squares =
+              accumulateOne(eb, row, Value(), [&](OpBuilder &bb, Value s) {
+                Value d = centered(bb, widen(bb, s));
+                return Value(arith::MulFOp::create(bb, loc, d, d));
+              }).first;
+          scf::YieldOp::create(
+              eb, loc,
+              Value(arith::DivFOp::create(eb, loc, squares, rowSizeFloat)));
+        });
+    Value variance = castFloat(rb, loc, ifOp.getResult(0), computeType);
     Value scale = vector::BroadcastOp::create(
         rb, loc, computeVectorType, buildInverseScale(rb, loc, op, variance));
     normalize = [&, centered, scale](OpBuilder &bb, Value s) -> Value {
@@ -431,7 +490,7 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
   } else {
     Value squares;
     std::tie(squares, sRow) =
-        accumulate(rb, row, sRow, [&](OpBuilder &bb, Value s) -> Value {
+        accumulateOne(rb, row, sRow, [&](OpBuilder &bb, Value s) -> Value {
           Value v = widen(bb, s);
           return arith::MulFOp::create(bb, loc, v, v);
         });

@@ -44,21 +44,42 @@ func.func @rms_norm_rows(%x: tensor<?x4096xf32>, %w: tensor<4096xf32>) -> tensor
 // -----
 
 // LayerNorm on bf16 rows of 100: loads stay bf16 and widen in registers; the
-// row is shifted by its first element; the tail is one masked step; a small
-// static output keeps regular stores. The residual sum is written in the
-// first sweep.
+// row is shifted by the mean of its first vector; one sweep sums d and d^2
+// (and writes the residual sum), and only rows where E[d]^2 > E[d^2] / 2
+// take a second, centered sweep; the tail is one masked step; a small
+// static output keeps regular stores.
 // CHECK-LABEL: func @layer_norm_bf16_tail_residual
 //       CHECK: scf.forall
-//       CHECK:   %[[FIRSTMASK:.*]] = vector.create_mask %c100 : vector<32xi1>
+//       CHECK:   %[[FIRSTMASK:.*]] = vector.create_mask %c32 : vector<32xi1>
 //       CHECK:   vector.transfer_read %{{.*}}, %[[FIRSTMASK]] {in_bounds = [true]} : tensor<4x100xbf16>, vector<32xbf16>
-//       CHECK:   vector.extract %{{.*}}[0] : f32 from vector<32xf32>
-//       CHECK:   arith.extf %{{.*}} : vector<32xbf16> to vector<32xf32>
-//       CHECK:   arith.subf
-//       CHECK:   vector.transfer_write %{{.*}} : vector<32xbf16>, tensor<100xbf16>
+//       CHECK:   %[[FIRSTSUM:.*]] = vector.reduction <add>, %{{.*}} : vector<32xf32> into f32
+//       CHECK:   %[[FIRSTSUM64:.*]] = arith.extf %[[FIRSTSUM]] : f32 to f64
+//       CHECK:   arith.divf %[[FIRSTSUM64]], %{{.*}} : f64
+//       CHECK:   scf.for {{.*}} -> (vector<32xf64>, vector<32xf64>, tensor<100xbf16>)
+//       CHECK:     scf.for {{.*}} -> (vector<32xf32>, vector<32xf32>, tensor<100xbf16>)
+//       CHECK:       arith.extf %{{.*}} : vector<32xbf16> to vector<32xf32>
+//       CHECK:       %[[D:.*]] = arith.subf
+//       CHECK:       %[[D2:.*]] = arith.mulf %[[D]], %[[D]]
+//   CHECK-DAG:       arith.addf %{{.*}}, %[[D]] : vector<32xf32>
+//   CHECK-DAG:       arith.addf %{{.*}}, %[[D2]] : vector<32xf32>
+//       CHECK:       vector.transfer_write %{{.*}} : vector<32xbf16>, tensor<100xbf16>
 //       CHECK:   %[[MASK:.*]] = vector.create_mask %c4 : vector<32xi1>
 //       CHECK:   arith.select %[[MASK]]
-//       CHECK:   vector.reduction <add>
-//       CHECK:   vector.reduction <add>
+//       CHECK:   arith.select %[[MASK]]
+//       CHECK:   %[[S1:.*]] = vector.reduction <add>, %{{.*}} : vector<32xf64> into f64
+//       CHECK:   %[[S2:.*]] = vector.reduction <add>, %{{.*}} : vector<32xf64> into f64
+//       CHECK:   %[[MEAN:.*]] = arith.divf %[[S1]]
+//       CHECK:   %[[MEANSQ:.*]] = arith.divf %[[S2]]
+//       CHECK:   %[[M2:.*]] = arith.mulf %[[MEAN]], %[[MEAN]] : f64
+//       CHECK:   %[[VAR:.*]] = arith.subf %[[MEANSQ]], %[[M2]] : f64
+//       CHECK:   %[[TWICE:.*]] = arith.mulf %[[VAR]], %{{.*}} : f64
+//       CHECK:   %[[OK:.*]] = arith.cmpf oge, %[[TWICE]], %[[MEANSQ]] : f64
+//       CHECK:   scf.if %[[OK]] -> (f64) {
+//       CHECK:     scf.yield %[[VAR]] : f64
+//       CHECK:   } else {
+//       CHECK:     scf.for
+//       CHECK:     vector.reduction <add>
+//       CHECK:   }
 //       CHECK:   math.rsqrt
 //       CHECK:   arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
 //   CHECK-NOT: norm.nontemporal_stores

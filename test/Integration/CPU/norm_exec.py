@@ -513,6 +513,44 @@ def gen_pattern(values):
     return gen
 
 
+def gen_rows(make_row):
+    """gen hook: every row of x is make_row(n, rng) (n = row length)."""
+    def gen(case, rng):
+        n = case.shape[-1]
+        rows = [make_row(n, rng) for _ in range(int(np.prod(case.shape[:-1])))]
+        case.x.data = rnd(np.array(rows).reshape(case.shape), case.T)
+    return gen
+
+
+def step_row(n, rng):
+    """A block of 1e3 + noise in the first 256 columns, noise after it."""
+    row = rng.normal(0.0, 1.0, n)
+    row[:256] += 1e3
+    return row
+
+
+def short_step_row(n, rng):
+    """1e4 in the first 16 columns, then 0 1 0 1 ...: the squares of the
+    values minus the first vector's mean round the same way every time, so
+    their f32 sums drift instead of averaging out."""
+    row = np.resize(np.array([0.0, 1.0]), n)
+    row[:16] = 1e4
+    return row
+
+
+def ramp_row(n, rng):
+    """A rising ramp from 0 to 1e3 with noise: its start is far below the
+    mean."""
+    return np.linspace(0.0, 1e3, n) + rng.normal(0.0, 1.0, n)
+
+
+def outlier_row(n, rng):
+    """One huge value in the first column, unit noise elsewhere."""
+    row = rng.normal(0.0, 1.0, n)
+    row[0] = 1e6
+    return row
+
+
 def edge_suite():
     cases = []
     c = cases.append
@@ -573,6 +611,17 @@ def edge_suite():
            gen=gen_offset(1e4, 0.1), bound=1e-4, note="1e4 offset"))
     c(Case("layer_norm", "f32", (3, 1024), gen=gen_offset(-1e4, 0.1),
            bound=1e-4, cast_mode="before_weight", note="-1e4 offset"))
+    # Rows whose first vector is far from the row mean (the one-sweep
+    # variance would cancel: the centered second sweep runs), and a row whose
+    # first value is an outlier.
+    for gen, note in ((step_row, "step row"), (ramp_row, "ramp row"),
+                      (outlier_row, "outlier at column 0")):
+        c(Case("layer_norm", "f32", (3, 1024), weight="f32", bias="f32",
+               gen=gen_rows(gen), note=note))
+        c(Case("layer_norm", "bf16", (2, 1000), weight="bf16", bias="bf16",
+               residual=True, gen=gen_rows(gen), note=note))
+    c(Case("layer_norm", "f32", (1, 1 << 20), dyn=(),
+           gen=gen_rows(short_step_row), note="short step, N=2^20"))
     # Very large N: random rows, and rows whose rounding errors do not
     # cancel (a constant row, a row of two alternating values).
     c(Case("layer_norm", "f32", (1, 1 << 20), dyn=(), note="N=2^20"))
