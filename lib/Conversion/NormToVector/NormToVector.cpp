@@ -24,6 +24,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <numeric>
+
 namespace mlir {
 namespace norm {
 #define GEN_PASS_DEF_NORMLOWERCPUPASS
@@ -112,9 +114,10 @@ private:
                                         ValueRange iterArgs)>
             body);
 
-  /// Sums each of the `numTerms` vectors `terms(s)` over the row (s = x +
-  /// residual, read fresh in every step) and writes s into `sRow` when
-  /// given. Terms are accumulated in compute-type vector registers within
+  /// Sums each of the `numTerms` vectors `terms(v)` over the row, v being
+  /// s = x + residual (read fresh in every step) widened to the compute
+  /// type, in any lane order (see widenUnordered), and writes s into `sRow`
+  /// when given. Terms are accumulated in compute-type vector registers within
   /// blocks and in f64 across blocks. Returns the f64 row sums and the
   /// updated `sRow`.
   std::pair<SmallVector<Value>, Value>
@@ -124,6 +127,13 @@ private:
   std::pair<Value, Value>
   accumulateOne(OpBuilder &rb, Value row, Value sRow,
                 function_ref<Value(OpBuilder &, Value s)> term);
+
+  /// Widens `s` to the compute type for a sum over its lanes, which does
+  /// not depend on their order: bf16 -> f32 takes the even elements
+  /// (shifted up) and then the odd ones (masked), two in-lane integer ops,
+  /// where an ordered arith.extf needs a lane-crossing zero extension per
+  /// vector register.
+  Value widenUnordered(OpBuilder &rb, Value s);
 
   /// Sums the lanes of a vector accumulator.
   Value reduce(OpBuilder &rb, Value accumulator);
@@ -345,8 +355,9 @@ std::pair<SmallVector<Value>, Value> RowLoopBuilder::accumulate(
             [&](OpBuilder &ib, Location, Value col, ValueRange inner) {
               Value s = readInput(ib, row, col, Value());
               SmallVector<Value> next;
-              for (auto [sum, term] : llvm::zip_equal(
-                       inner.take_front(numTerms), terms(ib, s)))
+              for (auto [sum, term] :
+                   llvm::zip_equal(inner.take_front(numTerms),
+                                   terms(ib, widenUnordered(ib, s))))
                 next.push_back(arith::AddFOp::create(ib, loc, sum, term));
               if (sRow)
                 next.push_back(
@@ -371,7 +382,8 @@ std::pair<SmallVector<Value>, Value> RowLoopBuilder::accumulate(
     Value mask =
         vector::CreateMaskOp::create(rb, loc, maskType, ValueRange{remaining});
     Value s = readInput(rb, row, fullEnd, mask);
-    for (auto [total, term] : llvm::zip_equal(totals, terms(rb, s)))
+    for (auto [total, term] :
+         llvm::zip_equal(totals, terms(rb, castFloat(rb, loc, s, computeType))))
       total = arith::AddFOp::create(
           rb, loc, total, castFloat(rb, loc, maskLanes(rb, loc, term, mask), f64));
     if (sRow)
@@ -391,6 +403,31 @@ RowLoopBuilder::accumulateOne(OpBuilder &rb, Value row, Value sRow,
         return SmallVector<Value>{term(bb, s)};
       });
   return {sums.front(), newSRow};
+}
+
+Value RowLoopBuilder::widenUnordered(OpBuilder &rb, Value s) {
+  auto type = cast<VectorType>(s.getType());
+  int64_t length = type.getNumElements();
+  if (!type.getElementType().isBF16() || !computeType.isF32() ||
+      length % 2 != 0)
+    return castFloat(rb, loc, s, computeType);
+  auto pairsType = VectorType::get({length / 2}, rb.getI32Type());
+  auto halfType = VectorType::get({length / 2}, rb.getF32Type());
+  Value pairs = vector::BitCastOp::create(rb, loc, pairsType, s);
+  auto splat = [&](int64_t value) -> Value {
+    return arith::ConstantOp::create(
+        rb, loc,
+        DenseElementsAttr::get(pairsType, rb.getI32IntegerAttr(value)));
+  };
+  // Little-endian: element 2k is the low half of pair k.
+  Value even = arith::BitcastOp::create(
+      rb, loc, halfType, arith::ShLIOp::create(rb, loc, pairs, splat(16)));
+  Value odd = arith::BitcastOp::create(
+      rb, loc, halfType,
+      arith::AndIOp::create(rb, loc, pairs, splat(int32_t(0xFFFF0000u))));
+  SmallVector<int64_t> concatenation(length);
+  std::iota(concatenation.begin(), concatenation.end(), 0);
+  return vector::ShuffleOp::create(rb, loc, even, odd, concatenation);
 }
 
 Value RowLoopBuilder::reduce(OpBuilder &rb, Value accumulator) {
@@ -445,7 +482,7 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
     // E[d]^2 > E[d^2] / 2; such rows take a second, centered sweep.
     auto [sums, newSRow] =
         accumulate(rb, row, sRow, 2, [&](OpBuilder &bb, Value s) {
-          Value d = arith::SubFOp::create(bb, loc, widen(bb, s), shift);
+          Value d = arith::SubFOp::create(bb, loc, s, shift);
           return SmallVector<Value>{d, arith::MulFOp::create(bb, loc, d, d)};
         });
     sRow = newSRow;
@@ -474,7 +511,7 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
         [&](OpBuilder &eb, Location) {
           Value squares =
               accumulateOne(eb, row, Value(), [&](OpBuilder &bb, Value s) {
-                Value d = centered(bb, widen(bb, s));
+                Value d = centered(bb, s);
                 return Value(arith::MulFOp::create(bb, loc, d, d));
               }).first;
           scf::YieldOp::create(
@@ -491,8 +528,7 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
     Value squares;
     std::tie(squares, sRow) =
         accumulateOne(rb, row, sRow, [&](OpBuilder &bb, Value s) -> Value {
-          Value v = widen(bb, s);
-          return arith::MulFOp::create(bb, loc, v, v);
+          return arith::MulFOp::create(bb, loc, s, s);
         });
     Value meanSquare = castFloat(
         rb, loc, arith::DivFOp::create(rb, loc, squares, rowSizeFloat),

@@ -116,3 +116,32 @@ func.func @rms_norm_3d_axis(%x: tensor<2x3x16xf16>) -> tensor<2x3x16xf16> {
   %y = norm.rms_norm %x {axis = -2} : (tensor<2x3x16xf16>) -> tensor<2x3x16xf16>
   return %y : tensor<2x3x16xf16>
 }
+
+// -----
+
+// bf16 statistics sweeps widen without lane-crossing shuffles: a sum of
+// squares does not depend on the lane order, so the even elements (shifted
+// up) are followed by the odd ones (masked). The output sweep widens in
+// order.
+// CHECK-LABEL: func @rms_norm_bf16_unordered_sum
+//   CHECK-DAG: %[[SIXTEEN:.*]] = arith.constant dense<16> : vector<16xi32>
+//   CHECK-DAG: %[[HIGH:.*]] = arith.constant dense<-65536> : vector<16xi32>
+//       CHECK: scf.forall
+//       CHECK:   scf.for
+//       CHECK:     scf.for
+//       CHECK:       %[[V:.*]] = vector.transfer_read {{.*}} : tensor<8x256xbf16>, vector<32xbf16>
+//       CHECK:       %[[PAIRS:.*]] = vector.bitcast %[[V]] : vector<32xbf16> to vector<16xi32>
+//       CHECK:       %[[EVENBITS:.*]] = arith.shli %[[PAIRS]], %[[SIXTEEN]]
+//       CHECK:       %[[EVEN:.*]] = arith.bitcast %[[EVENBITS]] : vector<16xi32> to vector<16xf32>
+//       CHECK:       %[[ODDBITS:.*]] = arith.andi %[[PAIRS]], %[[HIGH]]
+//       CHECK:       %[[ODD:.*]] = arith.bitcast %[[ODDBITS]] : vector<16xi32> to vector<16xf32>
+//       CHECK:       %[[ALL:.*]] = vector.shuffle %[[EVEN]], %[[ODD]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31]
+//       CHECK:       arith.mulf %[[ALL]], %[[ALL]] : vector<32xf32>
+//       CHECK:   vector.reduction <add>
+//       CHECK:   scf.for
+//       CHECK:     arith.extf %{{.*}} : vector<32xbf16> to vector<32xf32>
+//       CHECK:     arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
+func.func @rms_norm_bf16_unordered_sum(%x: tensor<8x256xbf16>, %w: tensor<256xbf16>) -> tensor<8x256xbf16> {
+  %y = norm.rms_norm %x weight(%w) : (tensor<8x256xbf16>, tensor<256xbf16>) -> tensor<8x256xbf16>
+  return %y : tensor<8x256xbf16>
+}
