@@ -81,7 +81,7 @@ def NormLowerCPUPass : Pass<"norm-lower-cpu"> {
            /*default=*/"131072",
            "Elements below which rows are processed sequentially">,
     Option<"nontemporalThreshold", "nontemporal-threshold", "int64_t",
-           /*default=*/"16777216",
+           /*default=*/"8388608",
            "Output bytes from which full-vector stores bypass the caches "
            "(dynamic shapes count as large; -1: never)">
   ];

@@ -666,11 +666,13 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   bias = prepareParameter(op.getBias());
   alpha = prepareParameter(op.getAlpha());
 
-  // Large write-once outputs bypass the caches.
+  // Large write-once outputs bypass the caches. All results count: y and
+  // residual_out compete for the same cache.
   if (options.nontemporalThreshold >= 0)
     nontemporal = !xType.hasStaticShape() ||
                   xType.getNumElements() *
-                          int64_t(inputType.getIntOrFloatBitWidth() / 8) >=
+                          int64_t(inputType.getIntOrFloatBitWidth() / 8) *
+                          int64_t(op->getNumResults()) >=
                       options.nontemporalThreshold;
 
   SmallVector<Value> results;

@@ -145,3 +145,19 @@ func.func @rms_norm_bf16_unordered_sum(%x: tensor<8x256xbf16>, %w: tensor<256xbf
   %y = norm.rms_norm %x weight(%w) : (tensor<8x256xbf16>, tensor<256xbf16>) -> tensor<8x256xbf16>
   return %y : tensor<8x256xbf16>
 }
+
+// -----
+
+// Non-temporal stores from 8 MiB of results (the default threshold), all
+// results counted: one 4 MiB output keeps regular stores, y and
+// residual_out of 4 MiB each bypass the caches.
+// CHECK-LABEL: func @nontemporal_counts_all_results
+//       CHECK: scf.forall
+//       CHECK: } {norm.sequential}
+//       CHECK: scf.forall
+//       CHECK: } {norm.nontemporal_stores, norm.prefetch_next_row, norm.sequential}
+func.func @nontemporal_counts_all_results(%x: tensor<1024x1024xf32>, %r: tensor<1024x1024xf32>) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
+  %y = norm.rms_norm %x : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  %z, %s = norm.rms_norm %x residual(%r) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>)
+  return %y, %z, %s : tensor<1024x1024xf32>, tensor<1024x1024xf32>, tensor<1024x1024xf32>
+}

@@ -24,7 +24,7 @@ struct NormCPULoweringOptions {
   int64_t parallelThreshold = 1 << 17;
   /// Outputs of at least this many bytes are written with non-temporal
   /// stores (dynamic shapes count as large); negative: never.
-  int64_t nontemporalThreshold = 16 << 20;
+  int64_t nontemporalThreshold = 8 << 20;
 };
 
 /// Attribute on the scf.forall of norm-lower-cpu asking for non-temporal
