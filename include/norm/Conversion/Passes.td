@@ -82,8 +82,8 @@ def NormLowerCPUPass : Pass<"norm-lower-cpu"> {
            "Elements below which rows are processed sequentially">,
     Option<"nontemporalThreshold", "nontemporal-threshold", "int64_t",
            /*default=*/"8388608",
-           "Output bytes from which full-vector stores bypass the caches "
-           "(dynamic shapes count as large; -1: never)">
+           "Bytes of all results from which full-vector stores bypass the "
+           "caches (dynamic shapes count as large; -1: never)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -382,10 +382,12 @@ std::pair<SmallVector<Value>, Value> RowLoopBuilder::accumulate(
     Value mask =
         vector::CreateMaskOp::create(rb, loc, maskType, ValueRange{remaining});
     Value s = readInput(rb, row, fullEnd, mask);
-    for (auto [total, term] :
-         llvm::zip_equal(totals, terms(rb, castFloat(rb, loc, s, computeType))))
-      total = arith::AddFOp::create(
-          rb, loc, total, castFloat(rb, loc, maskLanes(rb, loc, term, mask), f64));
+    SmallVector<Value> tail = terms(rb, castFloat(rb, loc, s, computeType));
+    for (auto [total, term] : llvm::zip_equal(totals, tail)) {
+      Value masked = maskLanes(rb, loc, term, mask);
+      total = arith::AddFOp::create(rb, loc, total,
+                                    castFloat(rb, loc, masked, f64));
+    }
     if (sRow)
       sRow = writeRow(rb, s, sRow, fullEnd, mask);
   }

@@ -22,8 +22,8 @@ struct NormCPULoweringOptions {
   unsigned threads = 1;
   /// Inputs with fewer elements are processed by one thread.
   int64_t parallelThreshold = 1 << 17;
-  /// Outputs of at least this many bytes are written with non-temporal
-  /// stores (dynamic shapes count as large); negative: never.
+  /// Results of at least this many bytes in all are written with
+  /// non-temporal stores (dynamic shapes count as large); negative: never.
   int64_t nontemporalThreshold = 8 << 20;
 };
 
