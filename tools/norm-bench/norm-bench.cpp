@@ -27,6 +27,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace norm_bench;
@@ -257,6 +258,11 @@ bool compileKernel(Kernel &kernel, Case kind, Shape shape, DType dtype,
 /// Collects the median of every benchmark (bytes per second).
 class SummaryReporter : public benchmark::ConsoleReporter {
 public:
+  /// Colors only on a terminal: a reporter given to RunSpecifiedBenchmarks
+  /// does not see --benchmark_color.
+  SummaryReporter()
+      : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_Defaults : OO_Tabular) {}
+
   void ReportRuns(const std::vector<Run> &runs) override {
     for (const Run &run : runs) {
       if (run.run_type != Run::RT_Aggregate || run.aggregate_name != "median")
