@@ -360,8 +360,7 @@ std::pair<SmallVector<Value>, Value> RowLoopBuilder::accumulate(
                                    terms(ib, widenUnordered(ib, s))))
                 next.push_back(arith::AddFOp::create(ib, loc, sum, term));
               if (sRow)
-                next.push_back(
-                    writeRow(ib, s, inner[numTerms], col, Value()));
+                next.push_back(writeRow(ib, s, inner[numTerms], col, Value()));
               scf::YieldOp::create(ib, loc, next);
             });
         SmallVector<Value> next;
@@ -501,9 +500,9 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
     };
     Value accurate = arith::CmpFOp::create(
         rb, loc, arith::CmpFPredicate::OGE,
-        arith::MulFOp::create(
-            rb, loc, buildFloatConstant(rb, loc, rb.getF64Type(), 2.0),
-            oneSweepVariance),
+        arith::MulFOp::create(rb, loc,
+                              buildFloatConstant(rb, loc, rb.getF64Type(), 2.0),
+                              oneSweepVariance),
         meanSquareD);
     auto ifOp = scf::IfOp::create(
         rb, loc, accurate,
