@@ -10,9 +10,12 @@ each chunk (in its own file, 30 s limit). A chunk passes when the tool
   - prints a diagnostic `<file>:<line>:<col>: error: ...` on stderr,
   - prints none of the crash markers ("Assertion", "Stack dump",
     "LLVM ERROR", "PLEASE submit a bug report", or a sanitizer report).
+  - says what it expected: every chunk that must fail carries at least one
+    line `// EXPECT-ERROR: <text>`, and each such <text> must occur in the
+    message of the first `error:` line (a chunk without one fails).
 A chunk whose first line is `// EXPECT-OK` must instead succeed (exit 0)
-without crash markers. Chunks holding only comments and blank lines are
-ignored.
+without crash markers, and carries no EXPECT-ERROR. Chunks holding only
+comments and blank lines are ignored.
 
 Prints `chunk K: ok (exit N): <first error line>` or `chunk K: FAIL: <why>`
 per chunk (K counts from 1; error locations are mapped back to the line in
@@ -28,6 +31,7 @@ import tempfile
 
 SEPARATOR = "// -----"
 EXPECT_OK = "// EXPECT-OK"
+EXPECT_ERROR = "// EXPECT-ERROR:"
 TIMEOUT_S = 30
 CRASH_MARKERS = ("Assertion", "Stack dump", "LLVM ERROR",
                  "PLEASE submit a bug report",
@@ -64,9 +68,22 @@ def first_line(chunk):
     return ""
 
 
+def expected_errors(chunk):
+    """The <text> of every `// EXPECT-ERROR: <text>` line of a chunk."""
+    return [line.strip()[len(EXPECT_ERROR):].strip()
+            for line in chunk.splitlines()
+            if line.strip().startswith(EXPECT_ERROR)]
+
+
 def check_chunk(tool, extra_args, path, chunk, input_name, line_offset):
     """Runs the tool on one chunk; returns (ok, message)."""
     expect_ok = first_line(chunk) == EXPECT_OK
+    expected = expected_errors(chunk)
+    if expect_ok and expected:
+        return False, "both EXPECT-OK and EXPECT-ERROR"
+    if not expect_ok and (not expected or not all(expected)):
+        return False, "no '// EXPECT-ERROR: <text>' line says which error " \
+                      "to expect"
     with open(path, "w") as f:
         f.write(chunk)
     try:
@@ -100,6 +117,10 @@ def check_chunk(tool, extra_args, path, chunk, input_name, line_offset):
     if not error:
         return False, f"exit {code} without a '<file>:<line>:<col>: error:' " \
                       f"diagnostic: {first_stderr_line(stderr)}"
+    message = error.split(" error: ", 1)[-1]
+    for text in expected:
+        if text not in message:
+            return False, f"expected an error with '{text}', got: {error}"
     return True, f"ok (exit {code}): {error}"
 
 
