@@ -6,7 +6,10 @@ import sys
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
+# normref (the float64 reference of the norm ops and the error metric of
+# every test suite) lives with the lit test tools.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "test", "tools"))
 
 
 @pytest.fixture

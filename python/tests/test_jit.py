@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import norm_mlir
-import reference as ref
+import normref as ref
 
 ADD_RMS = """
 func.func @add_rms(%x: tensor<?x?xT>, %r: tensor<?x?xT>, %w: tensor<?xT>)
@@ -19,7 +19,7 @@ func.func @add_rms(%x: tensor<?x?xT>, %r: tensor<?x?xT>, %w: tensor<?xT>)
 @pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
 def test_dynamic_shapes(dtype, rng):
     module = norm_mlir.jit(ADD_RMS.replace("xT>", f"x{dtype}>"))
-    np_type = ref.DTYPES[dtype]
+    np_type = ref.np_dtype(dtype)
     for rows, cols in [(3, 64), (1, 7), (5, 300)]:
         x = rng.standard_normal((rows, cols)).astype(np_type)
         r = rng.standard_normal((rows, cols)).astype(np_type)
@@ -39,7 +39,7 @@ def test_dynamic_rows(dtype, rng):
     source = ADD_RMS.replace("?x?xT>", f"?x96x{dtype}>").replace(
         "?xT>", f"96x{dtype}>")
     module = norm_mlir.jit(source)
-    np_type = ref.DTYPES[dtype]
+    np_type = ref.np_dtype(dtype)
     for rows in (1, 4, 33):
         x = rng.standard_normal((rows, 96)).astype(np_type)
         r = rng.standard_normal((rows, 96)).astype(np_type)

@@ -1,4 +1,5 @@
-"""norm_mlir.layer_norm / rms_norm / dyt against float64 NumPy references.
+"""norm_mlir.layer_norm / rms_norm / dyt against the float64 references of
+normref.py (test/tools).
 
 Every op and dtype, with and without weight/bias and residual, the
 attribute variants, the caching of compiled kernels and the errors.
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 import norm_mlir
-import reference as ref
+import normref as ref
 
 DTYPES = ["f32", "f64", "f16", "bf16"]
 SHAPE = (4, 3, 96)  # 12 rows of 96
@@ -16,11 +17,11 @@ SHAPE = (4, 3, 96)  # 12 rows of 96
 
 def make(rng, dtype, shape, scale=1.0, offset=0.0):
     return (offset + scale * rng.standard_normal(shape)).astype(
-        ref.DTYPES[dtype])
+        ref.np_dtype(dtype))
 
 
 def check(y, y_ref, dtype, x=None):
-    assert y.dtype == ref.DTYPES[dtype]
+    assert y.dtype == ref.np_dtype(dtype)
     if x is not None:
         assert y.shape == x.shape
     err = ref.error(y, y_ref)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import norm_mlir
-import reference as ref
+import normref as ref
 
 torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed: comparisons against PyTorch "
@@ -28,7 +28,7 @@ def to_numpy(t):
 
 def make(rng, dtype, shape, scale=1.0, offset=0.0):
     return (offset + scale * rng.standard_normal(shape)).astype(
-        ref.DTYPES[dtype])
+        ref.np_dtype(dtype))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
