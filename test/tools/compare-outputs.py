@@ -1,56 +1,31 @@
 #!/usr/bin/env python3
 """Compares the printMemrefF32 outputs of two runs of the same module, the
 reference (the original IR) and the candidate (after a transformation), with
-the error metric and bounds of DESIGN section 6.
+the error metric and bounds of DESIGN section 6 (normref.py).
 
     compare-outputs.py [--bound TYPE=VALUE]... <manifest.txt> <reference.txt> <candidate.txt>
 
 The manifest (from wrap-main.py) names each printed tensor and its element
-type. Per tensor the error is max |y - ref| / (|ref| + rms(ref)); the bound
-is 1e-5 for f32 and f64, 2^-9 for f16 and 2^-6 for bf16. NaN and inf must
-match exactly. Prints one line per tensor and `compared N tensors, M
-failures`; exits 1 on any failure or a count mismatch.
+type. Per tensor the error is normref.compare's: max |y - ref| / (|ref| +
+rms(ref)) over the finite reference entries, NaN and inf matching exactly;
+the bound is normref.BOUNDS' (1e-5 for f32 and f64, 2^-9 for f16, 2^-6 for
+bf16) unless --bound overrides it. Prints one line per tensor,
+`PASS: <function>#<result> <type>: error E (bound B)` or the same with
+`FAIL:` (a tensor missing from either output, or printed with other sizes,
+fails), then `compared N tensors, M failures`; exits 1 on any failure.
 """
 
 import math
-import re
+import os
 import sys
 
-import numpy as np
-
-BOUNDS = {"f32": 1e-5, "f64": 1e-5, "f16": 2.0**-9, "bf16": 2.0**-6}
-NUMBER = re.compile(r"-?nan|-?inf|[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from normref import BOUNDS, compare, parse_printed, within  # noqa: E402
 
 
 def read_tensors(path):
     with open(path) as f:
-        text = f.read()
-    tensors = []
-    for part in text.split("Unranked Memref")[1:]:
-        _, _, data = part.partition("data =")
-        values = [float(v) for v in NUMBER.findall(data)]
-        tensors.append(np.array(values, dtype=np.float64))
-    return tensors
-
-
-def error(ref, y):
-    if ref.size == 0:
-        return 0.0
-    finite = np.isfinite(ref)
-    if not np.array_equal(finite, np.isfinite(y)) or not np.array_equal(
-            np.isnan(ref), np.isnan(y)):
-        return math.inf
-    special = ~finite
-    if np.any(ref[special] != y[special]) and not np.all(
-            np.isnan(ref[special]) == np.isnan(y[special])):
-        return math.inf
-    ref, y = ref[finite], y[finite]
-    if ref.size == 0:
-        return 0.0
-    rms = math.sqrt(float(np.mean(ref * ref)))
-    denominator = np.abs(ref) + rms
-    denominator[denominator == 0] = 1.0
-    return float(np.max(np.abs(y - ref) / denominator))
+        return parse_printed(f.read())
 
 
 def main():
@@ -70,19 +45,35 @@ def main():
     reference = read_tensors(args[1])
     candidate = read_tensors(args[2])
     if not (len(manifest) == len(reference) == len(candidate)):
-        print("count mismatch: manifest {}, reference {}, candidate {}".format(
-            len(manifest), len(reference), len(candidate)))
-        return 1
+        print("error: count mismatch: manifest {}, reference {}, candidate "
+              "{}".format(len(manifest), len(reference), len(candidate)))
     failures = 0
-    for (name, index, element), ref, y in zip(manifest, reference, candidate):
+    for i, (name, index, element) in enumerate(manifest):
         bound = bounds[element]
-        err = error(ref, y) if ref.shape == y.shape else math.inf
-        ok = err <= bound
+        err, why = math.inf, None
+        if i >= len(reference) or i >= len(candidate):
+            why = "not printed by the {}".format(
+                "reference" if i >= len(reference) else "candidate")
+        else:
+            (ref_sizes, ref), (sizes, y) = reference[i], candidate[i]
+            if isinstance(ref, str) or isinstance(y, str):
+                why = "unreadable output: {}".format(
+                    ref if isinstance(ref, str) else y)
+            elif ref_sizes != sizes:
+                why = "printed sizes {}, reference sizes {}".format(
+                    list(sizes), list(ref_sizes))
+            else:
+                err, why = compare(y, ref)
+        ok = within(err, bound)
         failures += not ok
-        print("{} {}#{} {}: error {:.3g} (bound {:.3g})".format(
-            "ok" if ok else "FAIL", name, index, element, err, bound))
+        print("{}: {}#{} {}: error {:.3g} (bound {:.3g})".format(
+            "PASS" if ok else "FAIL", name, index, element, err, bound))
+        if not ok and why:
+            print("    " + why)
+    if len(reference) != len(candidate) or len(reference) > len(manifest):
+        failures = max(failures, 1)
     print("compared {} tensors, {} failures".format(len(manifest), failures))
-    return 1 if failures else 0
+    return 1 if failures or not manifest else 0
 
 
 if __name__ == "__main__":

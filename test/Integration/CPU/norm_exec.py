@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
 """CPU execution tests of the norm ops: case generator and result checker.
 
-  norm_exec.py gen SUITE OUT.mlir REF.npz
+  norm_exec.py gen SUITE OUT.mlir REF.npz [--expect-cases=TEST]
       Writes one MLIR module with many cases of one suite (`@case_K`, each
       holding one norm op, and `@main`, which builds the inputs as constants,
       calls every case and prints every output with printMemrefF32/F64), and
-      REF.npz with an independent float64 NumPy reference of every printed
-      output.
+      REF.npz with the float64 reference (normref.py) of every printed
+      output. With --expect-cases, first checks that the suite holds
+      exactly the cases the lit test TEST lists (its `PASS: case_K: ...`
+      CHECK lines), in order; exits 1 otherwise.
   norm_exec.py check REF.npz OUTPUT.txt
-      Parses mlir-runner's printMemref output and compares it with the
-      reference: per output tensor, err = max |y - ref| / (|ref| + rms(ref))
-      over the finite reference entries; NaN exactly where the reference is
-      NaN, equal infinities where it is infinite. Prints one line per case
-      and `all N cases passed` (exit 0) or `M of N cases FAILED` (exit 1).
+      Parses mlir-runner's printMemref output and compares every output
+      tensor with its reference (normref.compare: the error metric, bounds
+      and NaN/inf rules of DESIGN.md section 6). Prints one line per case,
+      `PASS: case_K: <description>; max err E (bound B)` or the same with
+      `FAIL:` followed by indented reasons (a case whose output is missing
+      fails), then one summary line, `all N cases passed` (exit 0) or
+      `M of N cases FAILED` (exit 1).
+  norm_exec.py names SUITE
+      Prints `case_K: <description>` for every case of the suite, the names
+      the lit tests list in their CHECK lines.
   norm_exec.py list
       Prints the suite names.
 
@@ -20,42 +27,28 @@ Suites: `<op>_<dtype>` for op in layer_norm, rms_norm, dyt and dtype in f32,
 f16, bf16, f64, and `edge`. The data come from a fixed seed, so a suite
 always generates the same module.
 
-The reference follows DESIGN.md section 2, rounding exactly where the op
-rounds: inputs are exactly representable in their element types; with a
-residual, s = round_T(x + residual) (correctly rounded) is also the
-`residual_out` result; statistics and the normalization are computed in
-float64; `cast_mode = final` rounds the result to T once;
-`cast_mode = before_weight` computes n_T = round_T(n) and then
-y = round_T(round_W(round_W(n_T * w') + b)) with W the widest of T, the
-weight type and the bias type (w' = weight + weight_offset, not rounded).
-Bounds (DESIGN.md section 6): f32 and f64 1e-5, f16 2^-9, bf16 2^-6; some
-edge cases carry their own bound (the 1e4-offset LayerNorm rows: 1e-4).
+The reference is test/tools/normref.py's (DESIGN.md section 2, rounding
+exactly where the op rounds): the inputs are values of their element types
+and the epsilon is rounded to its attribute's type. Bounds are normref's
+(DESIGN.md section 6: f32 and f64 1e-5, f16 2^-9, bf16 2^-6); some edge
+cases carry their own bound (the 1e4-offset LayerNorm rows: 1e-4).
 """
 
 import json
-import re
+import os
 import sys
 import zlib
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tools"))
+from normref import BOUNDS, compare, np_dtype, parse_printed, reference, \
+    rnd, within  # noqa: E402
+
 SEED = 20240611
 
-# bf16 is filled in by load_ml_dtypes() (importing ml_dtypes takes a second;
-# `check` does not need it).
-NP_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
-
-
-def load_ml_dtypes():
-    import ml_dtypes
-    NP_TYPES["bf16"] = ml_dtypes.bfloat16
-
-
 BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
-# Width order used for W in `before_weight` (f16 and bf16 never meet: weight
-# and bias are x's type or f32).
-RANK = {"f16": 0, "bf16": 0, "f32": 1, "f64": 2}
-BOUNDS = {"f32": 1e-5, "f64": 1e-5, "f16": 2.0 ** -9, "bf16": 2.0 ** -6}
 UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 OPS = ("layer_norm", "rms_norm", "dyt")
@@ -64,18 +57,6 @@ SUITES = ["%s_%s" % (op, t) for op in OPS for t in DTYPES] + ["edge"]
 
 # Element counts above which a constant is written as a hex blob.
 HEX_THRESHOLD = 4096
-
-
-def rnd(a, t):
-    """Rounds (float64) values to type `t` (round to nearest even) and back.
-
-    NumPy (f16, f32) and ml_dtypes (bf16) round float64 directly, once."""
-    return np.asarray(a, dtype=np.float64).astype(NP_TYPES[t]).astype(
-        np.float64)
-
-
-def widest(*types):
-    return max((t for t in types if t is not None), key=lambda t: RANK[t])
 
 
 # --------------------------------------------------------------------------
@@ -211,56 +192,24 @@ class Case:
 
     def reference(self):
         """The float64 reference of every output: [(name, array)]."""
-        T = self.T
-        x = self.x.data
-        with np.errstate(all="ignore"):
-            s = rnd(x + self.r.data, T) if self.r is not None else x
-            rows = s.reshape(-1, int(np.prod(self.shape[self.axis:],
-                                             dtype=np.int64)))
-            eps = self.eps_value() if self.op != "dyt" else None
-            if self.op == "layer_norm":
-                mu = rows.mean(axis=1, keepdims=True)
-                var = ((rows - mu) ** 2).mean(axis=1, keepdims=True)
-                n = (rows - mu) * (1.0 / np.sqrt(var + eps))
-            elif self.op == "rms_norm":
-                ms = (rows ** 2).mean(axis=1, keepdims=True)
-                mode = self.eps_mode or "inside_sqrt"
-                if mode == "inside_sqrt":
-                    r = 1.0 / np.sqrt(ms + eps)
-                elif mode == "outside_sqrt":
-                    r = 1.0 / (np.sqrt(ms) + eps)
-                else:
-                    r = 1.0 / np.maximum(np.sqrt(ms), eps)  # NaN propagates
-                n = rows * r
-            else:
-                alpha = float(self.a.data.reshape(-1)[0])
-                n = np.tanh(alpha * rows)
-            n = n.reshape(self.shape)
-            w = None
-            if self.w is not None:
-                # weight_offset is added in the compute type: not rounded.
-                w = self.w.data + (self.weight_offset or 0.0)
-                if w.size == 1:
-                    w = w.reshape(())  # scalar weight (ScaleNorm's g)
-            b = self.b.data if self.b is not None else None
-            if self.cast_mode == "final":
-                y = n
-                if w is not None:
-                    y = y * w
-                if b is not None:
-                    y = y + b
-                y = rnd(y, T)
-            else:
-                W = widest(T, self.w.etype if self.w else None,
-                           self.b.etype if self.b else None)
-                y = rnd(n, T)
-                if w is not None:
-                    y = rnd(y * w, W)
-                if b is not None:
-                    y = rnd(y + b, W)
-                y = rnd(y, T)
+        opd = {kw: o for kw, o in self.operands()}
+
+        def data(kw):
+            return opd[kw].data if kw in opd else None
+
+        def etype(kw):
+            return opd[kw].etype if kw in opd else None
+
+        y, s = reference(
+            self.op, self.x.data, self.T, self.axis, weight=data("weight"),
+            weight_type=etype("weight"), bias=data("bias"),
+            bias_type=etype("bias"), residual=data("residual"),
+            alpha=float(self.a.data.reshape(-1)[0]) if self.a else None,
+            eps=self.eps_value() if self.op != "dyt" else None,
+            epsilon_mode=self.eps_mode, weight_offset=self.weight_offset,
+            cast_mode=self.cast_mode)
         outs = [("y", y)]
-        if self.r is not None:
+        if s is not None:
             outs.append(("residual_out", s))
         return outs
 
@@ -325,7 +274,7 @@ def flit(v):
 
 def hex_bits(v, etype):
     bits = BITS[etype]
-    u = np.array([v]).astype(NP_TYPES[etype]).view(UINT[bits])[0]
+    u = np.array([v]).astype(np_dtype(etype)).view(UINT[bits])[0]
     return "0x%0*X" % (bits // 4, int(u))
 
 
@@ -343,7 +292,7 @@ def dense_lit(data, etype):
         return "dense<%s>" % elem_lit(float(flat[0]), etype)  # splat
     if data.size > HEX_THRESHOLD:
         assert sys.byteorder == "little"
-        raw = data.astype(NP_TYPES[etype]).tobytes()
+        raw = data.astype(np_dtype(etype)).tobytes()
         return 'dense<"0x%s">' % raw.hex().upper()
     if data.ndim == 0:
         return "dense<%s>" % elem_lit(float(data), etype)
@@ -722,7 +671,6 @@ class Emitter:
 
 
 def gen(suite, out_mlir, out_npz):
-    load_ml_dtypes()
     cases = build_suite(suite)
     funcs = []
     em = Emitter()
@@ -775,68 +723,16 @@ def write_module(out_mlir, out_npz, header, funcs, em, meta, refs):
 # check
 # --------------------------------------------------------------------------
 
-HEADER = re.compile(r"Unranked Memref base@ = \S+ rank = (\d+) offset = \d+ "
-                    r"sizes = \[([^\]]*)\] strides = \[[^\]]*\] data =")
-SEPARATORS = str.maketrans("[],", "   ")
-
-
-def parse_output(text):
-    """[(sizes, float64 values)] of every printMemref in `text`."""
-    heads = list(HEADER.finditer(text))
-    out = []
-    for i, h in enumerate(heads):
-        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-        sizes = tuple(int(s) for s in h.group(2).split(",") if s.strip())
-        if 0 in sizes:
-            # printMemref prints one bogus row for a zero-sized outer dim.
-            out.append((sizes, np.zeros(sizes)))
-            continue
-        tokens = text[h.end():end].translate(SEPARATORS).split()
-        try:
-            vals = np.array(tokens, dtype=np.float64)  # nan, -nan, inf too
-        except ValueError as e:
-            vals = str(e)
-        out.append((sizes, vals))
-    return out
-
-
-def compare(y, ref):
-    """(err, problem or None) for one output."""
-    y = y.reshape(-1)
-    ref = ref.reshape(-1)
-    nan_ref = np.isnan(ref)
-    nan_y = np.isnan(y)
-    bad = np.nonzero(nan_ref != nan_y)[0]
-    if bad.size:
-        i = bad[0]
-        return np.inf, "NaN mismatch at %d entries, first [%d]: got %.9g, " \
-            "ref %.9g" % (bad.size, i, y[i], ref[i])
-    inf_ref = np.isinf(ref)
-    bad = np.nonzero((inf_ref | np.isinf(y)) & ~nan_ref & (y != ref))[0]
-    if bad.size:
-        i = bad[0]
-        return np.inf, "inf mismatch at %d entries, first [%d]: got %.9g, " \
-            "ref %.9g" % (bad.size, i, y[i], ref[i])
-    fin = np.isfinite(ref)
-    if not fin.any():
-        return 0.0, None
-    r = ref[fin]
-    d = np.abs(y[fin] - r)
-    rms = np.sqrt(np.mean(r * r))
-    den = np.abs(r) + rms
-    with np.errstate(divide="ignore", invalid="ignore"):
-        e = np.where(den > 0, d / np.where(den > 0, den, 1.0),
-                     np.where(d == 0, 0.0, np.inf))
-    j = int(np.argmax(e))
-    idx = np.nonzero(fin)[0][j]
-    return float(e[j]), "worst [%d]: got %.9g, ref %.9g" % (idx, y[idx], r[j])
+def case_label(k, desc):
+    """The name a case is reported (and listed in the lit tests) by."""
+    return "case_%d: %s" % (k, desc)
 
 
 def check(ref_npz, output):
     ref = np.load(ref_npz)
     meta = json.loads(str(ref["meta"]))
     with open(output) as f:
-        got = parse_output(f.read())
+        got = parse_printed(f.read())
     outs = meta["outputs"]
     ncases = len(meta["cases"])
     errs = [0.0] * ncases
@@ -863,31 +759,72 @@ def check(ref_npz, output):
                                           list(r.shape)))
             continue
         e, why = compare(vals, r)
-        if e > meta["cases"][k]["bound"] or not np.isfinite(e):
+        if not within(e, meta["cases"][k]["bound"]) or not np.isfinite(e):
             notes[k].append("%s: err %.3g, %s" % (o["name"], e, why))
         errs[k] = max(errs[k], e)
     failed = 0
     for k, c in enumerate(meta["cases"]):
-        ok = errs[k] <= c["bound"] and not notes[k]
+        ok = within(errs[k], c["bound"]) and not notes[k]
         failed += not ok
-        print("case %d %s: max err %.3g (bound %.3g) %s" % (
-            k, c["desc"], errs[k], c["bound"], "ok" if ok else "FAIL"))
+        print("%s: %s; max err %.3g (bound %.3g)" % (
+            "PASS" if ok else "FAIL", case_label(k, c["desc"]), errs[k],
+            c["bound"]))
         for n in notes[k]:
             print("    " + n)
     if len(got) != len(outs) and not failed:
         failed = 1
-    if failed:
+    if failed or not ncases:
         print("%d of %d cases FAILED" % (failed, ncases))
         return 1
     print("all %d cases passed" % ncases)
     return 0
 
 
+def expected_labels(path):
+    """The case labels a lit test lists: its `PASS: <label>; ...` lines."""
+    labels = []
+    with open(path) as f:
+        for line in f:
+            _, sep, rest = line.partition(" PASS: ")
+            if sep and line.lstrip().startswith("CHECK"):
+                labels.append(rest.split("; max err")[0].strip())
+    return labels
+
+
+def names(suite):
+    return [case_label(k, c.describe())
+            for k, c in enumerate(build_suite(suite))]
+
+
 def main(argv):
     if len(argv) >= 2 and argv[1] == "list":
         print("\n".join(SUITES))
         return 0
-    if len(argv) == 5 and argv[1] == "gen":
+    if len(argv) == 3 and argv[1] == "names":
+        print("\n".join(names(argv[2])))
+        return 0
+    if len(argv) in (5, 6) and argv[1] == "gen":
+        if len(argv) == 6:
+            # --expect-cases=FILE: the suite must hold exactly the cases the
+            # lit test FILE lists (scripts/gpu-check.sh builds with it).
+            opt, _, path = argv[5].partition("=")
+            if opt != "--expect-cases" or not path:
+                sys.stderr.write(__doc__)
+                return 2
+            want, have = expected_labels(path), names(argv[2])
+            if want != have:
+                missing = [n for n in want if n not in have]
+                extra = [n for n in have if n not in want]
+                print("error: suite %s does not hold the cases %s lists "
+                      "(%d listed, %d generated)" % (argv[2], path,
+                                                     len(want), len(have)))
+                for n in missing:
+                    print("  missing: " + n)
+                for n in extra:
+                    print("  not listed: " + n)
+                if not missing and not extra:
+                    print("  (same cases, other order)")
+                return 1
         gen(argv[2], argv[3], argv[4])
         return 0
     if len(argv) == 4 and argv[1] == "check":
