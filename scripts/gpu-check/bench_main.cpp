@@ -157,7 +157,8 @@ double roundTo(double value, int bytes) {
 
 /// Checks rows 0 and M-1 of the outputs of `c` (weight 1, bias 0, alpha
 /// 0.5) against a double reference with the test bounds; returns the error
-/// metric of norm_exec.py (max |y - ref| / (|ref| + rms(ref))).
+/// metric of test/tools/normref.py (max |y - ref| / (|ref| + rms(ref))),
+/// restated here because the GPU machine has no Python.
 double verify(const BenchCase &c, uint8_t *x, uint8_t *r, uint8_t *y,
               uint8_t *s, void *stream) {
   double worst = 0.0;

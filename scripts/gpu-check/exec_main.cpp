@@ -4,14 +4,19 @@
 // Linked with one compiled norm_exec.py suite (its `@main` renamed to
 // `norm_main`) and norm_cuda_runtime. The suite prints every output with
 // printMemrefF32/F64; this driver captures them instead and compares them
-// with the float64 reference written at build time, with the metric and
-// bounds of norm_exec.py (DESIGN.md section 6):
+// with the float64 reference written at build time (write_refs.py), with
+// the metric, bounds and NaN/inf rules of test/tools/normref.py (DESIGN.md
+// section 6). `compare` below mirrors normref.compare, since the GPU machine
+// has no Python; test/Integration/AOT/gpu-check-driver.test runs this driver
+// on the CPU against the lit test's case list to keep the two in step.
 //
 //   <test> REFERENCE.ref
 //
-// prints one line per case and `all N cases passed` (exit 0) or
-// `M of N cases FAILED` (exit 1); exits 1 with the runtime's message when no
-// GPU can be used.
+// prints one line per case, as norm_exec.py check does,
+// `PASS: case_K: <description>; max err E (bound B)` or the same with
+// `FAIL:` and indented reasons (a case whose output is missing fails), then
+// `all N cases passed` (exit 0) or `M of N cases FAILED` (exit 1); exits 1
+// with the runtime's message when no GPU can be used.
 //
 //===----------------------------------------------------------------------===//
 
@@ -154,7 +159,7 @@ bool readReferences(const char *path, std::vector<Case> &cases,
   return ok;
 }
 
-/// The error of one output (norm_exec.py's compare): max |y - ref| /
+/// The error of one output (normref.compare): max |y - ref| /
 /// (|ref| + rms(ref)) over finite reference entries; NaN and infinities
 /// must match exactly. Fills `why` for the worst entry or a mismatch.
 double compare(const std::vector<double> &y, const std::vector<double> &ref,
@@ -276,15 +281,15 @@ int main(int argc, char **argv) {
   for (size_t k = 0; k < cases.size(); ++k) {
     bool ok = errors[k] <= cases[k].bound && notes[k].empty();
     failed += !ok;
-    std::printf("case %zu %s: max err %.3g (bound %.3g) %s\n", k,
-                cases[k].description.c_str(), errors[k], cases[k].bound,
-                ok ? "ok" : "FAIL");
+    std::printf("%s: case_%zu: %s; max err %.3g (bound %.3g)\n",
+                ok ? "PASS" : "FAIL", k, cases[k].description.c_str(),
+                errors[k], cases[k].bound);
     for (const std::string &note : notes[k])
       std::printf("    %s\n", note.c_str());
   }
   if (outputs.size() != refs.size() && !failed)
     failed = 1;
-  if (failed) {
+  if (failed || cases.empty()) {
     std::printf("%zu of %zu cases FAILED\n", failed, cases.size());
     return 1;
   }

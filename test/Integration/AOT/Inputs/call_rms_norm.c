@@ -1,13 +1,33 @@
 /* Calls the norm-aot kernel rms64 (rms_norm on ?x64 f32 with weight and
- * residual, eps 1e-6) and compares it with a double reference. */
+ * residual, eps 1e-6) on 5 rows and writes its inputs and results as raw
+ * little-endian arrays into the folder argv[1] (x.bin, weight.bin,
+ * residual.bin, y.bin, residual_out.bin), for aot_check.py to compare with
+ * the float64 reference. */
 #include "rms64.h"
 
-#include <math.h>
 #include <stdio.h>
 
 enum { Rows = 5, Cols = 64 };
 
-int main(void) {
+/* Writes `bytes` bytes of `data` to <dir>/<name>; returns 0 on success. */
+static int dump(const char *dir, const char *name, const void *data,
+                size_t bytes) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *file = fopen(path, "wb");
+  if (!file) {
+    perror(path);
+    return 1;
+  }
+  size_t written = fwrite(data, 1, bytes, file);
+  return fclose(file) != 0 || written != bytes;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s OUTPUT_DIR\n", argv[0]);
+    return 2;
+  }
   static float x[Rows * Cols], r[Rows * Cols], w[Cols];
   static float y[Rows * Cols], s[Rows * Cols];
   for (int i = 0; i < Rows * Cols; ++i) {
@@ -18,29 +38,10 @@ int main(void) {
     w[j] = 0.75f + (float)j / 64.0f;
   rms64(x, w, r, y, s, Rows);
 
-  int exact = 1;
-  double maxError = 0;
-  for (int i = 0; i < Rows; ++i) {
-    double ms = 0, refs[Cols], refMs = 0;
-    for (int j = 0; j < Cols; ++j) {
-      float sum = x[i * Cols + j] + r[i * Cols + j]; /* rounded to f32 */
-      exact &= s[i * Cols + j] == sum;
-      ms += (double)sum * sum;
-    }
-    double inv = 1.0 / sqrt(ms / Cols + 1e-6);
-    for (int j = 0; j < Cols; ++j) {
-      float sum = x[i * Cols + j] + r[i * Cols + j];
-      refs[j] = sum * inv * w[j];
-      refMs += refs[j] * refs[j];
-    }
-    double rms = sqrt(refMs / Cols);
-    for (int j = 0; j < Cols; ++j) {
-      double e = fabs(y[i * Cols + j] - refs[j]) / (fabs(refs[j]) + rms);
-      if (e > maxError)
-        maxError = e;
-    }
-  }
-  printf("rms64 rows=%d: residual_out exact=%d y error below 1e-5=%d\n", Rows,
-         exact, maxError < 1e-5);
-  return 0;
+  int failed = dump(argv[1], "x.bin", x, sizeof(x)) |
+               dump(argv[1], "weight.bin", w, sizeof(w)) |
+               dump(argv[1], "residual.bin", r, sizeof(r)) |
+               dump(argv[1], "y.bin", y, sizeof(y)) |
+               dump(argv[1], "residual_out.bin", s, sizeof(s));
+  return failed;
 }
