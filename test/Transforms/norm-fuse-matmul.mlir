@@ -51,3 +51,48 @@ func.func @alone(%x: tensor<8x16xf32>, %a: tensor<f32>) -> tensor<8x16xf32> {
   %y = norm.dyt %x alpha(%a) : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
   return %y : tensor<8x16xf32>
 }
+
+// -----
+
+// Prologue with linalg.batch_matmul: one batch at a time, row tiles of the
+// dynamic sequence dim; the norm op moves into the inner loop on a
+// [1, rows, 64] slice of whole rows.
+// CHECK-LABEL: func @batch_prologue
+//  CHECK-SAME: (%[[X:.*]]: tensor<2x?x64xf32>, %[[W:.*]]: tensor<64xf32>, %[[M:.*]]: tensor<2x64x32xf32>
+//       CHECK: scf.for %[[B:.*]] = %{{.*}} to %c2 step %c1
+//       CHECK:   scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c4
+//       CHECK:     %[[XS:.*]] = tensor.extract_slice %[[X]][%[[B]], %[[I]], 0] [1, %{{.*}}, 64] [1, 1, 1]
+//       CHECK:     %[[YS:.*]] = norm.rms_norm %[[XS]] weight(%[[W]]) : (tensor<1x?x64xf32>, tensor<64xf32>) -> tensor<1x?x64xf32>
+//       CHECK:     %[[MS:.*]] = tensor.extract_slice %[[M]][%[[B]], 0, 0] [1, 64, 32] [1, 1, 1]
+//       CHECK:     linalg.batch_matmul ins(%[[YS]], %[[MS]] : tensor<1x?x64xf32>, tensor<1x64x32xf32>)
+//       CHECK:     tensor.insert_slice
+//   CHECK-NOT: norm.rms_norm
+// T8-LABEL: func @batch_prologue
+//       T8: scf.for {{.*}} step %c1
+//       T8:   scf.for {{.*}} step %c8
+func.func @batch_prologue(%x: tensor<2x?x64xf32>, %w: tensor<64xf32>, %m: tensor<2x64x32xf32>, %z: tensor<2x?x32xf32>) -> tensor<2x?x32xf32> {
+  %y = norm.rms_norm %x weight(%w) : (tensor<2x?x64xf32>, tensor<64xf32>) -> tensor<2x?x64xf32>
+  %o = linalg.batch_matmul ins(%y, %m : tensor<2x?x64xf32>, tensor<2x64x32xf32>) outs(%z : tensor<2x?x32xf32>) -> tensor<2x?x32xf32>
+  return %o : tensor<2x?x32xf32>
+}
+
+// -----
+
+// Epilogue with linalg.batch_matmul: the norm op is tiled over its two row
+// dims (one batch, tile-rows rows) and the batch_matmul computing those rows
+// moves into the loop.
+// CHECK-LABEL: func @batch_epilogue
+//  CHECK-SAME: (%[[A:.*]]: tensor<2x16x32xf32>, %[[M:.*]]: tensor<2x32x64xf32>
+//       CHECK: scf.for %[[B:.*]] = %{{.*}} to %c2 step %c1
+//       CHECK:   scf.for %[[I:.*]] = %{{.*}} to %c16 step %c4 iter_args(%[[ACC:.*]] = %{{.*}})
+//       CHECK:     %[[AS:.*]] = tensor.extract_slice %[[A]][%[[B]], %[[I]], 0] [1, 4, 32] [1, 1, 1]
+//       CHECK:     %[[MS:.*]] = tensor.extract_slice %[[M]][%[[B]], 0, 0] [1, 32, 64] [1, 1, 1]
+//       CHECK:     %[[P:.*]] = linalg.batch_matmul ins(%[[AS]], %[[MS]] : tensor<1x4x32xf32>, tensor<1x32x64xf32>)
+//       CHECK:     %[[Y:.*]] = norm.layer_norm %[[P]] weight(%{{.*}}) bias(%{{.*}}) : (tensor<1x4x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<1x4x64xf32>
+//       CHECK:     tensor.insert_slice %[[Y]] into %[[ACC]][%[[B]], %[[I]], 0] [1, 4, 64] [1, 1, 1]
+//   CHECK-NOT: linalg.batch_matmul
+func.func @batch_epilogue(%a: tensor<2x16x32xf32>, %m: tensor<2x32x64xf32>, %z: tensor<2x16x64xf32>, %w: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<2x16x64xf32> {
+  %p = linalg.batch_matmul ins(%a, %m : tensor<2x16x32xf32>, tensor<2x32x64xf32>) outs(%z : tensor<2x16x64xf32>) -> tensor<2x16x64xf32>
+  %y = norm.layer_norm %p weight(%w) bias(%b) : (tensor<2x16x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
+  return %y : tensor<2x16x64xf32>
+}

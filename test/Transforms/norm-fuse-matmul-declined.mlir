@@ -1,0 +1,63 @@
+// RUN: norm-opt %s -norm-fuse-matmul="remarks=true tile-rows=4" -split-input-file -verify-diagnostics | FileCheck %s
+
+// Declined candidates stay unchanged and are explained by remarks (they are
+// also counted in the pass statistic `declined`, which Debian's LLVM build
+// compiles out).
+
+// Not fused: the norm op feeding the matmul normalizes all of its dims, so
+// a tile of rows of the matmul does not hold whole rows of the norm.
+// CHECK-LABEL: func @prologue_several_dims
+//   CHECK-NOT: scf.for
+//       CHECK: norm.rms_norm %{{.*}} {axis = 0 : i64}
+//       CHECK: linalg.matmul
+func.func @prologue_several_dims(%x: tensor<4x8xf32>, %m: tensor<8x16xf32>, %z: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  // expected-remark @+1 {{not fused with a matmul: the norm op normalizes several dims}}
+  %y = norm.rms_norm %x {axis = 0 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %o = linalg.matmul ins(%y, %m : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %o : tensor<4x16xf32>
+}
+
+// -----
+
+// Not fused: the same with linalg.batch_matmul (the norm op normalizes the
+// sequence and feature dims together).
+// CHECK-LABEL: func @prologue_several_dims_batch
+//   CHECK-NOT: scf.for
+//       CHECK: norm.layer_norm %{{.*}} {axis = 1 : i64}
+//       CHECK: linalg.batch_matmul
+func.func @prologue_several_dims_batch(%x: tensor<2x4x8xf32>, %m: tensor<2x8x16xf32>, %z: tensor<2x4x16xf32>) -> tensor<2x4x16xf32> {
+  // expected-remark @+1 {{not fused with a matmul: the norm op normalizes several dims}}
+  %y = norm.layer_norm %x {axis = 1 : i64} : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = linalg.batch_matmul ins(%y, %m : tensor<2x4x8xf32>, tensor<2x8x16xf32>) outs(%z : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  return %o : tensor<2x4x16xf32>
+}
+
+// -----
+
+// Not fused: the norm op consuming the matmul normalizes all of its dims,
+// so it has no row dims to tile.
+// CHECK-LABEL: func @epilogue_no_row_dims
+//   CHECK-NOT: scf.for
+//       CHECK: linalg.matmul
+//       CHECK: norm.layer_norm %{{.*}} {axis = 0 : i64}
+func.func @epilogue_no_row_dims(%a: tensor<4x8xf32>, %m: tensor<8x16xf32>, %z: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %p = linalg.matmul ins(%a, %m : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
+  // expected-remark @+1 {{not fused with a matmul: the norm op has no row dims to tile}}
+  %y = norm.layer_norm %p {axis = 0 : i64} : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// Not fused: the same for a dyt on a batch_matmul result (axis 0: its
+// weight would cover the whole tensor, so it has no row dims either).
+// CHECK-LABEL: func @epilogue_no_row_dims_batch
+//   CHECK-NOT: scf.for
+//       CHECK: linalg.batch_matmul
+//       CHECK: norm.dyt %{{.*}} alpha(%{{.*}}) {axis = 0 : i64}
+func.func @epilogue_no_row_dims_batch(%a: tensor<2x4x8xf32>, %m: tensor<2x8x16xf32>, %z: tensor<2x4x16xf32>, %alpha: tensor<f32>) -> tensor<2x4x16xf32> {
+  %p = linalg.batch_matmul ins(%a, %m : tensor<2x4x8xf32>, tensor<2x8x16xf32>) outs(%z : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  // expected-remark @+1 {{not fused with a matmul: the norm op has no row dims to tile}}
+  %y = norm.dyt %p alpha(%alpha) {axis = 0 : i64} : (tensor<2x4x16xf32>, tensor<f32>) -> tensor<2x4x16xf32>
+  return %y : tensor<2x4x16xf32>
+}
