@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "norm/Conversion/NormToLinalg/NormToLinalg.h"
-#include "norm/Conversion/NormLoweringUtils.h"
+#include "norm/Dialect/Norm/Utils/LoweringDriver.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/RowView.h"
 #include "norm/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -63,16 +65,15 @@ struct DecompositionContext {
   }
 
   /// Map of a weight, bias or alpha operand: the normalized dims, or a
-  /// broadcast for a scalar (`tensor<T>` / `tensor<1xT>`).
+  /// broadcast of element 0 for a scalar (`tensor<T>` / `tensor<1xT>`).
   AffineMap parameterMap(Value value) {
     auto type = cast<RankedTensorType>(value.getType());
-    if (type.getRank() == 0)
-      return AffineMap::get(rank, 0, {}, getContext());
-    if (type.getRank() != rank - axis || type.getShape() == ArrayRef<int64_t>{1})
-      return AffineMap::get(rank, 0, {getAffineConstantExpr(0, getContext())},
+    if (RowView(op).getParameterAccess(value) == ParameterAccess::Row)
+      return AffineMap::get(rank, 0, getAffineDimExprs(axis, rank),
                             getContext());
-    return AffineMap::get(rank, 0, getAffineDimExprs(axis, rank),
-                          getContext());
+    SmallVector<AffineExpr> zeros(type.getRank(),
+                                  getAffineConstantExpr(0, getContext()));
+    return AffineMap::get(rank, 0, zeros, getContext());
   }
 
   SmallVector<AffineExpr> getAffineDimExprs(int64_t begin, int64_t end) {
@@ -106,7 +107,7 @@ struct DecompositionContext {
     for (int64_t d = axis; d < rank; ++d)
       count = b.createOrFold<arith::MulIOp>(
           loc, count, getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
-    return buildIndexToFloat(b, loc, count, b.getF64Type());
+    return buildIndexToFloat(b, loc, count, RowView::getRowSumType(b.getContext()));
   }
 
   /// Builds a linalg.generic over all dims of x reducing the normalized ones
@@ -116,7 +117,7 @@ struct DecompositionContext {
   Value rowReduction(ValueRange inputs, ArrayRef<AffineMap> inputMaps,
                      function_ref<Value(OpBuilder &, Location, ValueRange)>
                          body) {
-    Value init = zeroRowTensor(b.getF64Type());
+    Value init = zeroRowTensor(RowView::getRowSumType(b.getContext()));
     SmallVector<AffineMap> maps(inputMaps);
     maps.push_back(rowMap());
     auto generic = linalg::GenericOp::create(
@@ -124,7 +125,7 @@ struct DecompositionContext {
         [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
           Value term = castFloat(nested, nestedLoc,
                                  body(nested, nestedLoc, args.drop_back()),
-                                 nested.getF64Type());
+                                 RowView::getRowSumType(nested.getContext()));
           Value sum = arith::AddFOp::create(nested, nestedLoc, args.back(),
                                             term);
           linalg::YieldOp::create(nested, nestedLoc, sum);
@@ -355,15 +356,9 @@ void mlir::norm::registerAggregatedOpInterfaceExternalModels(
 void NormToLinalgPass::runOnOperation() {
   // Every norm op is rewritten in one walk; the decomposition never fails on
   // a verified op, so no greedy fixpoint is needed.
-  IRRewriter rewriter(&getContext());
-  SmallVector<NormOpInterface> ops;
-  getOperation()->walk([&](NormOpInterface op) { ops.push_back(op); });
-  for (NormOpInterface op : ops) {
-    FailureOr<SmallVector<Value>> replacements = decomposeNormOp(rewriter, op);
-    if (failed(replacements)) {
-      op->emitError("failed to decompose into linalg");
-      return signalPassFailure();
-    }
-    rewriter.replaceOp(op, *replacements);
-  }
+  RewritePatternSet patterns(&getContext());
+  populateNormToLinalgPatterns(patterns);
+  if (failed(applyNormLoweringPatterns(getOperation(), std::move(patterns),
+                                       "failed to decompose into linalg")))
+    return signalPassFailure();
 }

@@ -79,7 +79,7 @@ static void refineShape(MutableArrayRef<int64_t> known,
 }
 
 /// True for `tensor<T>` and `tensor<1xT>`.
-static bool isScalarShape(ArrayRef<int64_t> shape) {
+bool mlir::norm::isScalarParameterShape(ArrayRef<int64_t> shape) {
   return shape.empty() || (shape.size() == 1 && shape[0] == 1);
 }
 
@@ -101,13 +101,13 @@ static LogicalResult verifyParameter(Operation *op, StringRef name,
            << name << "' element type must be " << xElementType
            << " (the element type of 'x') or f32, got " << elementType;
   if (scalarOnly) {
-    if (!isScalarShape(type.getShape()))
+    if (!isScalarParameterShape(type.getShape()))
       return op->emitOpError("operand '")
              << name << "' must be a scalar (tensor<T> or tensor<1xT>), got "
              << type;
     return success();
   }
-  if (allowScalar && isScalarShape(type.getShape()))
+  if (allowScalar && isScalarParameterShape(type.getShape()))
     return success();
   if (!areShapesCompatible(type.getShape(), normalizedShape))
     return op->emitOpError("operand '")
@@ -254,7 +254,7 @@ static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
                                 bool allowScalar) -> LogicalResult {
     ArrayRef<int64_t> shape =
         cast<RankedTensorType>(value.getType()).getShape();
-    if (allowScalar && isScalarShape(shape))
+    if (allowScalar && isScalarParameterShape(shape))
       return success();
     if (!areShapesCompatible(shape, knownNormalizedShape))
       return op->emitOpError("operand '")

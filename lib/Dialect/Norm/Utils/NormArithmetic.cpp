@@ -1,10 +1,10 @@
-//===- NormLoweringUtils.cpp - Shared arithmetic of norm lowerings -------===//
+//===- NormArithmetic.cpp - Element arithmetic of the norm ops -----------===//
 //
-// Element-level arithmetic shared by the linalg, vector and GPU lowerings.
+// Element-level arithmetic shared by the norm lowerings and transforms.
 //
 //===----------------------------------------------------------------------===//
 
-#include "norm/Conversion/NormLoweringUtils.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
