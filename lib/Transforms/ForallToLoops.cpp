@@ -1,4 +1,4 @@
-//===- ForallToLoops.cpp - Loops from bufferized scf.forall ------*- C++ -*-===//
+//===- ForallToLoops.cpp - Loops from bufferized scf.forall ----*- C++ -*-===//
 //
 // norm-forall-to-loops: after bufferization, turns each scf.forall into
 // scf.parallel or scf.for, and applies what norm-lower-cpu asked for with
@@ -103,7 +103,8 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
   rewriter.setInsertionPointToStart(ifOp.thenBlock());
   IRMapping mapping;
   auto alignedLoop = cast<scf::ForallOp>(rewriter.clone(*loop, mapping));
-  alignedLoop->removeAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr());
+  alignedLoop->removeAttr(
+      NormDialect::NontemporalStoresAttrHelper::getNameStr());
   loop->removeAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr());
   rewriter.moveOpBefore(loop, ifOp.elseBlock()->getTerminator());
   for (vector::TransferWriteOp write : writes) {
@@ -227,7 +228,9 @@ void NormForallToLoopsPass::runOnOperation() {
   }
   for (scf::ForallOp loop : loops) {
     rewriter.setInsertionPoint(loop);
-    bool sequential = threads <= 1 || loop->hasAttr(NormDialect::SequentialAttrHelper::getNameStr());
+    bool sequential =
+        threads <= 1 ||
+        loop->hasAttr(NormDialect::SequentialAttrHelper::getNameStr());
     LogicalResult converted = sequential
                                   ? scf::forallToForLoop(rewriter, loop)
                                   : scf::forallToParallelLoop(rewriter, loop);

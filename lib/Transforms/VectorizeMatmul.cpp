@@ -145,8 +145,7 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
     return rewriter.notifyMatchFailure(op, "not an f32/f64 contraction with "
                                            "one M, N and K dim");
   unsigned numLoops = op.getNumLoops();
-  unsigned width =
-      resolveVectorWidth(options.vectorWidth);
+  unsigned width = resolveVectorWidth(options.vectorWidth);
   unsigned elementBits =
       getElementTypeOrSelf(op->getResult(0).getType()).getIntOrFloatBitWidth();
   int64_t lanes = std::max<int64_t>(1, width / elementBits);
@@ -186,8 +185,9 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
     return rewriter.notifyMatchFailure(loc, "cannot tile into N blocks");
   Value result = blocks->replacements.front();
   if (!blocks->loops.empty() && sequential)
-    blocks->loops.front()->setAttr(NormDialect::SequentialAttrHelper::getNameStr(),
-                                   rewriter.getUnitAttr());
+    blocks->loops.front()->setAttr(
+        NormDialect::SequentialAttrHelper::getNameStr(),
+        rewriter.getUnitAttr());
 
   // Level 2: K blocks. Level 3: register tiles over M and N, and K steps.
   FailureOr<scf::SCFTilingResult> kBlocks = tileAndReplace(

@@ -1,4 +1,4 @@
-//===- ConversionTest.cpp - Unit tests of the lowering pattern sets -*- C++ -*-===//
+//===- ConversionTest.cpp - Unit tests of the lowering patterns -*- C++ -*-===//
 //
 // Applies the exported pattern sets of the norm lowerings and of
 // norm-legalize-reshapes with upstream's greedy driver, as an embedding

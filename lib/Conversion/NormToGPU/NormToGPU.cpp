@@ -9,10 +9,10 @@
 
 #include "norm/Conversion/NormToGPU/NormToGPU.h"
 #include "KernelBuilder.h"
+#include "norm/Conversion/Passes.h"
 #include "norm/Dialect/Norm/Utils/LoweringDriver.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 #include "norm/Dialect/Norm/Utils/RowView.h"
-#include "norm/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"

@@ -10,8 +10,8 @@
 
 #include "norm/Conversion/NormToVector/NormToVector.h"
 #include "RowLoopBuilder.h"
-#include "norm/Dialect/Norm/Utils/LoweringDriver.h"
 #include "norm/Conversion/Passes.h"
+#include "norm/Dialect/Norm/Utils/LoweringDriver.h"
 #include "norm/Transforms/HostCPU.h"
 #include "norm/Transforms/Passes.h"
 

@@ -9,9 +9,9 @@
 
 #include "RowLoopBuilder.h"
 #include "norm/Conversion/NormToVector/NormToVector.h"
-#include "norm/Transforms/HostCPU.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 #include "norm/Dialect/Norm/Utils/RowView.h"
+#include "norm/Transforms/HostCPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -75,8 +75,7 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
     sRow = newSRow;
     Value meanD = arith::DivFOp::create(rb, loc, sums[0], rowSizeFloat);
     Value meanSquareD = arith::DivFOp::create(rb, loc, sums[1], rowSizeFloat);
-    Value oneSweepVariance =
-        buildShiftedVariance(rb, loc, meanD, meanSquareD);
+    Value oneSweepVariance = buildShiftedVariance(rb, loc, meanD, meanSquareD);
     Value mean = castFloat(rb, loc, meanD, computeType);
     Value meanVector =
         vector::BroadcastOp::create(rb, loc, computeVectorType, mean);
@@ -158,13 +157,16 @@ SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
       b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(numRows)}, outputs,
       std::nullopt);
   if (sequential)
-    forall->setAttr(NormDialect::SequentialAttrHelper::getNameStr(), b.getUnitAttr());
+    forall->setAttr(NormDialect::SequentialAttrHelper::getNameStr(),
+                    b.getUnitAttr());
   if (nontemporal)
-    forall->setAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr(), b.getUnitAttr());
+    forall->setAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr(),
+                    b.getUnitAttr());
   // Rows swept more than once leave memory idle while they are finished
   // from the cache; for large inputs the last sweep fetches the next row.
   if (nontemporal && op.hasReduction())
-    forall->setAttr(NormDialect::PrefetchNextRowAttrHelper::getNameStr(), b.getUnitAttr());
+    forall->setAttr(NormDialect::PrefetchNextRowAttrHelper::getNameStr(),
+                    b.getUnitAttr());
 
   OpBuilder rb = OpBuilder::atBlockBegin(forall.getBody());
   Value row = forall.getInductionVar(0);

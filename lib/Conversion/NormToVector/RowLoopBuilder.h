@@ -133,7 +133,6 @@ private:
   VectorType inputVectorType, computeVectorType, maskType;
 };
 
-
 /// `value` with the lanes outside `mask` set to zero (a sum over the lanes
 /// then ignores them).
 Value maskLanes(OpBuilder &b, Location loc, Value value, Value mask);

@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "RowLoopBuilder.h"
-#include "norm/Transforms/Passes.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 #include "norm/Dialect/Norm/Utils/RowView.h"
+#include "norm/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -172,7 +172,7 @@ SmallVector<Value> RowLoopBuilder::sweep(
 
 /// Zeroes the lanes of `value` that `mask` turns off (no-op without mask).
 Value mlir::norm::cpu_lowering::maskLanes(OpBuilder &b, Location loc,
-                                         Value value, Value mask) {
+                                          Value value, Value mask) {
   if (!mask)
     return value;
   Value zero = buildFloatConstant(b, loc, value.getType(), 0.0);

@@ -32,9 +32,8 @@ void NormDialect::initialize() {
 
 /// Folded norm results are dense float tensors: materialize them with
 /// `arith.constant`.
-Operation *NormDialect::materializeConstant(OpBuilder &builder,
-                                            Attribute value, Type type,
-                                            Location loc) {
+Operation *NormDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
   if (!arith::ConstantOp::isBuildableWith(value, type))
     return nullptr;
   return arith::ConstantOp::create(builder, loc, type,
@@ -57,7 +56,7 @@ LogicalResult NormDialect::verifyOperationAttribute(Operation *op,
            << attribute.getValue();
   if (!isa<scf::ForallOp>(op))
     return op->emitError("attribute '")
-           << name << "' is only valid on 'scf.forall', got '"
-           << op->getName() << "'";
+           << name << "' is only valid on 'scf.forall', got '" << op->getName()
+           << "'";
   return success();
 }

@@ -12,10 +12,8 @@
 
 using namespace mlir;
 
-LogicalResult
-mlir::norm::applyNormLoweringPatterns(Operation *root,
-                                      const FrozenRewritePatternSet &patterns,
-                                      StringRef error) {
+LogicalResult mlir::norm::applyNormLoweringPatterns(
+    Operation *root, const FrozenRewritePatternSet &patterns, StringRef error) {
   // Each norm op is rewritten once, and nothing else is touched: no folding,
   // no region simplification, and only the ops that exist now are visited
   // (a lowering may erase users of the op it rewrites, which a plain walk

@@ -71,8 +71,8 @@ Value mlir::norm::buildShiftedVarianceIsAccurate(OpBuilder &b, Location loc,
                                                  Value meanSquareD) {
   return arith::CmpFOp::create(
       b, loc, arith::CmpFPredicate::OGE,
-      arith::MulFOp::create(
-          b, loc, buildFloatConstant(b, loc, variance.getType(), 2.0),
-          variance),
+      arith::MulFOp::create(b, loc,
+                            buildFloatConstant(b, loc, variance.getType(), 2.0),
+                            variance),
       meanSquareD);
 }

@@ -88,8 +88,8 @@ Value buildShiftedVariance(OpBuilder &b, Location loc, Value meanD,
 /// Whether the one-sweep variance is accurate, i.e. the shift was close
 /// enough to the mean that `E[d^2] - E[d]^2` does not cancel:
 /// `2 * var >= E[d^2]`. Rows where it is false need a centered second sweep.
-Value buildShiftedVarianceIsAccurate(OpBuilder &b, Location loc,
-                                     Value variance, Value meanSquareD);
+Value buildShiftedVarianceIsAccurate(OpBuilder &b, Location loc, Value variance,
+                                     Value meanSquareD);
 
 } // namespace norm
 } // namespace mlir
