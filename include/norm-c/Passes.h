@@ -28,5 +28,6 @@ MLIR_CAPI_EXPORTED void mlirRegisterNormPasses(void);
 // mlirCreateNormConversion<Pass>() and mlirRegisterNormConversion<Pass>() for
 // norm-to-linalg, norm-lower-cpu and norm-forall-to-loops.
 #include "norm/Conversion/Passes.capi.h.inc"
+#include "norm/Transforms/Passes.capi.h.inc"
 
 #endif // NORM_C_PASSES_H

@@ -8,6 +8,7 @@
 #include "norm-c/Passes.h"
 #include "norm/Conversion/Passes.h"
 #include "norm/InitAllNorm.h"
+#include "norm/Transforms/Passes.h"
 
 #include "mlir/CAPI/Pass.h"
 #include "mlir/Pass/Pass.h"
@@ -25,3 +26,4 @@ void mlirRegisterNormPasses(void) {
 }
 
 #include "norm/Conversion/Passes.capi.cpp.inc"
+#include "norm/Transforms/Passes.capi.cpp.inc"

@@ -8,6 +8,7 @@
 
 #include "norm/Pipelines/Pipelines.h"
 #include "norm/Conversion/Passes.h"
+#include "norm/Transforms/Passes.h"
 
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,7 +21,6 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/TargetParser/Host.h"
 #include <cstdlib>
 
 using namespace mlir;
@@ -44,10 +44,6 @@ struct PipelineErrorPass
 };
 } // namespace
 
-bool mlir::norm::hostHasNativeBF16() {
-  return llvm::sys::getHostCPUFeatures().lookup("avx512bf16");
-}
-
 /// Appends a textual pipeline (upstream pass names and options) to `pm`.
 static LogicalResult appendPipeline(OpPassManager &pm, StringRef text) {
   return parsePassPipeline(text, pm, llvm::errs());
@@ -67,11 +63,9 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   if (options.threads < 1)
     return fail("norm-cpu-pipeline: option 'threads' must be >= 1, got " +
                 Twine(unsigned(options.threads)));
-  if (options.vectorWidth != 0 &&
-      (options.vectorWidth < 64 || options.vectorWidth > 2048 ||
-       !llvm::isPowerOf2_32(options.vectorWidth)))
-    return fail("norm-cpu-pipeline: option 'vector-width' must be 0 or a "
-                "power of two in [64, 2048], got " +
+  if (!isValidVectorWidthOption(options.vectorWidth))
+    return fail("norm-cpu-pipeline: option 'vector-width' must be " +
+                kVectorWidthExpectation + ", got " +
                 Twine(unsigned(options.vectorWidth)));
 
   // Frontend forms: TOSA and tensor-level arith/math become linalg.

@@ -12,6 +12,7 @@
 #include "norm/Dialect/Norm/IR/TilingInterfaceImpl.h"
 #include "norm/Dialect/Norm/Transforms/Passes.h"
 #include "norm/Pipelines/Pipelines.h"
+#include "norm/Transforms/Passes.h"
 
 void mlir::norm::registerAllNormDialects(DialectRegistry &registry) {
   registry.insert<NormDialect>();
@@ -23,5 +24,6 @@ void mlir::norm::registerAllNormDialects(DialectRegistry &registry) {
 void mlir::norm::registerAllNormPasses() {
   registerNormConversionPasses();
   registerNormTransformsPasses();
+  registerNormUpstreamTransformsPasses();
   registerNormPipelines();
 }

@@ -7,7 +7,6 @@
 #ifndef NORM_CONVERSION_PASSES_H
 #define NORM_CONVERSION_PASSES_H
 
-#include "norm/Conversion/MatmulToVector/MatmulToVector.h"
 #include "norm/Conversion/NormToGPU/NormToGPU.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -28,11 +27,6 @@ namespace norm {
 
 #define GEN_PASS_DECL
 #include "norm/Conversion/Passes.h.inc"
-
-/// Collects the pattern of norm-legalize-reshapes: tensor.expand_shape ops
-/// with several dynamic dims in one reassociation group become
-/// tensor.reshape.
-void populateLegalizeReshapesPatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "norm/Conversion/Passes.h.inc"

@@ -8,15 +8,13 @@
 #ifndef NORM_PIPELINES_PIPELINES_H
 #define NORM_PIPELINES_PIPELINES_H
 
+#include "norm/Transforms/HostCPU.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
 namespace norm {
-
-/// Whether the host CPU converts f32 to bf16 in one instruction (AVX-512
-/// BF16): the default of norm-cpu-pipeline's `native-bf16`.
-bool hostHasNativeBF16();
 
 /// How norm ops reach loops in norm-cpu-pipeline.
 enum class CPULowering {

@@ -1,16 +1,18 @@
 //===- NormToGPU.cpp - Lower norm ops to GPU kernels ------------*- C++ -*-===//
 //
-// norm-lower-gpu: every norm op becomes buffers and a gpu.launch in which a
-// warp (short rows) or a block (long rows) normalizes one row. Threads read
-// the row with 128-bit vector loads and keep it in registers between the
-// reductions and the write; sums are reduced with warp shuffles and, across
-// the warps of a block, through workgroup memory.
+// norm-lower-gpu, host side: every norm op becomes device buffers (copies
+// in `memory=copy` mode), the choice of a kernel variant (warp or block per
+// row, vector length; at run time when the row length is dynamic) and the
+// gpu.launch whose body KernelBuilder.cpp emits.
 //
 //===----------------------------------------------------------------------===//
 
 #include "norm/Conversion/NormToGPU/NormToGPU.h"
-#include "norm/Conversion/NormLoweringUtils.h"
+#include "KernelBuilder.h"
 #include "norm/Conversion/Passes.h"
+#include "norm/Dialect/Norm/Utils/LoweringDriver.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/RowView.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -31,60 +33,15 @@ namespace norm {
 
 using namespace mlir;
 using namespace mlir::norm;
-
-static constexpr int64_t kWarpSize = 32;
-/// Bytes per global access: 128-bit loads and stores.
-static constexpr int64_t kAccessBytes = 16;
-/// Vectors per thread the block size is chosen for: four independent 128-bit
-/// loads in flight per thread hide DRAM latency without costing occupancy.
-static constexpr int64_t kTargetChunks = 4;
-/// Most vectors per thread kept in registers (32 registers of row data);
-/// longer rows are finished by loops that read the rest again.
-static constexpr int64_t kMaxCachedChunks = 8;
-/// Warps per block when each warp normalizes its own row.
-static constexpr int64_t kWarpsPerBlock = 4;
-/// Threads per block of the block-per-row kernel when the row length is only
-/// known at run time.
-static constexpr int64_t kDynamicBlockSize = 256;
+using namespace mlir::norm::gpu_lowering;
 
 namespace {
-
-/// The thread layout of one kernel variant.
-struct KernelShape {
-  /// Elements per vector access (divides the row length).
-  int64_t vectorLength = 1;
-  /// Threads that normalize one row: a warp, or a whole block.
-  int64_t groupSize = kWarpSize;
-  /// Rows per block (one per warp in the warp-per-row layout).
-  int64_t rowsPerBlock = 1;
-  /// Vectors per thread loaded up front and kept in registers.
-  int64_t cachedChunks = 1;
-  /// Whether rows may be longer than the cached chunks cover; the rest of
-  /// the row is then swept by loops that read it from memory in each pass.
-  bool needsLoop = false;
-};
-
-/// A weight, bias or alpha operand as a kernel reads it.
-struct KernelParam {
-  /// A device-visible flat buffer: N elements, or one for a scalar.
-  Value buffer;
-  bool isScalar = false;
-
-  explicit operator bool() const { return static_cast<bool>(buffer); }
-};
-
-/// The device-visible buffers a kernel reads and writes; rows are flat
-/// `memref<?xT>` of M * N elements.
-struct KernelBuffers {
-  Value x, residual, y, residualOut;
-  KernelParam weight, bias, alpha;
-};
 
 /// Builds the lowering of one norm op: buffers, copies and the launch(es).
 class GPULoweringBuilder {
 public:
   GPULoweringBuilder(RewriterBase &rewriter, NormOpInterface op,
-                     const NormGPULoweringOptions &options)
+                     const NormLowerGPUPassOptions &options)
       : b(rewriter), op(op), loc(op.getLoc()), options(options) {}
 
   FailureOr<SmallVector<Value>> build();
@@ -96,7 +53,7 @@ private:
   /// buffer (device memory) or a device copy of it (copy mode).
   Value deviceInput(Value tensor);
   /// Prepares a weight/bias/alpha operand.
-  KernelParam prepareParam(Value tensor, bool isAlpha);
+  KernelParam prepareParam(Value tensor);
   /// The output buffer (shaped like x) for `result`, and in `direct`
   /// whether the kernel writes it in place (no copy back).
   Value outputBuffer(Value result, bool &direct);
@@ -109,7 +66,7 @@ private:
   RewriterBase &b;
   NormOpInterface op;
   Location loc;
-  const NormGPULoweringOptions &options;
+  const NormLowerGPUPassOptions &options;
 
   int64_t rank = 0, axis = 0;
   Type inputType;
@@ -122,393 +79,7 @@ private:
   SmallVector<Operation *> absorbed;
 };
 
-/// Emits the body of one kernel variant.
-class KernelBodyBuilder {
-public:
-  KernelBodyBuilder(OpBuilder &b, Location loc, NormOpInterface op,
-                    const KernelShape &shape, const KernelBuffers &buffers,
-                    Value numRows, Value rowSize, int64_t staticRowSize)
-      : b(b), loc(loc), op(op), shape(shape), buffers(buffers),
-        numRows(numRows), rowSize(rowSize), staticRowSize(staticRowSize) {}
-
-  /// Fills `launch`'s body.
-  void build(gpu::LaunchOp launch);
-
-private:
-  /// One vector of a thread's share of the row kept in registers.
-  struct Chunk {
-    /// Vector index in the row (may be past the end when `valid` is set).
-    Value index;
-    /// Clamped in-bounds vector index used for loads.
-    Value loadIndex;
-    /// i1 "index is inside the row", or null when it always is.
-    Value valid;
-    /// s = x (+ residual) in the input type.
-    Value s;
-  };
-
-  /// Normalizes row `row`; `lane` is the thread's index among the group.
-  void buildRow(Value row, Value lane);
-
-  Value constantIndex(int64_t value) {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  }
-  /// Element offset of vector `index` of the current row.
-  Value elementOffset(Value index);
-  /// Loads vector `index` of the current row of `buffer`.
-  Value loadRow(Value buffer, Value index);
-  /// Stores `value` as vector `index` of the current row of `buffer`, only
-  /// where `valid` (when given) holds.
-  void storeRow(Value value, Value buffer, Value index, Value valid);
-  /// s = x (+ residual) at vector `index`.
-  Value loadInput(Value index);
-  /// Reads a parameter's vector at `index` (broadcasting a scalar).
-  Value loadParam(const KernelParam &param, Value index);
-  /// Reads s at `index` in sweep `sweep` of the loop over the uncached part
-  /// of the row: the first sweep computes it (and writes residual_out),
-  /// later sweeps read it back.
-  Value loopInput(Value index, unsigned sweep);
-
-  /// Sums `term(s)` over the row: cached chunks in registers, the rest by a
-  /// loop accumulating in f64, then across the group. `scratch` is the
-  /// workgroup buffer of the block-wide step.
-  Value rowSum(function_ref<Value(Value s)> term, Value scratch);
-  /// Sums `value` over the group of threads of a row; all of them get the
-  /// same result.
-  Value groupReduce(Value value, Value scratch);
-  /// Applies `normalize` and the epilogue to every element of the row and
-  /// writes y.
-  void writeOutput(function_ref<Value(Value s)> normalize);
-
-  OpBuilder &b;
-  Location loc;
-  NormOpInterface op;
-  const KernelShape &shape;
-  const KernelBuffers &buffers;
-  Value numRows, rowSize;
-  int64_t staticRowSize;
-
-  SmallVector<Value> scratchBuffers;
-  Type inputType, computeType;
-  VectorType computeVectorType;
-  Value lane, rowBase, numVectors, loopStart, groupSizeValue;
-  SmallVector<Chunk> chunks;
-  unsigned loopSweeps = 0;
-};
-
 } // namespace
-
-//===----------------------------------------------------------------------===//
-// Kernel body
-//===----------------------------------------------------------------------===//
-
-Value KernelBodyBuilder::elementOffset(Value index) {
-  Value scaled =
-      arith::MulIOp::create(b, loc, index, constantIndex(shape.vectorLength));
-  return arith::AddIOp::create(b, loc, rowBase, scaled);
-}
-
-/// The alignment in bytes of a vector access of `vectorLength` elements of
-/// `elementType` at a multiple of its own size (capped at 16 bytes).
-static llvm::MaybeAlign accessAlignment(Type elementType,
-                                        int64_t vectorLength) {
-  int64_t bytes = vectorLength * elementType.getIntOrFloatBitWidth() / 8;
-  return llvm::MaybeAlign(
-      std::min<int64_t>(std::max<int64_t>(bytes, 1), kAccessBytes));
-}
-
-Value KernelBodyBuilder::loadRow(Value buffer, Value index) {
-  Type elementType = cast<MemRefType>(buffer.getType()).getElementType();
-  auto vectorType = VectorType::get({shape.vectorLength}, elementType);
-  return vector::LoadOp::create(
-      b, loc, vectorType, buffer, ValueRange{elementOffset(index)},
-      /*nontemporal=*/false, accessAlignment(elementType, shape.vectorLength));
-}
-
-void KernelBodyBuilder::storeRow(Value value, Value buffer, Value index,
-                                 Value valid) {
-  OpBuilder::InsertionGuard guard(b);
-  if (valid) {
-    auto ifOp = scf::IfOp::create(b, loc, valid, /*withElseRegion=*/false);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  }
-  Type elementType = cast<MemRefType>(buffer.getType()).getElementType();
-  vector::StoreOp::create(
-      b, loc, value, buffer, ValueRange{elementOffset(index)},
-      /*nontemporal=*/false, accessAlignment(elementType, shape.vectorLength));
-}
-
-Value KernelBodyBuilder::loadInput(Value index) {
-  Value s = loadRow(buffers.x, index);
-  if (buffers.residual)
-    s = buildResidualSum(b, loc, s, loadRow(buffers.residual, index));
-  return s;
-}
-
-Value KernelBodyBuilder::loadParam(const KernelParam &param, Value index) {
-  if (!param.isScalar) {
-    Type elementType =
-        cast<MemRefType>(param.buffer.getType()).getElementType();
-    auto vectorType = VectorType::get({shape.vectorLength}, elementType);
-    Value offset =
-        arith::MulIOp::create(b, loc, index, constantIndex(shape.vectorLength));
-    return vector::LoadOp::create(
-        b, loc, vectorType, param.buffer, ValueRange{offset},
-        /*nontemporal=*/false,
-        accessAlignment(elementType, shape.vectorLength));
-  }
-  auto type = cast<MemRefType>(param.buffer.getType());
-  SmallVector<Value> zeros(type.getRank(), constantIndex(0));
-  Value scalar = memref::LoadOp::create(b, loc, param.buffer, zeros);
-  return vector::BroadcastOp::create(
-      b, loc, VectorType::get({shape.vectorLength}, type.getElementType()),
-      scalar);
-}
-
-Value KernelBodyBuilder::loopInput(Value index, unsigned sweep) {
-  if (sweep == 0) {
-    Value s = loadInput(index);
-    if (buffers.residualOut)
-      storeRow(s, buffers.residualOut, index, Value());
-    return s;
-  }
-  // s was rounded to the input type and stored: reading it back is exact.
-  return loadRow(buffers.residualOut ? buffers.residualOut : buffers.x, index);
-}
-
-Value KernelBodyBuilder::groupReduce(Value value, Value scratch) {
-  for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
-    Value other = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
-    value = arith::AddFOp::create(b, loc, value, other);
-  }
-  if (shape.groupSize == kWarpSize)
-    return value;
-
-  // Across warps: lane 0 of every warp publishes its warp's sum, and after
-  // one barrier every thread adds the partial sums in the same order, so all
-  // threads agree bit for bit.
-  Value warpSize = constantIndex(kWarpSize);
-  Value warp = arith::DivUIOp::create(b, loc, lane, warpSize);
-  Value warpLane = arith::RemUIOp::create(b, loc, lane, warpSize);
-  Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        warpLane, constantIndex(0));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, isFirst, /*withElseRegion=*/false);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    memref::StoreOp::create(b, loc, value, scratch, ValueRange{warp});
-  }
-  gpu::BarrierOp::create(b, loc);
-  Value total;
-  for (int64_t w = 0; w < shape.groupSize / kWarpSize; ++w) {
-    Value partial =
-        memref::LoadOp::create(b, loc, scratch, ValueRange{constantIndex(w)});
-    total = total ? arith::AddFOp::create(b, loc, total, partial).getResult()
-                  : partial;
-  }
-  return total;
-}
-
-Value KernelBodyBuilder::rowSum(function_ref<Value(Value s)> term,
-                                Value scratch) {
-  // The cached chunks, in registers.
-  Value zero = buildFloatConstant(b, loc, computeVectorType, 0.0);
-  Value accumulator = zero;
-  for (const Chunk &chunk : chunks) {
-    Value value = term(chunk.s);
-    if (chunk.valid)
-      value = arith::SelectOp::create(b, loc, chunk.valid, value, zero);
-    accumulator = arith::AddFOp::create(b, loc, accumulator, value);
-  }
-  Value partial =
-      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
-                                  accumulator, arith::FastMathFlags::reassoc);
-
-  if (shape.needsLoop) {
-    // The rest of the row: many terms per thread, so accumulate in f64.
-    Type f64 = b.getF64Type();
-    VectorType wideType = computeVectorType.clone(f64);
-    unsigned sweep = loopSweeps++;
-    auto loop = scf::ForOp::create(
-        b, loc, loopStart, numVectors, groupSizeValue,
-        ValueRange{buildFloatConstant(b, loc, wideType, 0.0)},
-        [&](OpBuilder &lb, Location, Value index, ValueRange iterArgs) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-          Value value = castFloat(b, loc, term(loopInput(index, sweep)), f64);
-          scf::YieldOp::create(
-              b, loc,
-              ValueRange{arith::AddFOp::create(b, loc, iterArgs[0], value)});
-        });
-    Value loopSum = vector::ReductionOp::create(
-        b, loc, vector::CombiningKind::ADD, loop.getResult(0),
-        arith::FastMathFlags::reassoc);
-    partial = castFloat(
-        b, loc,
-        arith::AddFOp::create(b, loc, castFloat(b, loc, partial, f64), loopSum),
-        computeType);
-  }
-  return groupReduce(partial, scratch);
-}
-
-void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {
-  // Weight and bias are read at `paramIndex`: the clamped in-bounds index
-  // for lanes past the end of the row, whose store is skipped.
-  auto emit = [&](Value s, Value index, Value paramIndex, Value valid) {
-    Value n = normalize(castFloat(b, loc, s, computeType));
-    Value weight =
-        buffers.weight ? loadParam(buffers.weight, paramIndex) : Value();
-    Value bias = buffers.bias ? loadParam(buffers.bias, paramIndex) : Value();
-    Value y = buildNormOutput(b, loc, op, n, weight, bias);
-    storeRow(y, buffers.y, index, valid);
-  };
-  for (const Chunk &chunk : chunks)
-    emit(chunk.s, chunk.index, chunk.loadIndex, chunk.valid);
-  if (!shape.needsLoop)
-    return;
-  unsigned sweep = loopSweeps++;
-  scf::ForOp::create(
-      b, loc, loopStart, numVectors, groupSizeValue, ValueRange{},
-      [&](OpBuilder &lb, Location, Value index, ValueRange) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-        emit(loopInput(index, sweep), index, index, Value());
-        scf::YieldOp::create(b, loc);
-      });
-}
-
-void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
-  lane = laneValue;
-  inputType = getInputElementType(op);
-  computeType = op.getComputeElementType();
-  int64_t vectorLength = shape.vectorLength;
-  computeVectorType = VectorType::get({vectorLength}, computeType);
-  int64_t groupSize = shape.groupSize;
-  groupSizeValue = constantIndex(groupSize);
-
-  Value n = ShapedType::isDynamic(staticRowSize) ? rowSize
-                                                 : constantIndex(staticRowSize);
-  int64_t staticVectors = ShapedType::isDynamic(staticRowSize)
-                              ? ShapedType::kDynamic
-                              : staticRowSize / vectorLength;
-  numVectors =
-      ShapedType::isDynamic(staticVectors)
-          ? arith::DivUIOp::create(b, loc, n, constantIndex(vectorLength))
-                .getResult()
-          : constantIndex(staticVectors);
-  rowBase = arith::MulIOp::create(b, loc, row, n);
-  Value lastVector =
-      arith::SubIOp::create(b, loc, numVectors, constantIndex(1));
-
-  // Load every cached chunk first: independent 128-bit loads in flight.
-  for (int64_t j = 0; j < shape.cachedChunks; ++j) {
-    Chunk chunk;
-    chunk.index =
-        arith::AddIOp::create(b, loc, lane, constantIndex(j * groupSize));
-    if (!ShapedType::isDynamic(staticVectors) &&
-        (j + 1) * groupSize <= staticVectors) {
-      chunk.loadIndex = chunk.index;
-    } else {
-      chunk.valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          chunk.index, numVectors);
-      chunk.loadIndex = arith::MinUIOp::create(b, loc, chunk.index, lastVector);
-    }
-    chunk.s = loadInput(chunk.loadIndex);
-    chunks.push_back(chunk);
-  }
-  if (buffers.residualOut)
-    for (const Chunk &chunk : chunks)
-      storeRow(chunk.s, buffers.residualOut, chunk.index, chunk.valid);
-  loopStart = arith::AddIOp::create(
-      b, loc, lane, constantIndex(shape.cachedChunks * groupSize));
-
-  auto widen = [&](Value s) { return castFloat(b, loc, s, computeType); };
-  Value count = buildIndexToFloat(b, loc, n, computeType);
-  auto broadcast = [&](Value scalar) -> Value {
-    return vector::BroadcastOp::create(b, loc, computeVectorType, scalar);
-  };
-
-  if (!op.hasReduction()) {
-    // DyT: tanh(alpha * s) * weight + bias, no statistics.
-    Value alpha = loadParam(buffers.alpha, constantIndex(0));
-    writeOutput(
-        [&](Value s) -> Value { return buildDyTCore(b, loc, op, alpha, s); });
-    return;
-  }
-
-  if (!op.subtractsMean()) {
-    // RMSNorm: one sum of squares.
-    Value squares = rowSum(
-        [&](Value s) -> Value {
-          Value v = widen(s);
-          return arith::MulFOp::create(b, loc, v, v);
-        },
-        scratchBuffers.empty() ? Value() : scratchBuffers[0]);
-    Value meanSquare = arith::DivFOp::create(b, loc, squares, count);
-    Value scale = broadcast(buildInverseScale(b, loc, op, meanSquare));
-    writeOutput([&](Value v) -> Value {
-      return arith::MulFOp::create(b, loc, v, scale);
-    });
-    return;
-  }
-
-  // LayerNorm: statistics of the row shifted by its first element (exact),
-  // accurate for rows with a large common offset; the second sum runs over
-  // the registers again.
-  Value firstX = memref::LoadOp::create(b, loc, buffers.x, ValueRange{rowBase});
-  if (buffers.residual)
-    firstX = buildResidualSum(
-        b, loc, firstX,
-        memref::LoadOp::create(b, loc, buffers.residual, ValueRange{rowBase}));
-  Value shift = broadcast(widen(firstX));
-  Value shiftedSum = rowSum(
-      [&](Value s) -> Value {
-        return arith::SubFOp::create(b, loc, widen(s), shift);
-      },
-      scratchBuffers.empty() ? Value() : scratchBuffers[0]);
-  Value mean = broadcast(arith::DivFOp::create(b, loc, shiftedSum, count));
-  auto centered = [&](Value v) -> Value {
-    return arith::SubFOp::create(b, loc,
-                                 arith::SubFOp::create(b, loc, v, shift), mean);
-  };
-  Value squares = rowSum(
-      [&](Value s) -> Value {
-        Value d = centered(widen(s));
-        return arith::MulFOp::create(b, loc, d, d);
-      },
-      scratchBuffers.empty() ? Value() : scratchBuffers[1]);
-  Value variance = arith::DivFOp::create(b, loc, squares, count);
-  Value scale = broadcast(buildInverseScale(b, loc, op, variance));
-  writeOutput([&](Value v) -> Value {
-    return arith::MulFOp::create(b, loc, centered(v), scale);
-  });
-}
-
-void KernelBodyBuilder::build(gpu::LaunchOp launch) {
-  Block &body = launch.getBody().front();
-  b.setInsertionPointToStart(&body);
-  auto terminator = gpu::TerminatorOp::create(b, loc);
-  b.setInsertionPoint(terminator);
-  for (BlockArgument attribution : launch.getWorkgroupAttributions())
-    scratchBuffers.push_back(attribution);
-
-  Value row = launch.getBlockIds().x;
-  if (shape.rowsPerBlock > 1) {
-    row = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, row, constantIndex(shape.rowsPerBlock)),
-        launch.getThreadIds().y);
-    // Warps past the last row have nothing to do (whole warps: no shuffle
-    // or barrier is left half-executed).
-    Value inRange =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, numRows);
-    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  }
-  buildRow(row, launch.getThreadIds().x);
-}
 
 //===----------------------------------------------------------------------===//
 // Host side
@@ -600,19 +171,13 @@ Value GPULoweringBuilder::deviceInput(Value tensor) {
   return device;
 }
 
-KernelParam GPULoweringBuilder::prepareParam(Value tensor, bool isAlpha) {
+KernelParam GPULoweringBuilder::prepareParam(Value tensor) {
   KernelParam param;
-  if (!tensor)
+  ParameterAccess access = RowView(op).getParameterAccess(tensor);
+  if (access == ParameterAccess::None)
     return param;
-  auto type = cast<RankedTensorType>(tensor.getType());
-  int64_t normalizedRank = rank - axis;
-  // A scalar: alpha, a rank-0 weight, or a one-element weight of a
-  // different rank than the normalized dims (ScaleNorm's gain).
-  param.isScalar = isAlpha || type.getRank() == 0 ||
-                   (type.getShape() == ArrayRef<int64_t>{1} &&
-                    (normalizedRank != 1 || staticRowSize != 1)) ||
-                   type.getRank() != normalizedRank;
   // Scalars are read as element 0 of the flat buffer.
+  param.isScalar = access == ParameterAccess::Scalar;
   param.buffer = deviceInput(tensor);
   return param;
 }
@@ -788,29 +353,18 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
   inputType = xType.getElementType();
   xSizes = tensor::getMixedSizes(b, loc, op.getX());
 
-  staticRowSize = 1;
-  for (int64_t d = axis; d < rank; ++d)
-    staticRowSize = ShapedType::isDynamic(xType.getDimSize(d)) ||
-                            ShapedType::isDynamic(staticRowSize)
-                        ? ShapedType::kDynamic
-                        : staticRowSize * xType.getDimSize(d);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  numRows = one;
-  rowSize = one;
-  for (int64_t d = 0; d < rank; ++d) {
-    Value size = getValueOrCreateConstantIndexOp(b, loc, xSizes[d]);
-    Value &product = d < axis ? numRows : rowSize;
-    product = b.createOrFold<arith::MulIOp>(loc, product, size);
-  }
+  RowView view(op);
+  staticRowSize = view.getStaticRowSize();
+  std::tie(numRows, rowSize) = view.buildRowCounts(b, loc, xSizes);
   numElements = b.createOrFold<arith::MulIOp>(loc, numRows, rowSize);
 
   KernelBuffers buffers;
   buffers.x = deviceInput(op.getX());
   if (Value residual = op.getResidual())
     buffers.residual = deviceInput(residual);
-  buffers.weight = prepareParam(op.getWeight(), /*isAlpha=*/false);
-  buffers.bias = prepareParam(op.getBias(), /*isAlpha=*/false);
-  buffers.alpha = prepareParam(op.getAlpha(), /*isAlpha=*/true);
+  buffers.weight = prepareParam(op.getWeight());
+  buffers.bias = prepareParam(op.getBias());
+  buffers.alpha = prepareParam(op.getAlpha());
 
   // Outputs: shaped buffers, and flat device views the kernel writes.
   SmallVector<Value> results{op.getY()};
@@ -869,7 +423,7 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
 
 FailureOr<SmallVector<Value>>
 mlir::norm::lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
-                                   const NormGPULoweringOptions &options) {
+                                   const NormLowerGPUPassOptions &options) {
   return GPULoweringBuilder(rewriter, op, options).build();
 }
 
@@ -879,30 +433,9 @@ mlir::norm::lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
 
 namespace {
 
-/// Memory effects of `gpu.launch_func`, which upstream does not declare: the
-/// kernel reads and writes the buffers passed to it, and (once they are
-/// lowered to pointers) any memory.
-struct LaunchFuncMemoryEffectsModel
-    : public MemoryEffectOpInterface::ExternalModel<
-          LaunchFuncMemoryEffectsModel, gpu::LaunchFuncOp> {
-  void
-  getEffects(Operation *op,
-             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-                 &effects) const {
-    effects.emplace_back(MemoryEffects::Read::get());
-    effects.emplace_back(MemoryEffects::Write::get());
-    for (OpOperand &operand : op->getOpOperands()) {
-      if (!isa<BaseMemRefType>(operand.get().getType()))
-        continue;
-      effects.emplace_back(MemoryEffects::Read::get(), &operand);
-      effects.emplace_back(MemoryEffects::Write::get(), &operand);
-    }
-  }
-};
-
 /// Rewrites a norm op into buffers and a GPU kernel launch.
 struct NormOpToGPUKernel : public OpInterfaceRewritePattern<NormOpInterface> {
-  NormOpToGPUKernel(MLIRContext *context, NormGPULoweringOptions options)
+  NormOpToGPUKernel(MLIRContext *context, NormLowerGPUPassOptions options)
       : OpInterfaceRewritePattern(context), options(options) {}
 
   LogicalResult matchAndRewrite(NormOpInterface op,
@@ -915,7 +448,7 @@ struct NormOpToGPUKernel : public OpInterfaceRewritePattern<NormOpInterface> {
     return success();
   }
 
-  NormGPULoweringOptions options;
+  NormLowerGPUPassOptions options;
 };
 
 struct NormLowerGPUPass
@@ -932,15 +465,8 @@ struct NormLowerGPUPass
 
 } // namespace
 
-void mlir::norm::registerGPULaunchFuncMemoryEffectsModel(
-    DialectRegistry &registry) {
-  registry.addExtension(+[](MLIRContext *context, gpu::GPUDialect *) {
-    gpu::LaunchFuncOp::attachInterface<LaunchFuncMemoryEffectsModel>(*context);
-  });
-}
-
 void mlir::norm::populateNormToGPUPatterns(
-    RewritePatternSet &patterns, const NormGPULoweringOptions &options) {
+    RewritePatternSet &patterns, const NormLowerGPUPassOptions &options) {
   patterns.add<NormOpToGPUKernel>(patterns.getContext(), options);
 }
 
@@ -958,21 +484,14 @@ void NormLowerGPUPass::runOnOperation() {
         << static_cast<int64_t>(warpMaxElements);
     return signalPassFailure();
   }
-  NormGPULoweringOptions options;
+  NormLowerGPUPassOptions options;
   options.memory = memory;
   options.warpMaxElements = warpMaxElements;
   options.maxBlockSize = maxBlockSize;
 
-  IRRewriter rewriter(&getContext());
-  SmallVector<NormOpInterface> ops;
-  getOperation()->walk([&](NormOpInterface op) { ops.push_back(op); });
-  for (NormOpInterface op : ops) {
-    FailureOr<SmallVector<Value>> replacements =
-        lowerNormOpToGPUKernel(rewriter, op, options);
-    if (failed(replacements)) {
-      op->emitError("failed to lower to a GPU kernel");
-      return signalPassFailure();
-    }
-    rewriter.replaceOp(op, *replacements);
-  }
+  RewritePatternSet patterns(&getContext());
+  populateNormToGPUPatterns(patterns, options);
+  if (failed(applyNormLoweringPatterns(getOperation(), std::move(patterns),
+                                       "failed to lower to a GPU kernel")))
+    return signalPassFailure();
 }

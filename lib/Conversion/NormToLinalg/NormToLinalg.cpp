@@ -7,8 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "norm/Conversion/NormToLinalg/NormToLinalg.h"
-#include "norm/Conversion/NormLoweringUtils.h"
 #include "norm/Conversion/Passes.h"
+#include "norm/Dialect/Norm/Utils/LoweringDriver.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/RowView.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -49,8 +51,7 @@ struct DecompositionContext {
 
   /// (d0, ..., dR-1) -> (d0, ..., d(axis-1)): the per-row statistics.
   AffineMap rowMap() {
-    return AffineMap::get(rank, 0,
-                          getAffineDimExprs(0, axis), getContext());
+    return AffineMap::get(rank, 0, getAffineDimExprs(0, axis), getContext());
   }
 
   /// (d0, ..., dR-1) -> (d0, ..., d(axis-1), 0, ..., 0): the first element of
@@ -63,16 +64,15 @@ struct DecompositionContext {
   }
 
   /// Map of a weight, bias or alpha operand: the normalized dims, or a
-  /// broadcast for a scalar (`tensor<T>` / `tensor<1xT>`).
+  /// broadcast of element 0 for a scalar (`tensor<T>` / `tensor<1xT>`).
   AffineMap parameterMap(Value value) {
     auto type = cast<RankedTensorType>(value.getType());
-    if (type.getRank() == 0)
-      return AffineMap::get(rank, 0, {}, getContext());
-    if (type.getRank() != rank - axis || type.getShape() == ArrayRef<int64_t>{1})
-      return AffineMap::get(rank, 0, {getAffineConstantExpr(0, getContext())},
+    if (RowView(op).getParameterAccess(value) == ParameterAccess::Row)
+      return AffineMap::get(rank, 0, getAffineDimExprs(axis, rank),
                             getContext());
-    return AffineMap::get(rank, 0, getAffineDimExprs(axis, rank),
-                          getContext());
+    SmallVector<AffineExpr> zeros(type.getRank(),
+                                  getAffineConstantExpr(0, getContext()));
+    return AffineMap::get(rank, 0, zeros, getContext());
   }
 
   SmallVector<AffineExpr> getAffineDimExprs(int64_t begin, int64_t end) {
@@ -83,8 +83,7 @@ struct DecompositionContext {
   }
 
   SmallVector<utils::IteratorType> iterators(bool reduceNormalizedDims) {
-    SmallVector<utils::IteratorType> types(rank,
-                                           utils::IteratorType::parallel);
+    SmallVector<utils::IteratorType> types(rank, utils::IteratorType::parallel);
     if (reduceNormalizedDims)
       for (int64_t d = axis; d < rank; ++d)
         types[d] = utils::IteratorType::reduction;
@@ -106,17 +105,18 @@ struct DecompositionContext {
     for (int64_t d = axis; d < rank; ++d)
       count = b.createOrFold<arith::MulIOp>(
           loc, count, getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
-    return buildIndexToFloat(b, loc, count, b.getF64Type());
+    return buildIndexToFloat(b, loc, count,
+                             RowView::getRowSumType(b.getContext()));
   }
 
   /// Builds a linalg.generic over all dims of x reducing the normalized ones
   /// into a per-row f64 accumulator; `body` returns the value (in the compute
   /// type) added to it. Accumulating a row of up to 2^20 and more f32 terms
   /// one after the other loses too much in f32.
-  Value rowReduction(ValueRange inputs, ArrayRef<AffineMap> inputMaps,
-                     function_ref<Value(OpBuilder &, Location, ValueRange)>
-                         body) {
-    Value init = zeroRowTensor(b.getF64Type());
+  Value
+  rowReduction(ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+               function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    Value init = zeroRowTensor(RowView::getRowSumType(b.getContext()));
     SmallVector<AffineMap> maps(inputMaps);
     maps.push_back(rowMap());
     auto generic = linalg::GenericOp::create(
@@ -124,9 +124,9 @@ struct DecompositionContext {
         [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
           Value term = castFloat(nested, nestedLoc,
                                  body(nested, nestedLoc, args.drop_back()),
-                                 nested.getF64Type());
-          Value sum = arith::AddFOp::create(nested, nestedLoc, args.back(),
-                                            term);
+                                 RowView::getRowSumType(nested.getContext()));
+          Value sum =
+              arith::AddFOp::create(nested, nestedLoc, args.back(), term);
           linalg::YieldOp::create(nested, nestedLoc, sum);
         });
     return generic.getResult(0);
@@ -134,15 +134,14 @@ struct DecompositionContext {
 
   /// Builds an elementwise linalg.generic over the row dims only, mapping
   /// per-row statistics to new per-row values in the compute type.
-  Value rowElementwise(ValueRange inputs,
-                       function_ref<Value(OpBuilder &, Location, ValueRange)>
-                           body) {
+  Value
+  rowElementwise(ValueRange inputs,
+                 function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
     Value init = zeroRowTensor(computeType);
     SmallVector<AffineMap> maps(
         inputs.size() + 1,
         AffineMap::getMultiDimIdentityMap(axis, getContext()));
-    SmallVector<utils::IteratorType> types(axis,
-                                           utils::IteratorType::parallel);
+    SmallVector<utils::IteratorType> types(axis, utils::IteratorType::parallel);
     auto generic = linalg::GenericOp::create(
         b, loc, init.getType(), inputs, init, maps, types,
         [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
@@ -217,7 +216,8 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeNormOp(OpBuilder &b,
         });
     Value mean = ctx.rowElementwise(
         {sum}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          return castFloat(nb, nl, arith::DivFOp::create(nb, nl, args[0], count),
+          return castFloat(nb, nl,
+                           arith::DivFOp::create(nb, nl, args[0], count),
                            computeType);
         });
     Value squares = ctx.rowReduction(
@@ -229,9 +229,9 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeNormOp(OpBuilder &b,
         });
     Value scale = ctx.rowElementwise(
         {squares}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          Value variance = castFloat(
-              nb, nl, arith::DivFOp::create(nb, nl, args[0], count),
-              computeType);
+          Value variance =
+              castFloat(nb, nl, arith::DivFOp::create(nb, nl, args[0], count),
+                        computeType);
           return buildInverseScale(nb, nl, op, variance);
         });
     inputs.append({s, mean, scale});
@@ -252,17 +252,16 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeNormOp(OpBuilder &b,
         });
     Value scale = ctx.rowElementwise(
         {squares}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          Value meanSquare = castFloat(
-              nb, nl, arith::DivFOp::create(nb, nl, args[0], count),
-              computeType);
+          Value meanSquare =
+              castFloat(nb, nl, arith::DivFOp::create(nb, nl, args[0], count),
+                        computeType);
           return buildInverseScale(nb, nl, op, meanSquare);
         });
     inputs.push_back(scale);
     maps.push_back(ctx.rowMap());
     normalized = [&](OpBuilder &nb, Location nl, ValueRange args) {
-      return arith::MulFOp::create(nb, nl,
-                                   castFloat(nb, nl, args[0], computeType),
-                                   args[1])
+      return arith::MulFOp::create(
+                 nb, nl, castFloat(nb, nl, args[0], computeType), args[1])
           .getResult();
     };
   }
@@ -280,20 +279,19 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeNormOp(OpBuilder &b,
   }
   maps.push_back(ctx.identityMap());
   Value init = tensor::EmptyOp::create(b, loc, ctx.sizes, ctx.inputType);
-  Value y =
-      linalg::GenericOp::create(
-          b, loc, xType, inputs, init, maps, ctx.iterators(false),
-          [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-            Value n = normalized(nested, nestedLoc,
-                                 args.take_front(numCoreInputs));
-            int64_t next = numCoreInputs;
-            Value w = weight ? args[next++] : Value();
-            Value bv = bias ? args[next++] : Value();
-            linalg::YieldOp::create(
-                nested, nestedLoc,
-                buildNormOutput(nested, nestedLoc, op, n, w, bv));
-          })
-          .getResult(0);
+  Value y = linalg::GenericOp::create(
+                b, loc, xType, inputs, init, maps, ctx.iterators(false),
+                [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+                  Value n = normalized(nested, nestedLoc,
+                                       args.take_front(numCoreInputs));
+                  int64_t next = numCoreInputs;
+                  Value w = weight ? args[next++] : Value();
+                  Value bv = bias ? args[next++] : Value();
+                  linalg::YieldOp::create(
+                      nested, nestedLoc,
+                      buildNormOutput(nested, nestedLoc, op, n, w, bv));
+                })
+                .getResult(0);
 
   results.push_back(y);
   if (op.getResidual())
@@ -355,15 +353,9 @@ void mlir::norm::registerAggregatedOpInterfaceExternalModels(
 void NormToLinalgPass::runOnOperation() {
   // Every norm op is rewritten in one walk; the decomposition never fails on
   // a verified op, so no greedy fixpoint is needed.
-  IRRewriter rewriter(&getContext());
-  SmallVector<NormOpInterface> ops;
-  getOperation()->walk([&](NormOpInterface op) { ops.push_back(op); });
-  for (NormOpInterface op : ops) {
-    FailureOr<SmallVector<Value>> replacements = decomposeNormOp(rewriter, op);
-    if (failed(replacements)) {
-      op->emitError("failed to decompose into linalg");
-      return signalPassFailure();
-    }
-    rewriter.replaceOp(op, *replacements);
-  }
+  RewritePatternSet patterns(&getContext());
+  populateNormToLinalgPatterns(patterns);
+  if (failed(applyNormLoweringPatterns(getOperation(), std::move(patterns),
+                                       "failed to decompose into linalg")))
+    return signalPassFailure();
 }

@@ -28,24 +28,19 @@ enum class GPUMemory {
 };
 
 /// Parameters of the GPU lowering.
-struct NormGPULoweringOptions {
-  GPUMemory memory = GPUMemory::Copy;
-  /// Rows of at most this many elements get one warp each; longer rows get
-  /// one block each.
-  int64_t warpMaxElements = 1024;
-  /// Most threads per block for rows handled by a block.
-  int64_t maxBlockSize = 1024;
-};
+/// The options of norm-lower-gpu (generated from Passes.td, where their
+/// defaults are).
+struct NormLowerGPUPassOptions;
 
 /// Lowers `op` to buffers and a gpu.launch and returns the replacement
 /// values of its results (tensors over the result buffers).
 FailureOr<SmallVector<Value>>
 lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
-                       const NormGPULoweringOptions &options);
+                       const NormLowerGPUPassOptions &options);
 
 /// Adds the pattern rewriting every norm op with lowerNormOpToGPUKernel.
 void populateNormToGPUPatterns(RewritePatternSet &patterns,
-                               const NormGPULoweringOptions &options);
+                               const NormLowerGPUPassOptions &options);
 
 /// Gives `gpu.launch_func` memory effects (it reads and writes its memref
 /// operands), so that host functions that launch kernels go through the

@@ -7,6 +7,7 @@
 #include "norm/Dialect/Norm/IR/NormDialect.h"
 #include "norm/Dialect/Norm/IR/NormOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -31,11 +32,31 @@ void NormDialect::initialize() {
 
 /// Folded norm results are dense float tensors: materialize them with
 /// `arith.constant`.
-Operation *NormDialect::materializeConstant(OpBuilder &builder,
-                                            Attribute value, Type type,
-                                            Location loc) {
+Operation *NormDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
   if (!arith::ConstantOp::isBuildableWith(value, type))
     return nullptr;
   return arith::ConstantOp::create(builder, loc, type,
                                    llvm::cast<TypedAttr>(value));
+}
+
+/// The dialect's discardable attributes are unit markers on `scf.forall`
+/// (see `discardableAttrs` in NormDialect.td); any other `norm.` attribute
+/// on an op of another dialect is unknown.
+LogicalResult NormDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attribute) {
+  StringRef name = attribute.getName().strref();
+  if (name != SequentialAttrHelper::getNameStr() &&
+      name != NontemporalStoresAttrHelper::getNameStr() &&
+      name != PrefetchNextRowAttrHelper::getNameStr())
+    return op->emitError("unknown norm dialect attribute '") << name << "'";
+  if (!isa<UnitAttr>(attribute.getValue()))
+    return op->emitError("attribute '")
+           << name << "' must be a unit attribute, got "
+           << attribute.getValue();
+  if (!isa<scf::ForallOp>(op))
+    return op->emitError("attribute '")
+           << name << "' is only valid on 'scf.forall', got '" << op->getName()
+           << "'";
+  return success();
 }

@@ -8,9 +8,9 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -22,8 +22,7 @@ using namespace mlir::norm;
 #define GET_OP_CLASSES
 #include "norm/Dialect/Norm/IR/NormOps.cpp.inc"
 
-SmallVector<Type, 2> mlir::norm::inferNormResultTypes(Value x,
-                                                      Value residual) {
+SmallVector<Type, 2> mlir::norm::inferNormResultTypes(Value x, Value residual) {
   SmallVector<Type, 2> types{x.getType()};
   if (residual)
     types.push_back(x.getType());
@@ -31,9 +30,8 @@ SmallVector<Type, 2> mlir::norm::inferNormResultTypes(Value x,
 }
 
 ArrayRef<StringRef> mlir::norm::getNormAttributeNames() {
-  static const StringRef names[] = {"epsilon",       "epsilon_mode",
-                                    "weight_offset", "axis",
-                                    "compute_type",  "cast_mode"};
+  static const StringRef names[] = {"epsilon", "epsilon_mode", "weight_offset",
+                                    "axis",    "compute_type", "cast_mode"};
   return names;
 }
 
@@ -79,15 +77,15 @@ static void refineShape(MutableArrayRef<int64_t> known,
 }
 
 /// True for `tensor<T>` and `tensor<1xT>`.
-static bool isScalarShape(ArrayRef<int64_t> shape) {
+bool mlir::norm::isScalarParameterShape(ArrayRef<int64_t> shape) {
   return shape.empty() || (shape.size() == 1 && shape[0] == 1);
 }
 
 /// Checks a `weight`, `bias` or `alpha` parameter: a ranked tensor whose
 /// element type is that of `x` or f32, of shape `x.shape[axis:]` (or a scalar
 /// when `scalarOnly`/`allowScalar`).
-static LogicalResult verifyParameter(Operation *op, StringRef name,
-                                     Value value, RankedTensorType xType,
+static LogicalResult verifyParameter(Operation *op, StringRef name, Value value,
+                                     RankedTensorType xType,
                                      ArrayRef<int64_t> normalizedShape,
                                      bool allowScalar, bool scalarOnly) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -101,20 +99,19 @@ static LogicalResult verifyParameter(Operation *op, StringRef name,
            << name << "' element type must be " << xElementType
            << " (the element type of 'x') or f32, got " << elementType;
   if (scalarOnly) {
-    if (!isScalarShape(type.getShape()))
+    if (!isScalarParameterShape(type.getShape()))
       return op->emitOpError("operand '")
              << name << "' must be a scalar (tensor<T> or tensor<1xT>), got "
              << type;
     return success();
   }
-  if (allowScalar && isScalarShape(type.getShape()))
+  if (allowScalar && isScalarParameterShape(type.getShape()))
     return success();
   if (!areShapesCompatible(type.getShape(), normalizedShape))
     return op->emitOpError("operand '")
            << name << "' shape " << formatShape(type.getShape())
-           << " must be the normalized shape "
-           << formatShape(normalizedShape) << " of 'x' (x.shape[axis:])"
-           << (allowScalar ? " or a scalar" : "");
+           << " must be the normalized shape " << formatShape(normalizedShape)
+           << " of 'x' (x.shape[axis:])" << (allowScalar ? " or a scalar" : "");
   return success();
 }
 
@@ -187,8 +184,7 @@ static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
         "has a second result 'residual_out' but no 'residual' operand");
   if (residualOut && residualOut.getType() != xType)
     return op->emitOpError("result 'residual_out' type ")
-           << residualOut.getType() << " must equal the type of 'x' "
-           << xType;
+           << residualOut.getType() << " must equal the type of 'x' " << xType;
 
   int64_t rank = xType.getRank();
   int64_t axis = op.getAxis();
@@ -254,7 +250,7 @@ static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
                                 bool allowScalar) -> LogicalResult {
     ArrayRef<int64_t> shape =
         cast<RankedTensorType>(value.getType()).getShape();
-    if (allowScalar && isScalarShape(shape))
+    if (allowScalar && isScalarParameterShape(shape))
       return success();
     if (!areShapesCompatible(shape, knownNormalizedShape))
       return op->emitOpError("operand '")
@@ -318,8 +314,9 @@ LogicalResult LayerNormOp::reifyResultShapes(
   return reifyNormResultShapes(*this, builder, reifiedReturnShapes);
 }
 
-LogicalResult RMSNormOp::reifyResultShapes(
-    OpBuilder &builder, ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+LogicalResult
+RMSNormOp::reifyResultShapes(OpBuilder &builder,
+                             ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
   return reifyNormResultShapes(*this, builder, reifiedReturnShapes);
 }
 
@@ -339,8 +336,7 @@ Type mlir::norm::getInputElementType(NormOpInterface op) {
 
 /// Returns the wider of two float types (the first one on a tie).
 static Type widerFloatType(Type lhs, Type rhs) {
-  return rhs.getIntOrFloatBitWidth() > lhs.getIntOrFloatBitWidth() ? rhs
-                                                                     : lhs;
+  return rhs.getIntOrFloatBitWidth() > lhs.getIntOrFloatBitWidth() ? rhs : lhs;
 }
 
 Type mlir::norm::getBeforeWeightArithmeticType(NormOpInterface op) {

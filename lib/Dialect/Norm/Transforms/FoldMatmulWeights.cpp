@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "norm/Conversion/NormLoweringUtils.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 #include "norm/Dialect/Norm/IR/NormOps.h"
 #include "norm/Dialect/Norm/Transforms/Passes.h"
 

@@ -28,6 +28,21 @@ def Norm_Dialect : Dialect {
   ];
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
+
+  // Unit attributes norm-lower-cpu and norm-vectorize-matmul put on the
+  // `scf.forall` loops they emit, for norm-forall-to-loops to act on after
+  // bufferization (docs/Passes.md#internal-attributes):
+  //   norm.sequential          keep this loop on one thread;
+  //   norm.nontemporal_stores  write full vectors with non-temporal stores
+  //                            when every row is 64-byte aligned;
+  //   norm.prefetch_next_row   prefetch the next row in the last sweep.
+  // The verifier accepts them on scf.forall only.
+  let discardableAttrs = (ins
+    "::mlir::UnitAttr":$sequential,
+    "::mlir::UnitAttr":$nontemporal_stores,
+    "::mlir::UnitAttr":$prefetch_next_row
+  );
+  let hasOperationAttrVerify = 1;
 }
 
 /// Base class of every op of the dialect.

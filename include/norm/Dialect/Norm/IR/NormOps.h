@@ -28,6 +28,12 @@ namespace norm {
 /// `residual_out` (present iff `residual` is) has it too.
 SmallVector<Type, 2> inferNormResultTypes(Value x, Value residual);
 
+/// The scalar-parameter rule: a `weight`, `bias` or `alpha` operand of shape
+/// `[]` or `[1]` is one value applied to every normalized element (DyT's
+/// alpha, ScaleNorm's gain). Every other parameter has the normalized shape.
+/// When the normalized shape is itself `[1]` both readings agree.
+bool isScalarParameterShape(ArrayRef<int64_t> shape);
+
 /// Names of every attribute the norm ops know. A name of this set that an op
 /// does not take is rejected by the verifier.
 ArrayRef<StringRef> getNormAttributeNames();

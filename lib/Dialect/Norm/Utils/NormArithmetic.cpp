@@ -1,10 +1,10 @@
-//===- NormLoweringUtils.cpp - Shared arithmetic of norm lowerings -------===//
+//===- NormArithmetic.cpp - Element arithmetic of the norm ops -----------===//
 //
-// Element-level arithmetic shared by the linalg, vector and GPU lowerings.
+// Element-level arithmetic shared by the norm lowerings and transforms.
 //
 //===----------------------------------------------------------------------===//
 
-#include "norm/Conversion/NormLoweringUtils.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -46,8 +46,8 @@ Value mlir::norm::buildResidualSum(OpBuilder &b, Location loc, Value x,
   // A sum of two values of at most 16 bits is exact enough in f32 that one
   // rounding to the narrow type gives the correctly rounded sum.
   Type elementType = getElementTypeOrSelf(x.getType());
-  Type wide = elementType.getIntOrFloatBitWidth() < 32 ? b.getF32Type()
-                                                       : elementType;
+  Type wide =
+      elementType.getIntOrFloatBitWidth() < 32 ? b.getF32Type() : elementType;
   Value sum = arith::AddFOp::create(b, loc, castFloat(b, loc, x, wide),
                                     castFloat(b, loc, residual, wide));
   return castFloat(b, loc, sum, elementType);
@@ -63,8 +63,8 @@ Value mlir::norm::buildInverseScale(OpBuilder &b, Location loc,
                                  value);
   };
   if (op.subtractsMean())
-    return math::RsqrtOp::create(b, loc, arith::AddFOp::create(b, loc, stat,
-                                                               eps));
+    return math::RsqrtOp::create(b, loc,
+                                 arith::AddFOp::create(b, loc, stat, eps));
   switch (op.getEpsilonMode()) {
   case EpsilonMode::inside_sqrt:
     return math::RsqrtOp::create(b, loc,
@@ -85,9 +85,9 @@ Value mlir::norm::buildInverseScale(OpBuilder &b, Location loc,
 Value mlir::norm::buildDyTCore(OpBuilder &b, Location loc, NormOpInterface op,
                                Value alpha, Value x) {
   Type computeType = op.getComputeElementType();
-  Value scaled = arith::MulFOp::create(b, loc,
-                                       castFloat(b, loc, alpha, computeType),
-                                       castFloat(b, loc, x, computeType));
+  Value scaled =
+      arith::MulFOp::create(b, loc, castFloat(b, loc, alpha, computeType),
+                            castFloat(b, loc, x, computeType));
   return math::TanhOp::create(b, loc, scaled);
 }
 
@@ -112,7 +112,8 @@ Value mlir::norm::buildNormOutput(OpBuilder &b, Location loc,
     if (effectiveWeight)
       y = arith::MulFOp::create(b, loc, y, effectiveWeight);
     if (bias)
-      y = arith::AddFOp::create(b, loc, y, castFloat(b, loc, bias, computeType));
+      y = arith::AddFOp::create(b, loc, y,
+                                castFloat(b, loc, bias, computeType));
     return castFloat(b, loc, y, inputType);
   }
 

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "norm/Conversion/NormLoweringUtils.h"
-#include "norm/Conversion/Passes.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -20,7 +20,7 @@
 namespace mlir {
 namespace norm {
 #define GEN_PASS_DEF_NORMLEGALIZERESHAPESPASS
-#include "norm/Conversion/Passes.h.inc"
+#include "norm/Transforms/Passes.h.inc"
 } // namespace norm
 } // namespace mlir
 

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "norm/Conversion/Passes.h"
+#include "norm/Transforms/Passes.h"
 
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -18,7 +18,7 @@
 namespace mlir {
 namespace norm {
 #define GEN_PASS_DEF_NORMSPLITSHAREDINITSPASS
-#include "norm/Conversion/Passes.h.inc"
+#include "norm/Transforms/Passes.h.inc"
 } // namespace norm
 } // namespace mlir
 

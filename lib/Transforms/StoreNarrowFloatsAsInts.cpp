@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "norm/Conversion/Passes.h"
+#include "norm/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -13,7 +13,7 @@
 namespace mlir {
 namespace norm {
 #define GEN_PASS_DEF_NORMSTORENARROWFLOATSASINTSPASS
-#include "norm/Conversion/Passes.h.inc"
+#include "norm/Transforms/Passes.h.inc"
 } // namespace norm
 } // namespace mlir
 

@@ -1,4 +1,4 @@
-//===- MatmulToVector.cpp - Register-tiled vector matmuls -------*- C++ -*-===//
+//===- VectorizeMatmul.cpp - Register-tiled vector matmuls ------*- C++ -*-===//
 //
 // norm-vectorize-matmul: the CPU code for the matmuls next to norms. Each
 // f32/f64 linalg contraction with one M, one N and one K dim (matmul, its
@@ -18,9 +18,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "norm/Conversion/MatmulToVector/MatmulToVector.h"
-#include "norm/Conversion/NormToVector/NormToVector.h"
-#include "norm/Conversion/Passes.h"
+#include "norm/Dialect/Norm/IR/NormDialect.h"
+#include "norm/Transforms/HostCPU.h"
+#include "norm/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -35,7 +35,7 @@
 namespace mlir {
 namespace norm {
 #define GEN_PASS_DEF_NORMVECTORIZEMATMULPASS
-#include "norm/Conversion/Passes.h.inc"
+#include "norm/Transforms/Passes.h.inc"
 } // namespace norm
 } // namespace mlir
 
@@ -139,14 +139,13 @@ static LogicalResult vectorizeTile(RewriterBase &rewriter,
 
 FailureOr<Value>
 mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
-                            const NormMatmulVectorizationOptions &options) {
+                            const NormVectorizeMatmulPassOptions &options) {
   FailureOr<ContractionTiling> tiling = matchContraction(op);
   if (failed(tiling))
     return rewriter.notifyMatchFailure(op, "not an f32/f64 contraction with "
                                            "one M, N and K dim");
   unsigned numLoops = op.getNumLoops();
-  unsigned width =
-      options.vectorWidth ? options.vectorWidth : getHostVectorWidth();
+  unsigned width = resolveVectorWidth(options.vectorWidth);
   unsigned elementBits =
       getElementTypeOrSelf(op->getResult(0).getType()).getIntOrFloatBitWidth();
   int64_t lanes = std::max<int64_t>(1, width / elementBits);
@@ -186,8 +185,9 @@ mlir::norm::vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
     return rewriter.notifyMatchFailure(loc, "cannot tile into N blocks");
   Value result = blocks->replacements.front();
   if (!blocks->loops.empty() && sequential)
-    blocks->loops.front()->setAttr(norm::kSequentialAttrName,
-                                   rewriter.getUnitAttr());
+    blocks->loops.front()->setAttr(
+        NormDialect::SequentialAttrHelper::getNameStr(),
+        rewriter.getUnitAttr());
 
   // Level 2: K blocks. Level 3: register tiles over M and N, and K steps.
   FailureOr<scf::SCFTilingResult> kBlocks = tileAndReplace(
@@ -289,10 +289,8 @@ void NormVectorizeMatmulPass::runOnOperation() {
                       << "' must be " << expected << ", got " << value;
     signalPassFailure();
   };
-  if (vectorWidth != 0 && (vectorWidth < 64 || vectorWidth > 2048 ||
-                           !llvm::isPowerOf2_32(vectorWidth)))
-    return bad("vector-width", vectorWidth,
-               "0 or a power of two in [64, 2048]");
+  if (!norm::isValidVectorWidthOption(vectorWidth))
+    return bad("vector-width", vectorWidth, norm::kVectorWidthExpectation);
   if (tileM < 0 || tileM > 64)
     return bad("tile-m", tileM, "in [0, 64]");
   if (tileN < 0 || tileN > 256)
@@ -304,7 +302,7 @@ void NormVectorizeMatmulPass::runOnOperation() {
   if (threads < 1)
     return bad("threads", threads, ">= 1");
 
-  norm::NormMatmulVectorizationOptions options;
+  norm::NormVectorizeMatmulPassOptions options;
   options.vectorWidth = vectorWidth;
   options.tileM = tileM;
   options.tileN = tileN;

@@ -1,18 +1,18 @@
-//===- NormLoweringUtils.h - Shared arithmetic of norm lowerings -*- C++ -*-===//
+//===- NormArithmetic.h - Element arithmetic of the norm ops ---*- C++ -*-===//
 //
-// The element-level arithmetic every norm lowering emits (linalg bodies,
-// vector loops, GPU kernels): compute-type casts, the residual sum, epsilon
-// modes, and the weight/bias/cast-mode epilogue. Each builder works on
-// scalars and on vectors alike.
+// The element-level arithmetic of the norm ops (docs/Ops.md), emitted by
+// every lowering (linalg bodies, vector loops, GPU kernels) and by the
+// dialect's transforms: compute-type casts, the residual sum, epsilon modes,
+// DyT, and the weight/bias/cast-mode epilogue. Each builder works on scalars
+// and on vectors alike.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef NORM_CONVERSION_NORMLOWERINGUTILS_H
-#define NORM_CONVERSION_NORMLOWERINGUTILS_H
+#ifndef NORM_DIALECT_NORM_UTILS_NORMARITHMETIC_H
+#define NORM_DIALECT_NORM_UTILS_NORMARITHMETIC_H
 
 #include "norm/Dialect/Norm/IR/NormOps.h"
 
-#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir {
@@ -55,13 +55,7 @@ Value buildNormOutput(OpBuilder &b, Location loc, NormOpInterface op, Value n,
 /// Converts an index value to a float of type `type`.
 Value buildIndexToFloat(OpBuilder &b, Location loc, Value index, Type type);
 
-/// Whether one of `groups` (reassociation indices into `expandedType`'s
-/// dims) holds more than one dynamic dim: an expand_shape of that kind
-/// crashes LLVM 22's expand-strided-metadata (see norm-legalize-reshapes).
-bool hasGroupWithSeveralDynamicDims(ShapedType expandedType,
-                                    ArrayRef<ReassociationIndices> groups);
-
 } // namespace norm
 } // namespace mlir
 
-#endif // NORM_CONVERSION_NORMLOWERINGUTILS_H
+#endif // NORM_DIALECT_NORM_UTILS_NORMARITHMETIC_H

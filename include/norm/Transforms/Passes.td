@@ -1,0 +1,189 @@
+//===- Passes.td - Passes on upstream IR -------------------*- tablegen -*-===//
+//
+// Passes of the CPU pipeline that work on upstream ops, not on norm ops:
+// loops after bufferization, bufferization and reshape workarounds, matmul
+// vectorization, narrow float stores. One file each in lib/Transforms.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORM_TRANSFORMS_PASSES_TD
+#define NORM_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def NormForallToLoopsPass : Pass<"norm-forall-to-loops"> {
+  let summary = "Turn bufferized scf.forall loops into sequential or parallel loops";
+  let description = [{
+    After bufferization, rewrites each `scf.forall` into `scf.parallel`
+    (when `threads` > 1 and the loop is not marked `norm.sequential`) or
+    into `scf.for`. `norm-lower-cpu` marks the loop it emits for small
+    inputs as sequential, and the loops writing large outputs with
+    `norm.nontemporal_stores`: such a loop is versioned on the alignment of
+    the rows it writes, and when every row starts on a 64-byte boundary its
+    full-vector, in-bounds `vector.transfer_write`s become aligned
+    `vector.store {nontemporal = true}`, so a write-once output costs no
+    read for ownership. Loops marked `norm.prefetch_next_row` (rows swept
+    several times, large inputs) prefetch, in their last sweep, each cache
+    line of the row read next by the same thread, so that memory keeps
+    streaming while a row is finished from the cache.
+
+    ```mlir
+    scf.forall (%i) in (%m) { ... }                       // threads = 1
+    scf.for %i = %c0 to %m step %c1 { ... }
+    ```
+  }];
+  let options = [
+    Option<"threads", "threads", "unsigned", /*default=*/"1",
+           "Threads available (1: every loop becomes scf.for)">,
+    Option<"prefetch", "prefetch", "bool", /*default=*/"true",
+           "Honour norm.prefetch_next_row (false: drop it)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def NormVectorizeMatmulPass : Pass<"norm-vectorize-matmul"> {
+  let summary = "Tile f32/f64 matmuls into cache blocks and vector register tiles";
+  let description = [{
+    The CPU code for the matmuls next to norms. Each f32/f64 linalg
+    contraction on tensors with one M, one N and one K dim
+    (`linalg.matmul` and its transposed forms, `linalg.batch_matmul`, a
+    `linalg.generic` of that form) is tiled with `TilingInterface` into an
+    `scf.forall` over blocks of `block-n` columns (marked `norm.sequential`
+    with `threads=1` or for small static matmuls; `norm-forall-to-loops`
+    makes it parallel otherwise), an `scf.for` over blocks of `block-k`
+    rows of B, and `scf.for` loops over `tile-m` x `tile-n` register tiles
+    and single K steps. The register tile is vectorized by
+    `linalg::vectorize` (masked where it is partial), its accumulator is
+    hoisted out of the K loop, and the `vector.contract` is lowered to
+    outer products: one broadcast of an element of A and one FMA per vector
+    of B. Other contractions (f16/bf16, mixed types, several M/N/K dims) are
+    left as they are.
+
+    ```mlir
+    %c = linalg.matmul ins(%a, %b : tensor<64x512xf32>, tensor<512x256xf32>)
+                       outs(%z : tensor<64x256xf32>) -> tensor<64x256xf32>
+    // becomes (sketch, AVX-512)
+    scf.forall (%jb) in (1) shared_outs(%o = %z) {          // 256-column blocks
+      scf.for %kb = 0 to 512 step 256 {                      // K blocks
+        scf.for %i = 0 to 64 step 8 { scf.for %j = 0 to 256 step 32 {
+          %acc = vector.transfer_read ... : vector<8x32xf32>
+          scf.for %k = 0 to 256 step 1 iter_args(%v = %acc) {
+            %r = vector.outerproduct %a_col, %b_row, %v : vector<8xf32>, vector<32xf32>
+          }
+          vector.transfer_write ...
+    }}}}
+    ```
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: from the host CPU)">,
+    Option<"tileM", "tile-m", "int64_t", /*default=*/"0",
+           "Rows of the register tile (0: 8 with 512-bit vectors, else 4)">,
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
+           "Columns of the register tile (0: two vectors)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"256",
+           "Columns of B per cache block (the parallel loop's step)">,
+    Option<"blockK", "block-k", "int64_t", /*default=*/"256",
+           "Rows of B per cache block">,
+    Option<"threads", "threads", "unsigned", /*default=*/"1",
+           "Threads the column blocks may be spread over">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def NormSplitSharedInitsPass : Pass<"norm-split-shared-inits"> {
+  let summary = "Give each destination-style op its own tensor.empty / linalg.fill init";
+  let description = [{
+    With LLVM 22, `eliminate-empty-tensors` followed by `one-shot-bufferize`
+    computes wrong results when one `tensor.empty` (or a `linalg.fill` of
+    one) is the init of several destination-style ops whose results are
+    materialized in different buffers: the init becomes the first
+    destination, and the other ops start from, and overwrite, that buffer.
+    This pass clones such a `linalg.fill` (on tensors) or `tensor.empty` for
+    every destination use but one (an init operand of a destination-style op
+    or the initial value of a loop-carried tensor, as in tiled ops). `norm-cpu-pipeline` and
+    `norm-gpu-pipeline` run it right before `eliminate-empty-tensors` (after
+    `cse`, which would merge the clones again). Shared inits produced by
+    other ops are left as they are.
+
+    ```mlir
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %q = linalg.matmul ins(%y, %wq : ...) outs(%z : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %k = linalg.matmul ins(%y, %wk : ...) outs(%z : tensor<8x64xf32>) -> tensor<8x64xf32>
+    // becomes
+    %e2 = tensor.empty() : tensor<8x64xf32>
+    %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %q = linalg.matmul ins(%y, %wq : ...) outs(%z : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %k = linalg.matmul ins(%y, %wk : ...) outs(%z2 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def NormLegalizeReshapesPass : Pass<"norm-legalize-reshapes"> {
+  let summary = "Replace reshapes that LLVM 22 cannot lower with ones it can";
+  let description = [{
+    LLVM 22's `expand-strided-metadata` crashes on an `expand_shape` whose
+    reassociation group holds more than one dynamic dim
+    (llvm/llvm-project#186830). This pass rewrites each such
+    `tensor.expand_shape` into a `tensor.reshape` to the same sizes (which
+    bufferizes to `memref.reshape`), and rejects each such
+    `memref.expand_shape` with a diagnostic, leaving the module unchanged.
+    `norm-cpu-pipeline` and `norm-gpu-pipeline` run it before
+    bufferization, so that a module written with upstream ops alone gets a
+    diagnostic or a working lowering instead of a crash.
+
+    ```mlir
+    %e = tensor.expand_shape %m [[0, 1], [2]] output_shape [%b, %s, 64]
+        : tensor<?x64xf32> into tensor<?x?x64xf32>
+    // becomes
+    %shape = tensor.from_elements %b, %s, %c64 : tensor<3xindex>
+    %e = tensor.reshape %m(%shape) : (tensor<?x64xf32>, tensor<3xindex>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def NormStoreNarrowFloatsAsIntsPass
+    : Pass<"norm-store-narrow-floats-as-ints"> {
+  let summary = "Store and load 16-bit float vectors as integer vectors in the LLVM dialect";
+  let description = [{
+    On x86 without native bf16/f16 vector support, LLVM scalarizes a store
+    of `vector<Nxbf16>` that comes from a bitcast of `vector<Nxi16>` (what
+    `arith-expand{include-bf16}` produces for `arith.truncf`), lane by lane.
+    With opaque pointers the stored type is irrelevant, so this pass stores
+    the integer vector itself. It also drops the arith `fastmath`
+    attribute that `arith-emulate-unsupported-floats` + `convert-to-llvm`
+    leave on `llvm.fpext`/`llvm.fptrunc` (ops without fastmath flags), so
+    the output parses without the arith dialect (e.g. in `mlir-runner`).
+
+    ```mlir
+    %b = llvm.bitcast %i : vector<32xi16> to vector<32xbf16>
+    llvm.store %b, %p : vector<32xbf16>, !llvm.ptr
+    // becomes
+    llvm.store %i, %p : vector<32xi16>, !llvm.ptr
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // NORM_TRANSFORMS_PASSES_TD

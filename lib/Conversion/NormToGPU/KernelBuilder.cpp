@@ -1,0 +1,334 @@
+//===- KernelBuilder.cpp - Bodies of the norm GPU kernels -------*- C++ -*-===//
+//
+// A warp (short rows) or a block (long rows) normalizes one row. Threads
+// read the row with 128-bit vector loads and keep it in registers between
+// the reductions and the write; sums are reduced with warp shuffles and,
+// across the warps of a block, through workgroup memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/RowView.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::norm;
+using namespace mlir::norm::gpu_lowering;
+
+//===----------------------------------------------------------------------===//
+// Kernel body
+//===----------------------------------------------------------------------===//
+
+Value KernelBodyBuilder::elementOffset(Value index) {
+  Value scaled =
+      arith::MulIOp::create(b, loc, index, constantIndex(shape.vectorLength));
+  return arith::AddIOp::create(b, loc, rowBase, scaled);
+}
+
+/// The alignment in bytes of a vector access of `vectorLength` elements of
+/// `elementType` at a multiple of its own size (capped at 16 bytes).
+static llvm::MaybeAlign accessAlignment(Type elementType,
+                                        int64_t vectorLength) {
+  int64_t bytes = vectorLength * elementType.getIntOrFloatBitWidth() / 8;
+  return llvm::MaybeAlign(
+      std::min<int64_t>(std::max<int64_t>(bytes, 1), kAccessBytes));
+}
+
+Value KernelBodyBuilder::loadRow(Value buffer, Value index) {
+  Type elementType = cast<MemRefType>(buffer.getType()).getElementType();
+  auto vectorType = VectorType::get({shape.vectorLength}, elementType);
+  return vector::LoadOp::create(
+      b, loc, vectorType, buffer, ValueRange{elementOffset(index)},
+      /*nontemporal=*/false, accessAlignment(elementType, shape.vectorLength));
+}
+
+void KernelBodyBuilder::storeRow(Value value, Value buffer, Value index,
+                                 Value valid) {
+  OpBuilder::InsertionGuard guard(b);
+  if (valid) {
+    auto ifOp = scf::IfOp::create(b, loc, valid, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  }
+  Type elementType = cast<MemRefType>(buffer.getType()).getElementType();
+  vector::StoreOp::create(
+      b, loc, value, buffer, ValueRange{elementOffset(index)},
+      /*nontemporal=*/false, accessAlignment(elementType, shape.vectorLength));
+}
+
+Value KernelBodyBuilder::loadInput(Value index) {
+  Value s = loadRow(buffers.x, index);
+  if (buffers.residual)
+    s = buildResidualSum(b, loc, s, loadRow(buffers.residual, index));
+  return s;
+}
+
+Value KernelBodyBuilder::loadParam(const KernelParam &param, Value index) {
+  if (!param.isScalar) {
+    Type elementType =
+        cast<MemRefType>(param.buffer.getType()).getElementType();
+    auto vectorType = VectorType::get({shape.vectorLength}, elementType);
+    Value offset =
+        arith::MulIOp::create(b, loc, index, constantIndex(shape.vectorLength));
+    return vector::LoadOp::create(
+        b, loc, vectorType, param.buffer, ValueRange{offset},
+        /*nontemporal=*/false,
+        accessAlignment(elementType, shape.vectorLength));
+  }
+  auto type = cast<MemRefType>(param.buffer.getType());
+  SmallVector<Value> zeros(type.getRank(), constantIndex(0));
+  Value scalar = memref::LoadOp::create(b, loc, param.buffer, zeros);
+  return vector::BroadcastOp::create(
+      b, loc, VectorType::get({shape.vectorLength}, type.getElementType()),
+      scalar);
+}
+
+Value KernelBodyBuilder::loopInput(Value index, unsigned sweep) {
+  if (sweep == 0) {
+    Value s = loadInput(index);
+    if (buffers.residualOut)
+      storeRow(s, buffers.residualOut, index, Value());
+    return s;
+  }
+  // s was rounded to the input type and stored: reading it back is exact.
+  return loadRow(buffers.residualOut ? buffers.residualOut : buffers.x, index);
+}
+
+Value KernelBodyBuilder::groupReduce(Value value, Value scratch) {
+  for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+    Value other = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    value = arith::AddFOp::create(b, loc, value, other);
+  }
+  if (shape.groupSize == kWarpSize)
+    return value;
+
+  // Across warps: lane 0 of every warp publishes its warp's sum, and after
+  // one barrier every thread adds the partial sums in the same order, so all
+  // threads agree bit for bit.
+  Value warpSize = constantIndex(kWarpSize);
+  Value warp = arith::DivUIOp::create(b, loc, lane, warpSize);
+  Value warpLane = arith::RemUIOp::create(b, loc, lane, warpSize);
+  Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        warpLane, constantIndex(0));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, loc, isFirst, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    memref::StoreOp::create(b, loc, value, scratch, ValueRange{warp});
+  }
+  gpu::BarrierOp::create(b, loc);
+  Value total;
+  for (int64_t w = 0; w < shape.groupSize / kWarpSize; ++w) {
+    Value partial =
+        memref::LoadOp::create(b, loc, scratch, ValueRange{constantIndex(w)});
+    total = total ? arith::AddFOp::create(b, loc, total, partial).getResult()
+                  : partial;
+  }
+  return total;
+}
+
+Value KernelBodyBuilder::rowSum(function_ref<Value(Value s)> term,
+                                Value scratch) {
+  // The cached chunks, in registers.
+  Value zero = buildFloatConstant(b, loc, computeVectorType, 0.0);
+  Value accumulator = zero;
+  for (const Chunk &chunk : chunks) {
+    Value value = term(chunk.s);
+    if (chunk.valid)
+      value = arith::SelectOp::create(b, loc, chunk.valid, value, zero);
+    accumulator = arith::AddFOp::create(b, loc, accumulator, value);
+  }
+  Value partial =
+      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                  accumulator, arith::FastMathFlags::reassoc);
+
+  if (shape.needsLoop) {
+    // The rest of the row: many terms per thread, so accumulate in f64.
+    Type f64 = RowView::getRowSumType(b.getContext());
+    VectorType wideType = computeVectorType.clone(f64);
+    unsigned sweep = loopSweeps++;
+    auto loop = scf::ForOp::create(
+        b, loc, loopStart, numVectors, groupSizeValue,
+        ValueRange{buildFloatConstant(b, loc, wideType, 0.0)},
+        [&](OpBuilder &lb, Location, Value index, ValueRange iterArgs) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+          Value value = castFloat(b, loc, term(loopInput(index, sweep)), f64);
+          scf::YieldOp::create(
+              b, loc,
+              ValueRange{arith::AddFOp::create(b, loc, iterArgs[0], value)});
+        });
+    Value loopSum = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::ADD, loop.getResult(0),
+        arith::FastMathFlags::reassoc);
+    partial = castFloat(
+        b, loc,
+        arith::AddFOp::create(b, loc, castFloat(b, loc, partial, f64), loopSum),
+        computeType);
+  }
+  return groupReduce(partial, scratch);
+}
+
+void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {
+  // Weight and bias are read at `paramIndex`: the clamped in-bounds index
+  // for lanes past the end of the row, whose store is skipped.
+  auto emit = [&](Value s, Value index, Value paramIndex, Value valid) {
+    Value n = normalize(castFloat(b, loc, s, computeType));
+    Value weight =
+        buffers.weight ? loadParam(buffers.weight, paramIndex) : Value();
+    Value bias = buffers.bias ? loadParam(buffers.bias, paramIndex) : Value();
+    Value y = buildNormOutput(b, loc, op, n, weight, bias);
+    storeRow(y, buffers.y, index, valid);
+  };
+  for (const Chunk &chunk : chunks)
+    emit(chunk.s, chunk.index, chunk.loadIndex, chunk.valid);
+  if (!shape.needsLoop)
+    return;
+  unsigned sweep = loopSweeps++;
+  scf::ForOp::create(
+      b, loc, loopStart, numVectors, groupSizeValue, ValueRange{},
+      [&](OpBuilder &lb, Location, Value index, ValueRange) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+        emit(loopInput(index, sweep), index, index, Value());
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
+  lane = laneValue;
+  inputType = getInputElementType(op);
+  computeType = op.getComputeElementType();
+  int64_t vectorLength = shape.vectorLength;
+  computeVectorType = VectorType::get({vectorLength}, computeType);
+  int64_t groupSize = shape.groupSize;
+  groupSizeValue = constantIndex(groupSize);
+
+  Value n = ShapedType::isDynamic(staticRowSize) ? rowSize
+                                                 : constantIndex(staticRowSize);
+  int64_t staticVectors = ShapedType::isDynamic(staticRowSize)
+                              ? ShapedType::kDynamic
+                              : staticRowSize / vectorLength;
+  numVectors =
+      ShapedType::isDynamic(staticVectors)
+          ? arith::DivUIOp::create(b, loc, n, constantIndex(vectorLength))
+                .getResult()
+          : constantIndex(staticVectors);
+  rowBase = arith::MulIOp::create(b, loc, row, n);
+  Value lastVector =
+      arith::SubIOp::create(b, loc, numVectors, constantIndex(1));
+
+  // Load every cached chunk first: independent 128-bit loads in flight.
+  for (int64_t j = 0; j < shape.cachedChunks; ++j) {
+    Chunk chunk;
+    chunk.index =
+        arith::AddIOp::create(b, loc, lane, constantIndex(j * groupSize));
+    if (!ShapedType::isDynamic(staticVectors) &&
+        (j + 1) * groupSize <= staticVectors) {
+      chunk.loadIndex = chunk.index;
+    } else {
+      chunk.valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          chunk.index, numVectors);
+      chunk.loadIndex = arith::MinUIOp::create(b, loc, chunk.index, lastVector);
+    }
+    chunk.s = loadInput(chunk.loadIndex);
+    chunks.push_back(chunk);
+  }
+  if (buffers.residualOut)
+    for (const Chunk &chunk : chunks)
+      storeRow(chunk.s, buffers.residualOut, chunk.index, chunk.valid);
+  loopStart = arith::AddIOp::create(
+      b, loc, lane, constantIndex(shape.cachedChunks * groupSize));
+
+  auto widen = [&](Value s) { return castFloat(b, loc, s, computeType); };
+  Value count = buildIndexToFloat(b, loc, n, computeType);
+  auto broadcast = [&](Value scalar) -> Value {
+    return vector::BroadcastOp::create(b, loc, computeVectorType, scalar);
+  };
+
+  if (!op.hasReduction()) {
+    // DyT: tanh(alpha * s) * weight + bias, no statistics.
+    Value alpha = loadParam(buffers.alpha, constantIndex(0));
+    writeOutput(
+        [&](Value s) -> Value { return buildDyTCore(b, loc, op, alpha, s); });
+    return;
+  }
+
+  if (!op.subtractsMean()) {
+    // RMSNorm: one sum of squares.
+    Value squares = rowSum(
+        [&](Value s) -> Value {
+          Value v = widen(s);
+          return arith::MulFOp::create(b, loc, v, v);
+        },
+        scratchBuffers.empty() ? Value() : scratchBuffers[0]);
+    Value meanSquare = arith::DivFOp::create(b, loc, squares, count);
+    Value scale = broadcast(buildInverseScale(b, loc, op, meanSquare));
+    writeOutput([&](Value v) -> Value {
+      return arith::MulFOp::create(b, loc, v, scale);
+    });
+    return;
+  }
+
+  // LayerNorm: statistics of the row shifted by its first element (exact),
+  // accurate for rows with a large common offset; the second sum runs over
+  // the registers again.
+  Value firstX = memref::LoadOp::create(b, loc, buffers.x, ValueRange{rowBase});
+  if (buffers.residual)
+    firstX = buildResidualSum(
+        b, loc, firstX,
+        memref::LoadOp::create(b, loc, buffers.residual, ValueRange{rowBase}));
+  Value shift = broadcast(widen(firstX));
+  Value shiftedSum = rowSum(
+      [&](Value s) -> Value {
+        return arith::SubFOp::create(b, loc, widen(s), shift);
+      },
+      scratchBuffers.empty() ? Value() : scratchBuffers[0]);
+  Value mean = broadcast(arith::DivFOp::create(b, loc, shiftedSum, count));
+  auto centered = [&](Value v) -> Value {
+    return arith::SubFOp::create(b, loc,
+                                 arith::SubFOp::create(b, loc, v, shift), mean);
+  };
+  Value squares = rowSum(
+      [&](Value s) -> Value {
+        Value d = centered(widen(s));
+        return arith::MulFOp::create(b, loc, d, d);
+      },
+      scratchBuffers.empty() ? Value() : scratchBuffers[1]);
+  Value variance = arith::DivFOp::create(b, loc, squares, count);
+  Value scale = broadcast(buildInverseScale(b, loc, op, variance));
+  writeOutput([&](Value v) -> Value {
+    return arith::MulFOp::create(b, loc, centered(v), scale);
+  });
+}
+
+void KernelBodyBuilder::build(gpu::LaunchOp launch) {
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToStart(&body);
+  auto terminator = gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPoint(terminator);
+  for (BlockArgument attribution : launch.getWorkgroupAttributions())
+    scratchBuffers.push_back(attribution);
+
+  Value row = launch.getBlockIds().x;
+  if (shape.rowsPerBlock > 1) {
+    row = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, row, constantIndex(shape.rowsPerBlock)),
+        launch.getThreadIds().y);
+    // Warps past the last row have nothing to do (whole warps: no shuffle
+    // or barrier is left half-executed).
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, numRows);
+    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  }
+  buildRow(row, launch.getThreadIds().x);
+}

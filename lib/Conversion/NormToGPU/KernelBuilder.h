@@ -1,0 +1,145 @@
+//===- KernelBuilder.h - Bodies of the norm GPU kernels ---------*- C++ -*-===//
+//
+// The device side of norm-lower-gpu: the thread layout of a kernel variant,
+// the buffers it reads and writes, and the builder of its body. The host
+// side (NormToGPU.cpp) chooses the variants and launches them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_CONVERSION_NORMTOGPU_KERNELBUILDER_H
+#define LIB_CONVERSION_NORMTOGPU_KERNELBUILDER_H
+
+#include "norm/Dialect/Norm/IR/NormOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace norm {
+namespace gpu_lowering {
+
+constexpr int64_t kWarpSize = 32;
+/// Bytes per global access: 128-bit loads and stores.
+constexpr int64_t kAccessBytes = 16;
+/// Vectors per thread the block size is chosen for: four independent 128-bit
+/// loads in flight per thread hide DRAM latency without costing occupancy.
+constexpr int64_t kTargetChunks = 4;
+/// Most vectors per thread kept in registers (32 registers of row data);
+/// longer rows are finished by loops that read the rest again.
+constexpr int64_t kMaxCachedChunks = 8;
+/// Warps per block when each warp normalizes its own row.
+constexpr int64_t kWarpsPerBlock = 4;
+/// Threads per block of the block-per-row kernel when the row length is only
+/// known at run time.
+constexpr int64_t kDynamicBlockSize = 256;
+
+/// The thread layout of one kernel variant.
+struct KernelShape {
+  /// Elements per vector access (divides the row length).
+  int64_t vectorLength = 1;
+  /// Threads that normalize one row: a warp, or a whole block.
+  int64_t groupSize = kWarpSize;
+  /// Rows per block (one per warp in the warp-per-row layout).
+  int64_t rowsPerBlock = 1;
+  /// Vectors per thread loaded up front and kept in registers.
+  int64_t cachedChunks = 1;
+  /// Whether rows may be longer than the cached chunks cover; the rest of
+  /// the row is then swept by loops that read it from memory in each pass.
+  bool needsLoop = false;
+};
+
+/// A weight, bias or alpha operand as a kernel reads it.
+struct KernelParam {
+  /// A device-visible flat buffer: N elements, or one for a scalar.
+  Value buffer;
+  bool isScalar = false;
+
+  explicit operator bool() const { return static_cast<bool>(buffer); }
+};
+
+/// The device-visible buffers a kernel reads and writes; rows are flat
+/// `memref<?xT>` of M * N elements.
+struct KernelBuffers {
+  Value x, residual, y, residualOut;
+  KernelParam weight, bias, alpha;
+};
+
+/// Emits the body of one kernel variant.
+class KernelBodyBuilder {
+public:
+  KernelBodyBuilder(OpBuilder &b, Location loc, NormOpInterface op,
+                    const KernelShape &shape, const KernelBuffers &buffers,
+                    Value numRows, Value rowSize, int64_t staticRowSize)
+      : b(b), loc(loc), op(op), shape(shape), buffers(buffers),
+        numRows(numRows), rowSize(rowSize), staticRowSize(staticRowSize) {}
+
+  /// Fills `launch`'s body.
+  void build(gpu::LaunchOp launch);
+
+private:
+  /// One vector of a thread's share of the row kept in registers.
+  struct Chunk {
+    /// Vector index in the row (may be past the end when `valid` is set).
+    Value index;
+    /// Clamped in-bounds vector index used for loads.
+    Value loadIndex;
+    /// i1 "index is inside the row", or null when it always is.
+    Value valid;
+    /// s = x (+ residual) in the input type.
+    Value s;
+  };
+
+  /// Normalizes row `row`; `lane` is the thread's index among the group.
+  void buildRow(Value row, Value lane);
+
+  Value constantIndex(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  /// Element offset of vector `index` of the current row.
+  Value elementOffset(Value index);
+  /// Loads vector `index` of the current row of `buffer`.
+  Value loadRow(Value buffer, Value index);
+  /// Stores `value` as vector `index` of the current row of `buffer`, only
+  /// where `valid` (when given) holds.
+  void storeRow(Value value, Value buffer, Value index, Value valid);
+  /// s = x (+ residual) at vector `index`.
+  Value loadInput(Value index);
+  /// Reads a parameter's vector at `index` (broadcasting a scalar).
+  Value loadParam(const KernelParam &param, Value index);
+  /// Reads s at `index` in sweep `sweep` of the loop over the uncached part
+  /// of the row: the first sweep computes it (and writes residual_out),
+  /// later sweeps read it back.
+  Value loopInput(Value index, unsigned sweep);
+
+  /// Sums `term(s)` over the row: cached chunks in registers, the rest by a
+  /// loop accumulating in f64, then across the group. `scratch` is the
+  /// workgroup buffer of the block-wide step.
+  Value rowSum(function_ref<Value(Value s)> term, Value scratch);
+  /// Sums `value` over the group of threads of a row; all of them get the
+  /// same result.
+  Value groupReduce(Value value, Value scratch);
+  /// Applies `normalize` and the epilogue to every element of the row and
+  /// writes y.
+  void writeOutput(function_ref<Value(Value s)> normalize);
+
+  OpBuilder &b;
+  Location loc;
+  NormOpInterface op;
+  const KernelShape &shape;
+  const KernelBuffers &buffers;
+  Value numRows, rowSize;
+  int64_t staticRowSize;
+
+  SmallVector<Value> scratchBuffers;
+  Type inputType, computeType;
+  VectorType computeVectorType;
+  Value lane, rowBase, numVectors, loopStart, groupSizeValue;
+  SmallVector<Chunk> chunks;
+  unsigned loopSweeps = 0;
+};
+
+} // namespace gpu_lowering
+} // namespace norm
+} // namespace mlir
+
+#endif // LIB_CONVERSION_NORMTOGPU_KERNELBUILDER_H

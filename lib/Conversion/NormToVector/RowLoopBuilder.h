@@ -1,0 +1,144 @@
+//===- RowLoopBuilder.h - Vector row loops of one norm op -------*- C++ -*-===//
+//
+// The builder behind norm-lower-cpu: one norm op becomes an scf.forall over
+// rows whose body sweeps the row with vector ops on tensors. RowSweeps.cpp
+// holds the sweeps (reads, writes, masked tails, row sums), RowLoopBuilder.cpp
+// the statistics of each op, the row loop and the reshapes around it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_CONVERSION_NORMTOVECTOR_ROWLOOPBUILDER_H
+#define LIB_CONVERSION_NORMTOVECTOR_ROWLOOPBUILDER_H
+
+#include "norm/Conversion/Passes.h"
+#include "norm/Dialect/Norm/IR/NormOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace norm {
+namespace cpu_lowering {
+
+/// Independent accumulators per statistic: enough to hide the latency of
+/// vector adds on current x86 cores.
+constexpr unsigned kUnrollFactor = 4;
+
+/// Vector steps summed in the compute type before the partial sums are added
+/// into the row-sum type (f64): keeps rows of 2^20 elements and more
+/// accurate.
+constexpr int64_t kBlockSteps = 64;
+
+/// How a weight, bias or alpha operand is read inside the row loop.
+struct Parameter {
+  /// The operand as a 1-D tensor of N elements, or null.
+  Value row;
+  /// The operand's single element when it is a scalar, or null.
+  Value scalar;
+
+  explicit operator bool() const { return row || scalar; }
+};
+
+/// Builds the direct lowering of one norm op.
+class RowLoopBuilder {
+public:
+  RowLoopBuilder(RewriterBase &b, NormOpInterface op,
+                 const NormLowerCPUPassOptions &options)
+      : b(b), op(op), loc(op.getLoc()), options(options) {}
+
+  FailureOr<SmallVector<Value>> build();
+
+private:
+  /// Reshapes a tensor of x's shape to [rows, N].
+  Value toMatrix(Value value);
+  /// Reshapes a [rows, N] tensor back to x's shape.
+  Value fromMatrix(Value matrix);
+  /// Expands `value` to x's shape along `groups`: a tensor.expand_shape, or
+  /// a tensor.reshape when a group holds several dynamic dims (LLVM 22's
+  /// expand-strided-metadata crashes on such a memref.expand_shape,
+  /// llvm/llvm-project#186830).
+  Value expandToInput(Value value, ArrayRef<ReassociationIndices> groups);
+  /// Prepares a weight/bias/alpha operand for reads in the row loop.
+  Parameter prepareParameter(Value value);
+
+  /// Emits the scf.forall over rows; `sequential` marks it so.
+  SmallVector<Value> buildRowLoop(bool sequential);
+  /// Emits the body for row `row`, returning the finished row tensors.
+  SmallVector<Value> buildRow(OpBuilder &rb, Value row, ValueRange rowInits);
+
+  /// Reads the vector at column `col` of `matrix` (row `row`), masked when
+  /// `mask` is given.
+  Value readMatrix(OpBuilder &rb, Value matrix, Value row, Value col,
+                   Value mask);
+  /// Reads a parameter as a vector (or broadcasts its scalar).
+  Value readParameter(OpBuilder &rb, const Parameter &param, Value col,
+                      Value mask);
+  /// Writes `vector` at column `col` of the 1-D row tensor `dest`.
+  Value writeRow(OpBuilder &rb, Value vector, Value dest, Value col,
+                 Value mask);
+  /// s = x (+ residual) at column `col` of row `row`, in the input type.
+  Value readInput(OpBuilder &rb, Value row, Value col, Value mask);
+
+  /// Runs `body` over the full vectors of the row and then once over the
+  /// masked tail, threading `inits` through.
+  SmallVector<Value>
+  sweep(OpBuilder &rb, ValueRange inits,
+        function_ref<SmallVector<Value>(OpBuilder &, Value col, Value mask,
+                                        ValueRange iterArgs)>
+            body);
+
+  /// Sums each of the `numTerms` vectors `terms(v)` over the row, v being
+  /// s = x + residual (read fresh in every step) widened to the compute
+  /// type, in any lane order (see widenUnordered), and writes s into `sRow`
+  /// when given. Terms are accumulated in compute-type vector registers within
+  /// blocks and in f64 across blocks. Returns the f64 row sums and the
+  /// updated `sRow`.
+  std::pair<SmallVector<Value>, Value>
+  accumulate(OpBuilder &rb, Value row, Value sRow, unsigned numTerms,
+             function_ref<SmallVector<Value>(OpBuilder &, Value s)> terms);
+  /// accumulate() of a single term.
+  std::pair<Value, Value>
+  accumulateOne(OpBuilder &rb, Value row, Value sRow,
+                function_ref<Value(OpBuilder &, Value s)> term);
+
+  /// Widens `s` to the compute type for a sum over its lanes, which does
+  /// not depend on their order: bf16 -> f32 takes the even elements
+  /// (shifted up) and then the odd ones (masked), two in-lane integer ops,
+  /// where an ordered arith.extf needs a lane-crossing zero extension per
+  /// vector register.
+  Value widenUnordered(OpBuilder &rb, Value s);
+
+  /// Sums the lanes of a vector accumulator.
+  Value reduce(OpBuilder &rb, Value accumulator);
+
+  /// True when N is statically a multiple of the vector length.
+  bool hasNoTail() const {
+    return !ShapedType::isDynamic(staticRowSize) &&
+           staticRowSize % vectorLength == 0;
+  }
+
+  RewriterBase &b;
+  NormOpInterface op;
+  Location loc;
+  const NormLowerCPUPassOptions &options;
+
+  int64_t rank = 0, axis = 0;
+  Type inputType, computeType;
+  SmallVector<OpFoldResult> xSizes;
+  Value x, residual;
+  Parameter weight, bias, alpha;
+  Value numRows, rowSize, rowSizeFloat;
+  int64_t staticRowSize = ShapedType::kDynamic;
+  int64_t vectorLength = 0;
+  bool nontemporal = false;
+  VectorType inputVectorType, computeVectorType, maskType;
+};
+
+/// `value` with the lanes outside `mask` set to zero (a sum over the lanes
+/// then ignores them).
+Value maskLanes(OpBuilder &b, Location loc, Value value, Value mask);
+
+} // namespace cpu_lowering
+} // namespace norm
+} // namespace mlir
+
+#endif // LIB_CONVERSION_NORMTOVECTOR_ROWLOOPBUILDER_H

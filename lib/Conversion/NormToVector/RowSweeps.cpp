@@ -1,0 +1,294 @@
+//===- RowSweeps.cpp - Vector sweeps over the rows of a norm op -*- C++ -*-===//
+//
+// The pieces of norm-lower-cpu's row loop that read and write rows: the
+// [rows, N] view of the operands, masked vector reads and writes, the sweep
+// over full vectors plus one masked tail step, and row sums accumulated in
+// vector registers within blocks and in the row-sum type across blocks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowLoopBuilder.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/RowView.h"
+#include "norm/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::norm;
+using namespace mlir::norm::cpu_lowering;
+
+Value RowLoopBuilder::toMatrix(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (rank == 2 && axis == 1)
+    return value;
+  if (axis == 0) {
+    // All dims are normalized: one row.
+    Value flat = value;
+    if (rank > 1) {
+      ReassociationIndices all;
+      for (int64_t d = 0; d < rank; ++d)
+        all.push_back(d);
+      flat = tensor::CollapseShapeOp::create(
+          b, loc, value, ArrayRef<ReassociationIndices>{all});
+    }
+    auto matrixType =
+        RankedTensorType::get({1, staticRowSize}, type.getElementType());
+    return tensor::ExpandShapeOp::create(
+        b, loc, matrixType, flat, ArrayRef<ReassociationIndices>{{0, 1}},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), getAsOpFoldResult(rowSize)});
+  }
+  ReassociationIndices lead, normalized;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? lead : normalized).push_back(d);
+  return tensor::CollapseShapeOp::create(
+      b, loc, value, ArrayRef<ReassociationIndices>{lead, normalized});
+}
+
+Value RowLoopBuilder::fromMatrix(Value matrix) {
+  if (rank == 2 && axis == 1)
+    return matrix;
+  if (axis == 0) {
+    Value flat = tensor::CollapseShapeOp::create(
+        b, loc, matrix, ArrayRef<ReassociationIndices>{{0, 1}});
+    if (rank == 1)
+      return flat;
+    ReassociationIndices all;
+    for (int64_t d = 0; d < rank; ++d)
+      all.push_back(d);
+    return expandToInput(flat, {all});
+  }
+  ReassociationIndices lead, normalized;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? lead : normalized).push_back(d);
+  return expandToInput(matrix, {lead, normalized});
+}
+
+Value RowLoopBuilder::expandToInput(Value value,
+                                    ArrayRef<ReassociationIndices> groups) {
+  RankedTensorType resultType = op.getInputType();
+  if (!hasGroupWithSeveralDynamicDims(resultType, groups))
+    return tensor::ExpandShapeOp::create(b, loc, resultType, value, groups,
+                                         xSizes);
+  Value shape = tensor::FromElementsOp::create(
+      b, loc, getValueOrCreateConstantIndexOp(b, loc, xSizes));
+  return tensor::ReshapeOp::create(b, loc, resultType, value, shape);
+}
+
+Parameter RowLoopBuilder::prepareParameter(Value value) {
+  Parameter param;
+  ParameterAccess access = RowView(op).getParameterAccess(value);
+  if (access == ParameterAccess::None)
+    return param;
+  auto type = cast<RankedTensorType>(value.getType());
+  if (access == ParameterAccess::Scalar) {
+    SmallVector<Value> indices(type.getRank(),
+                               arith::ConstantIndexOp::create(b, loc, 0));
+    param.scalar = tensor::ExtractOp::create(b, loc, value, indices);
+    return param;
+  }
+  if (type.getRank() == 1) {
+    param.row = value;
+    return param;
+  }
+  ReassociationIndices all;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.push_back(d);
+  param.row = tensor::CollapseShapeOp::create(
+      b, loc, value, ArrayRef<ReassociationIndices>{all});
+  return param;
+}
+
+Value RowLoopBuilder::readMatrix(OpBuilder &rb, Value matrix, Value row,
+                                 Value col, Value mask) {
+  Type elementType = cast<ShapedType>(matrix.getType()).getElementType();
+  auto vectorType = VectorType::get({vectorLength}, elementType);
+  Value padding = buildFloatConstant(rb, loc, elementType, 0.0);
+  AffineMap map = AffineMap::getMinorIdentityMap(2, 1, rb.getContext());
+  return vector::TransferReadOp::create(rb, loc, vectorType, matrix,
+                                        ValueRange{row, col}, map, padding,
+                                        mask, rb.getBoolArrayAttr({true}));
+}
+
+Value RowLoopBuilder::readParameter(OpBuilder &rb, const Parameter &param,
+                                    Value col, Value mask) {
+  if (param.scalar) {
+    auto vectorType = VectorType::get({vectorLength}, param.scalar.getType());
+    return vector::BroadcastOp::create(rb, loc, vectorType, param.scalar);
+  }
+  Type elementType = cast<ShapedType>(param.row.getType()).getElementType();
+  auto vectorType = VectorType::get({vectorLength}, elementType);
+  Value padding = buildFloatConstant(rb, loc, elementType, 0.0);
+  AffineMap map = AffineMap::getMultiDimIdentityMap(1, rb.getContext());
+  return vector::TransferReadOp::create(rb, loc, vectorType, param.row,
+                                        ValueRange{col}, map, padding, mask,
+                                        rb.getBoolArrayAttr({true}));
+}
+
+Value RowLoopBuilder::writeRow(OpBuilder &rb, Value vector, Value dest,
+                               Value col, Value mask) {
+  AffineMap map = AffineMap::getMultiDimIdentityMap(1, rb.getContext());
+  return vector::TransferWriteOp::create(rb, loc, dest.getType(), vector, dest,
+                                         ValueRange{col}, map, mask,
+                                         rb.getBoolArrayAttr({true}))
+      .getResult();
+}
+
+Value RowLoopBuilder::readInput(OpBuilder &rb, Value row, Value col,
+                                Value mask) {
+  Value value = readMatrix(rb, x, row, col, mask);
+  if (residual)
+    value = buildResidualSum(rb, loc, value,
+                             readMatrix(rb, residual, row, col, mask));
+  return value;
+}
+
+SmallVector<Value> RowLoopBuilder::sweep(
+    OpBuilder &rb, ValueRange inits,
+    function_ref<SmallVector<Value>(OpBuilder &, Value, Value, ValueRange)>
+        body) {
+  Value zero = arith::ConstantIndexOp::create(rb, loc, 0);
+  Value step = arith::ConstantIndexOp::create(rb, loc, vectorLength);
+  Value fullEnd = arith::MulIOp::create(
+      rb, loc, arith::DivUIOp::create(rb, loc, rowSize, step), step);
+  auto loop = scf::ForOp::create(
+      rb, loc, zero, fullEnd, step, inits,
+      [&](OpBuilder &lb, Location, Value col, ValueRange iterArgs) {
+        scf::YieldOp::create(lb, loc, body(lb, col, Value(), iterArgs));
+      });
+  // The tail: one masked step, statically absent when N is a multiple of
+  // the vector length.
+  if (hasNoTail())
+    return SmallVector<Value>(loop.getResults());
+  Value remaining = arith::SubIOp::create(rb, loc, rowSize, fullEnd);
+  Value mask =
+      vector::CreateMaskOp::create(rb, loc, maskType, ValueRange{remaining});
+  return body(rb, fullEnd, mask, loop.getResults());
+}
+
+/// Zeroes the lanes of `value` that `mask` turns off (no-op without mask).
+Value mlir::norm::cpu_lowering::maskLanes(OpBuilder &b, Location loc,
+                                          Value value, Value mask) {
+  if (!mask)
+    return value;
+  Value zero = buildFloatConstant(b, loc, value.getType(), 0.0);
+  return arith::SelectOp::create(b, loc, mask, value, zero);
+}
+
+std::pair<SmallVector<Value>, Value> RowLoopBuilder::accumulate(
+    OpBuilder &rb, Value row, Value sRow, unsigned numTerms,
+    function_ref<SmallVector<Value>(OpBuilder &, Value)> terms) {
+  Type f64 = RowView::getRowSumType(rb.getContext());
+  VectorType wideType = computeVectorType.clone(f64);
+  Value zero = arith::ConstantIndexOp::create(rb, loc, 0);
+  Value step = arith::ConstantIndexOp::create(rb, loc, vectorLength);
+  Value blockLength =
+      arith::ConstantIndexOp::create(rb, loc, vectorLength * kBlockSteps);
+  Value fullEnd = arith::MulIOp::create(
+      rb, loc, arith::DivUIOp::create(rb, loc, rowSize, step), step);
+
+  // Loop-carried values: the accumulators, then sRow.
+  SmallVector<Value> inits(numTerms,
+                           buildFloatConstant(rb, loc, wideType, 0.0));
+  if (sRow)
+    inits.push_back(sRow);
+  auto blocks = scf::ForOp::create(
+      rb, loc, zero, fullEnd, blockLength, inits,
+      [&](OpBuilder &ob, Location, Value blockStart, ValueRange outer) {
+        Value blockEnd = arith::MinUIOp::create(
+            ob, loc, arith::AddIOp::create(ob, loc, blockStart, blockLength),
+            fullEnd);
+        SmallVector<Value> innerInits(
+            numTerms, buildFloatConstant(ob, loc, computeVectorType, 0.0));
+        if (sRow)
+          innerInits.push_back(outer[numTerms]);
+        auto steps = scf::ForOp::create(
+            ob, loc, blockStart, blockEnd, step, innerInits,
+            [&](OpBuilder &ib, Location, Value col, ValueRange inner) {
+              Value s = readInput(ib, row, col, Value());
+              SmallVector<Value> next;
+              for (auto [sum, term] :
+                   llvm::zip_equal(inner.take_front(numTerms),
+                                   terms(ib, widenUnordered(ib, s))))
+                next.push_back(arith::AddFOp::create(ib, loc, sum, term));
+              if (sRow)
+                next.push_back(writeRow(ib, s, inner[numTerms], col, Value()));
+              scf::YieldOp::create(ib, loc, next);
+            });
+        SmallVector<Value> next;
+        for (unsigned t = 0; t < numTerms; ++t)
+          next.push_back(arith::AddFOp::create(
+              ob, loc, outer[t], castFloat(ob, loc, steps.getResult(t), f64)));
+        if (sRow)
+          next.push_back(steps.getResult(numTerms));
+        scf::YieldOp::create(ob, loc, next);
+      });
+
+  SmallVector<Value> totals(blocks.getResults().take_front(numTerms));
+  if (sRow)
+    sRow = blocks.getResult(numTerms);
+  // The masked tail step.
+  if (!hasNoTail()) {
+    Value remaining = arith::SubIOp::create(rb, loc, rowSize, fullEnd);
+    Value mask =
+        vector::CreateMaskOp::create(rb, loc, maskType, ValueRange{remaining});
+    Value s = readInput(rb, row, fullEnd, mask);
+    SmallVector<Value> tail = terms(rb, castFloat(rb, loc, s, computeType));
+    for (auto [total, term] : llvm::zip_equal(totals, tail)) {
+      Value masked = maskLanes(rb, loc, term, mask);
+      total = arith::AddFOp::create(rb, loc, total,
+                                    castFloat(rb, loc, masked, f64));
+    }
+    if (sRow)
+      sRow = writeRow(rb, s, sRow, fullEnd, mask);
+  }
+  SmallVector<Value> sums;
+  for (Value total : totals)
+    sums.push_back(reduce(rb, total));
+  return {sums, sRow};
+}
+
+std::pair<Value, Value>
+RowLoopBuilder::accumulateOne(OpBuilder &rb, Value row, Value sRow,
+                              function_ref<Value(OpBuilder &, Value)> term) {
+  auto [sums, newSRow] =
+      accumulate(rb, row, sRow, 1, [&](OpBuilder &bb, Value s) {
+        return SmallVector<Value>{term(bb, s)};
+      });
+  return {sums.front(), newSRow};
+}
+
+Value RowLoopBuilder::widenUnordered(OpBuilder &rb, Value s) {
+  auto type = cast<VectorType>(s.getType());
+  int64_t length = type.getNumElements();
+  if (!type.getElementType().isBF16() || !computeType.isF32() ||
+      length % 2 != 0)
+    return castFloat(rb, loc, s, computeType);
+  auto pairsType = VectorType::get({length / 2}, rb.getI32Type());
+  auto halfType = VectorType::get({length / 2}, rb.getF32Type());
+  Value pairs = vector::BitCastOp::create(rb, loc, pairsType, s);
+  auto splat = [&](int64_t value) -> Value {
+    return arith::ConstantOp::create(
+        rb, loc,
+        DenseElementsAttr::get(pairsType, rb.getI32IntegerAttr(value)));
+  };
+  // Little-endian: element 2k is the low half of pair k.
+  Value even = arith::BitcastOp::create(
+      rb, loc, halfType, arith::ShLIOp::create(rb, loc, pairs, splat(16)));
+  Value odd = arith::BitcastOp::create(
+      rb, loc, halfType,
+      arith::AndIOp::create(rb, loc, pairs, splat(int32_t(0xFFFF0000u))));
+  SmallVector<int64_t> concatenation(length);
+  std::iota(concatenation.begin(), concatenation.end(), 0);
+  return vector::ShuffleOp::create(rb, loc, even, odd, concatenation);
+}
+
+Value RowLoopBuilder::reduce(OpBuilder &rb, Value accumulator) {
+  return vector::ReductionOp::create(rb, loc, vector::CombiningKind::ADD,
+                                     accumulator,
+                                     arith::FastMathFlags::reassoc);
+}

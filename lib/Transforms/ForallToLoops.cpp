@@ -1,0 +1,242 @@
+//===- ForallToLoops.cpp - Loops from bufferized scf.forall ----*- C++ -*-===//
+//
+// norm-forall-to-loops: after bufferization, turns each scf.forall into
+// scf.parallel or scf.for, and applies what norm-lower-cpu asked for with
+// the dialect's loop attributes (docs/Passes.md#internal-attributes):
+// non-temporal stores of aligned full vectors and a prefetch of the next
+// row.
+//
+//===----------------------------------------------------------------------===//
+
+#include "norm/Dialect/Norm/IR/NormDialect.h"
+#include "norm/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mlir {
+namespace norm {
+#define GEN_PASS_DEF_NORMFORALLTOLOOPSPASS
+#include "norm/Transforms/Passes.h.inc"
+} // namespace norm
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::norm;
+
+/// Alignment (bytes) the non-temporal stores rely on.
+static constexpr int64_t kNontemporalAlignment = 64;
+
+/// Returns the full-vector, in-bounds, unmasked 1-D transfer_writes of
+/// `loop` into rows of 2-D memrefs defined above the loop whose vector size
+/// is a multiple of the alignment, i.e. the stores that become aligned
+/// non-temporal stores when each row starts aligned.
+static SmallVector<vector::TransferWriteOp>
+getNontemporalCandidates(scf::ForallOp loop) {
+  SmallVector<vector::TransferWriteOp> writes;
+  loop->walk([&](vector::TransferWriteOp write) {
+    auto memrefType = dyn_cast<MemRefType>(write.getBase().getType());
+    auto subview = write.getBase().getDefiningOp<memref::SubViewOp>();
+    VectorType vectorType = write.getVectorType();
+    if (!memrefType || write.getMask() || vectorType.getRank() != 1 ||
+        !write.getPermutationMap().isMinorIdentity() ||
+        !write.isDimInBounds(0) || !memrefType.isLastDimUnitStride() ||
+        !subview || subview.getSourceType().getRank() != 2 ||
+        loop->isAncestor(subview.getSource().getParentBlock()->getParentOp()))
+      return;
+    int64_t bytes =
+        vectorType.getNumElements() * vectorType.getElementTypeBitWidth() / 8;
+    if (bytes % kNontemporalAlignment == 0)
+      writes.push_back(write);
+  });
+  return writes;
+}
+
+/// Versions `loop` on the alignment of the rows it writes: when every
+/// written row starts on a kNontemporalAlignment boundary (the buffer and
+/// the row pitch are aligned), a clone writes full vectors with aligned
+/// non-temporal stores (no read for ownership); otherwise the original
+/// loop runs with regular stores.
+static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
+  SmallVector<vector::TransferWriteOp> writes = getNontemporalCandidates(loop);
+  if (writes.empty())
+    return;
+  Location loc = loop.getLoc();
+  rewriter.setInsertionPoint(loop);
+  Value alignment =
+      arith::ConstantIndexOp::create(rewriter, loc, kNontemporalAlignment);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value aligned;
+  llvm::SmallDenseSet<Value> checked;
+  for (vector::TransferWriteOp write : writes) {
+    Value source =
+        write.getBase().getDefiningOp<memref::SubViewOp>().getSource();
+    if (!checked.insert(source).second)
+      continue;
+    int64_t elementBytes = write.getVectorType().getElementTypeBitWidth() / 8;
+    Value bytes = arith::ConstantIndexOp::create(rewriter, loc, elementBytes);
+    auto metadata =
+        memref::ExtractStridedMetadataOp::create(rewriter, loc, source);
+    Value pointer =
+        memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, source);
+    Value start = arith::AddIOp::create(
+        rewriter, loc, pointer,
+        arith::MulIOp::create(rewriter, loc, metadata.getOffset(), bytes));
+    Value pitch =
+        arith::MulIOp::create(rewriter, loc, metadata.getStrides()[0], bytes);
+    for (Value value : {start, pitch}) {
+      Value isAligned = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(rewriter, loc, value, alignment), zero);
+      aligned = aligned
+                    ? arith::AndIOp::create(rewriter, loc, aligned, isAligned)
+                    : isAligned;
+    }
+  }
+
+  auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange(), aligned,
+                                /*withElseRegion=*/true);
+  rewriter.setInsertionPointToStart(ifOp.thenBlock());
+  IRMapping mapping;
+  auto alignedLoop = cast<scf::ForallOp>(rewriter.clone(*loop, mapping));
+  alignedLoop->removeAttr(
+      NormDialect::NontemporalStoresAttrHelper::getNameStr());
+  loop->removeAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr());
+  rewriter.moveOpBefore(loop, ifOp.elseBlock()->getTerminator());
+  for (vector::TransferWriteOp write : writes) {
+    auto cloned =
+        cast<vector::TransferWriteOp>(mapping.lookup(write.getOperation()));
+    rewriter.setInsertionPoint(cloned);
+    rewriter.replaceOpWithNewOp<vector::StoreOp>(
+        cloned, cloned.getVector(), cloned.getBase(), cloned.getIndices(),
+        /*nontemporal=*/true, llvm::MaybeAlign(kNontemporalAlignment));
+  }
+}
+
+/// Bytes of one cache line, the prefetch granularity.
+static constexpr int64_t kCacheLineBytes = 64;
+
+/// In the last row sweep of `loop` (its last top-level scf.for), prefetches
+/// for every full-vector read of a row `%i` of a 2-D buffer defined above
+/// the loop the same columns of row `%i + step` (clamped to the last row),
+/// the row this thread reads next: one prefetch per cache line.
+static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp loop) {
+  if (loop.getRank() != 1)
+    return;
+  Block *body = loop.getBody();
+  scf::ForOp lastSweep;
+  for (Operation &op : *body)
+    if (auto sweep = dyn_cast<scf::ForOp>(op))
+      lastSweep = sweep;
+  if (!lastSweep)
+    return;
+  Value row = loop.getInductionVar(0);
+  SmallVector<vector::TransferReadOp> reads;
+  lastSweep->walk([&](vector::TransferReadOp read) {
+    auto memrefType = dyn_cast<MemRefType>(read.getBase().getType());
+    VectorType vectorType = read.getVectorType();
+    if (!memrefType || memrefType.getRank() != 2 || read.getMask() ||
+        vectorType.getRank() != 1 || !read.isDimInBounds(0) ||
+        !memrefType.isLastDimUnitStride() || read.getIndices()[0] != row ||
+        loop->isAncestor(read.getBase().getParentBlock()->getParentOp()))
+      return;
+    reads.push_back(read);
+  });
+  if (reads.empty())
+    return;
+
+  Location loc = loop.getLoc();
+  llvm::SmallDenseMap<Value, Value> nextRows;
+  for (vector::TransferReadOp read : reads) {
+    Value base = read.getBase();
+    Value &next = nextRows[base];
+    if (!next) {
+      // min(%i + step, rows - 1), computed once per buffer at the top of
+      // the loop body.
+      rewriter.setInsertionPointToStart(body);
+      Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+      Value step = getValueOrCreateConstantIndexOp(rewriter, loc,
+                                                   loop.getMixedStep()[0]);
+      Value last = arith::SubIOp::create(
+          rewriter, loc, memref::DimOp::create(rewriter, loc, base, 0), one);
+      next = arith::MinSIOp::create(
+          rewriter, loc, arith::AddIOp::create(rewriter, loc, row, step), last);
+    }
+    VectorType vectorType = read.getVectorType();
+    int64_t elementBytes =
+        std::max<int64_t>(1, vectorType.getElementTypeBitWidth() / 8);
+    int64_t bytes = vectorType.getNumElements() * elementBytes;
+    int64_t lineElements = std::max<int64_t>(1, kCacheLineBytes / elementBytes);
+    rewriter.setInsertionPoint(read);
+    Value col = read.getIndices()[1];
+    for (int64_t offset = 0; offset * elementBytes < bytes;
+         offset += lineElements) {
+      Value index = offset == 0
+                        ? col
+                        : arith::AddIOp::create(rewriter, loc, col,
+                                                arith::ConstantIndexOp::create(
+                                                    rewriter, loc, offset));
+      memref::PrefetchOp::create(rewriter, loc, base, ValueRange{next, index},
+                                 /*isWrite=*/false, /*localityHint=*/2,
+                                 /*isDataCache=*/true);
+    }
+  }
+}
+
+namespace {
+
+struct NormForallToLoopsPass
+    : public norm::impl::NormForallToLoopsPassBase<NormForallToLoopsPass> {
+  using NormForallToLoopsPassBase::NormForallToLoopsPassBase;
+  void runOnOperation() override;
+};
+
+} // namespace
+
+void NormForallToLoopsPass::runOnOperation() {
+  if (threads < 1) {
+    getOperation()->emitError(
+        "norm-forall-to-loops: option 'threads' must be >= 1, got ")
+        << unsigned(threads);
+    return signalPassFailure();
+  }
+  IRRewriter rewriter(&getContext());
+  SmallVector<scf::ForallOp> loops;
+  getOperation()->walk([&](scf::ForallOp loop) { loops.push_back(loop); });
+  for (scf::ForallOp loop : loops) {
+    if (loop->getNumResults() != 0) {
+      loop->emitError("norm-forall-to-loops expects bufferized loops");
+      return signalPassFailure();
+    }
+  }
+  for (scf::ForallOp loop : loops)
+    if (loop->hasAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr()))
+      useNontemporalStores(rewriter, loop);
+
+  loops.clear();
+  getOperation()->walk([&](scf::ForallOp loop) { loops.push_back(loop); });
+  for (scf::ForallOp loop : loops) {
+    if (!loop->hasAttr(NormDialect::PrefetchNextRowAttrHelper::getNameStr()))
+      continue;
+    loop->removeAttr(NormDialect::PrefetchNextRowAttrHelper::getNameStr());
+    if (prefetch)
+      prefetchNextRow(rewriter, loop);
+  }
+  for (scf::ForallOp loop : loops) {
+    rewriter.setInsertionPoint(loop);
+    bool sequential =
+        threads <= 1 ||
+        loop->hasAttr(NormDialect::SequentialAttrHelper::getNameStr());
+    LogicalResult converted = sequential
+                                  ? scf::forallToForLoop(rewriter, loop)
+                                  : scf::forallToParallelLoop(rewriter, loop);
+    if (failed(converted)) {
+      loop->emitError("failed to convert scf.forall");
+      return signalPassFailure();
+    }
+  }
+}

@@ -1,0 +1,42 @@
+// RUN: norm-opt %s -split-input-file -verify-diagnostics | FileCheck %s
+
+// The dialect's loop attributes (norm.sequential, norm.nontemporal_stores,
+// norm.prefetch_next_row) are unit attributes on scf.forall.
+
+// CHECK-LABEL: func.func @on_forall
+//       CHECK: scf.forall
+//       CHECK: {norm.nontemporal_stores, norm.prefetch_next_row, norm.sequential}
+func.func @on_forall(%m: memref<4x8xf32>) {
+  scf.forall (%i) in (4) {
+  } {norm.sequential, norm.nontemporal_stores, norm.prefetch_next_row}
+  return
+}
+
+// -----
+
+func.func @not_unit(%m: memref<4x8xf32>) {
+  // expected-error @+1 {{attribute 'norm.sequential' must be a unit attribute, got true}}
+  scf.forall (%i) in (4) {
+  } {norm.sequential = true}
+  return
+}
+
+// -----
+
+func.func @not_on_forall(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{attribute 'norm.prefetch_next_row' is only valid on 'scf.forall', got 'scf.for'}}
+  scf.for %i = %c0 to %n step %c1 {
+  } {norm.prefetch_next_row}
+  return
+}
+
+// -----
+
+func.func @unknown(%n: index) {
+  // expected-error @+1 {{unknown norm dialect attribute 'norm.parallel'}}
+  scf.forall (%i) in (4) {
+  } {norm.parallel}
+  return
+}
