@@ -7,7 +7,7 @@ checker), pytest (python/tests, whose conftest.py puts this folder on
 sys.path) and scripts/gpu-check (its references come from norm_exec.py).
 Two C++ drivers of scripts/gpu-check run where there is no Python and mirror
 `compare` (exec_main.cpp) and the reference (bench_main.cpp); the lit test
-Integration/CPU/gpu-check-driver.test keeps exec_main.cpp in step.
+Integration/AOT/gpu-check-driver.test keeps exec_main.cpp in step.
 
 Reference (DESIGN.md section 2): rounds exactly where the op rounds and
 computes everything else in float64. Inputs are values of their element
