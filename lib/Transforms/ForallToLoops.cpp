@@ -192,8 +192,7 @@ static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp loop) {
 /// small inputs do not pay for waking a thread team. Runs after
 /// bufferization, where versioning a loop copies no data.
 static LogicalResult convertWithMinTrips(RewriterBase &rewriter,
-                                         scf::ForallOp loop,
-                                         int64_t minTrips) {
+                                         scf::ForallOp loop, int64_t minTrips) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
   Value trips = getValueOrCreateConstantIndexOp(rewriter, loc,
@@ -273,7 +272,7 @@ void NormForallToLoopsPass::runOnOperation() {
         loop->hasAttr(NormDialect::SequentialAttrHelper::getNameStr());
     int64_t minTrips = sequential ? 0 : getParallelMinTrips(loop);
     LogicalResult converted =
-        sequential      ? scf::forallToForLoop(rewriter, loop)
+        sequential     ? scf::forallToForLoop(rewriter, loop)
         : minTrips > 1 ? convertWithMinTrips(rewriter, loop, minTrips)
                        : scf::forallToParallelLoop(rewriter, loop);
     if (failed(converted)) {
