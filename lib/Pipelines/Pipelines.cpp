@@ -94,7 +94,8 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   bool parallelRows = options.threads > 1;
   std::string tail = llvm::formatv(
       "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops),"
-      "canonicalize,cse,norm-split-shared-inits,eliminate-empty-tensors,"
+      "canonicalize,cse,norm-collapse-destinations,norm-split-shared-inits,"
+      "eliminate-empty-tensors,"
       "norm-legalize-reshapes,"
       "one-shot-bufferize{{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map "
@@ -233,7 +234,8 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
   std::string text = llvm::formatv(
       "gpu-kernel-outlining,"
       "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops),"
-      "canonicalize,cse,norm-split-shared-inits,eliminate-empty-tensors,"
+      "canonicalize,cse,norm-collapse-destinations,norm-split-shared-inits,"
+      "eliminate-empty-tensors,"
       "norm-legalize-reshapes,"
       "one-shot-bufferize{{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"

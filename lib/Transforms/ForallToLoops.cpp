@@ -187,6 +187,45 @@ static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp loop) {
   }
 }
 
+/// Converts `loop` (1-D, from 0 by 1) into an scf.if on its trip count: an
+/// scf.parallel from `minTrips` iterations on, an scf.for below, so that
+/// small inputs do not pay for waking a thread team. Runs after
+/// bufferization, where versioning a loop copies no data.
+static LogicalResult convertWithMinTrips(RewriterBase &rewriter,
+                                         scf::ForallOp loop, int64_t minTrips) {
+  Location loc = loop.getLoc();
+  rewriter.setInsertionPoint(loop);
+  Value trips = getValueOrCreateConstantIndexOp(rewriter, loc,
+                                                loop.getMixedUpperBound()[0]);
+  Value large = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::uge, trips,
+      arith::ConstantIndexOp::create(rewriter, loc, minTrips));
+  auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, large,
+                                /*withElseRegion=*/true);
+  rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  auto parallel = cast<scf::ForallOp>(rewriter.clone(*loop));
+  rewriter.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  auto sequential = cast<scf::ForallOp>(rewriter.clone(*loop));
+  rewriter.eraseOp(loop);
+  rewriter.setInsertionPoint(parallel);
+  if (failed(scf::forallToParallelLoop(rewriter, parallel)))
+    return failure();
+  rewriter.setInsertionPoint(sequential);
+  return scf::forallToForLoop(rewriter, sequential);
+}
+
+/// The `norm.parallel_min_trips` of `loop` when it can be honoured (a 1-D
+/// loop from 0 by 1), else 0.
+static int64_t getParallelMinTrips(scf::ForallOp loop) {
+  auto trips = loop->getAttrOfType<IntegerAttr>(
+      NormDialect::ParallelMinTripsAttrHelper::getNameStr());
+  if (!trips || loop.getRank() != 1 ||
+      getConstantIntValue(loop.getMixedLowerBound()[0]) != 0 ||
+      getConstantIntValue(loop.getMixedStep()[0]) != 1)
+    return 0;
+  return trips.getInt();
+}
+
 namespace {
 
 struct NormForallToLoopsPass
@@ -231,9 +270,11 @@ void NormForallToLoopsPass::runOnOperation() {
     bool sequential =
         threads <= 1 ||
         loop->hasAttr(NormDialect::SequentialAttrHelper::getNameStr());
-    LogicalResult converted = sequential
-                                  ? scf::forallToForLoop(rewriter, loop)
-                                  : scf::forallToParallelLoop(rewriter, loop);
+    int64_t minTrips = sequential ? 0 : getParallelMinTrips(loop);
+    LogicalResult converted =
+        sequential     ? scf::forallToForLoop(rewriter, loop)
+        : minTrips > 1 ? convertWithMinTrips(rewriter, loop, minTrips)
+                       : scf::forallToParallelLoop(rewriter, loop);
     if (failed(converted)) {
       loop->emitError("failed to convert scf.forall");
       return signalPassFailure();

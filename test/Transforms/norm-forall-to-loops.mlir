@@ -134,3 +134,51 @@ func.func @no_prefetch(%x: memref<?x4096xf32>, %y: memref<?x4096xf32>) {
   } {norm.prefetch_next_row}
   return
 }
+
+// -----
+
+// norm.parallel_min_trips: with several threads the loop is versioned on its
+// trip count, parallel from 32 iterations on and sequential below; with one
+// thread it is a plain scf.for.
+// CHECK-LABEL: func @min_trips
+//   CHECK-NOT: scf.if
+//       CHECK: scf.for
+//   CHECK-NOT: scf.parallel
+// MT-LABEL: func @min_trips
+//  MT-SAME: (%[[M:.*]]: memref<?x64xf32>
+//       MT: %[[N:.*]] = memref.dim %[[M]], %c0
+//       MT: %[[BIG:.*]] = arith.cmpi uge, %[[N]], %c32
+//       MT: scf.if %[[BIG]] {
+//       MT:   scf.parallel
+//       MT:     vector.transfer_write
+//       MT: } else {
+//       MT:   scf.for
+//       MT:     vector.transfer_write
+//       MT: }
+//       MT: return
+func.func @min_trips(%m: memref<?x64xf32>, %v: vector<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %m, %c0 : memref<?x64xf32>
+  scf.forall (%i) in (%n) {
+    %row = memref.subview %m[%i, 0] [1, 64] [1, 1] : memref<?x64xf32> to memref<64xf32, strided<[1], offset: ?>>
+    vector.transfer_write %v, %row[%c0] {in_bounds = [true]} : vector<16xf32>, memref<64xf32, strided<[1], offset: ?>>
+  } {norm.parallel_min_trips = 32 : i64}
+  return
+}
+
+// -----
+
+// A sequential mark wins over norm.parallel_min_trips.
+// MT-LABEL: func @min_trips_sequential
+//   MT-NOT: scf.parallel
+//       MT: scf.for
+//       MT: return
+func.func @min_trips_sequential(%m: memref<?x64xf32>, %v: vector<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %m, %c0 : memref<?x64xf32>
+  scf.forall (%i) in (%n) {
+    %row = memref.subview %m[%i, 0] [1, 64] [1, 1] : memref<?x64xf32> to memref<64xf32, strided<[1], offset: ?>>
+    vector.transfer_write %v, %row[%c0] {in_bounds = [true]} : vector<16xf32>, memref<64xf32, strided<[1], offset: ?>>
+  } {norm.parallel_min_trips = 32 : i64, norm.sequential}
+  return
+}

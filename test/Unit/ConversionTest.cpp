@@ -131,4 +131,24 @@ func.func @expand(%t: tensor<?xf32>, %a: index, %b: index) -> tensor<?x?xf32> {
   EXPECT_EQ(reshapes, 1);
 }
 
+TEST_F(ConversionPatternsTest, CollapseDestinations) {
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+func.func @f(%m: tensor<256x768xf32>, %d: memref<4x64x768xf32>) {
+  %y = tensor.expand_shape %m [[0, 1], [2]] output_shape [4, 64, 768] : tensor<256x768xf32> into tensor<4x64x768xf32>
+  bufferization.materialize_in_destination %y in restrict writable %d : (tensor<4x64x768xf32>, memref<4x64x768xf32>) -> ()
+  return
+}
+)mlir");
+  ASSERT_TRUE(module);
+  RewritePatternSet patterns(&context);
+  populateCollapseDestinationsPatterns(patterns);
+  ASSERT_TRUE(succeeded(applyPatternsGreedily(*module, std::move(patterns))));
+  EXPECT_TRUE(succeeded(verify(*module)));
+  int expands = 0, collapses = 0;
+  module->walk([&](tensor::ExpandShapeOp) { ++expands; });
+  module->walk([&](memref::CollapseShapeOp) { ++collapses; });
+  EXPECT_EQ(expands, 0);
+  EXPECT_EQ(collapses, 1);
+}
+
 } // namespace

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -24,6 +25,11 @@ namespace norm {
 
 #define GEN_PASS_DECL
 #include "norm/Transforms/Passes.h.inc"
+
+/// Collects the pattern of norm-collapse-destinations: a
+/// materialize_in_destination of a tensor.expand_shape into a memref
+/// materializes the expand's source into the collapsed memref.
+void populateCollapseDestinationsPatterns(RewritePatternSet &patterns);
 
 /// Collects the pattern of norm-legalize-reshapes: tensor.expand_shape ops
 /// with several dynamic dims in one reassociation group become

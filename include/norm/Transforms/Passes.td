@@ -103,6 +103,36 @@ def NormVectorizeMatmulPass : Pass<"norm-vectorize-matmul"> {
   ];
 }
 
+def NormCollapseDestinationsPass : Pass<"norm-collapse-destinations"> {
+  let summary = "Materialize the source of an expand_shape into the collapsed destination";
+  let description = [{
+    `eliminate-empty-tensors` writes a computation straight into the buffer
+    its result is materialized into by following the result back to a
+    `tensor.empty`, but it does not look through `tensor.expand_shape`.
+    Lowerings that compute on a collapsed view (norm-lower-cpu's `[rows, N]`
+    of an input of rank 3 or more) and expand the result back therefore got
+    a temporary buffer and a copy. This pass rewrites
+    `materialize_in_destination (expand_shape %x) in %dest` into
+    `materialize_in_destination %x in (collapse_shape %dest)` when `%dest` is
+    a memref that collapses with the same reassociation, so that the empty
+    tensor `%x` starts from is found and replaced by the destination.
+    `norm-cpu-pipeline` and `norm-gpu-pipeline` run it right before
+    `eliminate-empty-tensors`.
+
+    ```mlir
+    %y = tensor.expand_shape %m [[0, 1], [2]] output_shape [4, 64, 768] : tensor<256x768xf32> into tensor<4x64x768xf32>
+    bufferization.materialize_in_destination %y in restrict writable %d : (tensor<4x64x768xf32>, memref<4x64x768xf32>) -> ()
+    // becomes
+    %c = memref.collapse_shape %d [[0, 1], [2]] : memref<4x64x768xf32> into memref<256x768xf32>
+    bufferization.materialize_in_destination %m in restrict writable %c : (tensor<256x768xf32>, memref<256x768xf32>) -> ()
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def NormSplitSharedInitsPass : Pass<"norm-split-shared-inits"> {
   let summary = "Give each destination-style op its own tensor.empty / linalg.fill init";
   let description = [{

@@ -145,7 +145,23 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
   return finished;
 }
 
+SmallVector<Value> RowLoopBuilder::buildSingleRow() {
+  // The row is written straight into [1, N] empty tensors, which
+  // eliminate-empty-tensors turns into the destinations: the results are
+  // written in place. (A one-iteration scf.forall would be folded by
+  // canonicalization into an insert_slice whose source starts from a slice
+  // of a fresh tensor, which bufferizes to a temporary and a copy.)
+  SmallVector<OpFoldResult> matrixSizes{b.getIndexAttr(1),
+                                        getAsOpFoldResult(rowSize)};
+  SmallVector<Value> inits;
+  for (int i = 0, e = residual ? 2 : 1; i < e; ++i)
+    inits.push_back(tensor::EmptyOp::create(b, loc, matrixSizes, inputType));
+  return buildRow(b, arith::ConstantIndexOp::create(b, loc, 0), inits);
+}
+
 SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
+  if (getConstantIntValue(numRows) == 1)
+    return buildSingleRow();
   SmallVector<Value> outputs;
   SmallVector<OpFoldResult> matrixSizes{getAsOpFoldResult(numRows),
                                         getAsOpFoldResult(rowSize)};
@@ -252,27 +268,20 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   } else if (!ShapedType::isDynamic(staticElements)) {
     results = buildRowLoop(/*sequential=*/false);
   } else {
-    // Decide at run time from the number of elements.
-    Value elements = arith::MulIOp::create(b, loc, numRows, rowSize);
-    Value large = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::uge, elements,
-        arith::ConstantIndexOp::create(b, loc, options.parallelThreshold));
-    // The loops' result type: the row count is static when the leading dims
-    // are, even if the row size is not.
-    int64_t staticRows =
-        getConstantIntValue(numRows).value_or(ShapedType::kDynamic);
-    SmallVector<Type> types(
-        residual ? 2 : 1,
-        RankedTensorType::get({staticRows, staticRowSize}, inputType));
-    auto ifOp = scf::IfOp::create(b, loc, types, large, true, true);
-    {
-      OpBuilder::InsertionGuard ifGuard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      scf::YieldOp::create(b, loc, buildRowLoop(/*sequential=*/false));
-      b.setInsertionPointToStart(ifOp.elseBlock());
-      scf::YieldOp::create(b, loc, buildRowLoop(/*sequential=*/true));
+    // Decided at run time, after bufferization, by norm-forall-to-loops:
+    // parallel from ceil(threshold / N) rows on. (An scf.if between two
+    // loops here would give each its own destination, and bufferization
+    // would compute into a temporary and copy it out.) With a dynamic N
+    // the loop is always parallel.
+    results = buildRowLoop(/*sequential=*/false);
+    if (!ShapedType::isDynamic(staticRowSize) && staticRowSize > 0) {
+      int64_t minRows =
+          llvm::divideCeil(options.parallelThreshold, staticRowSize);
+      if (minRows > 1)
+        results.front().getDefiningOp()->setAttr(
+            NormDialect::ParallelMinTripsAttrHelper::getNameStr(),
+            b.getI64IntegerAttr(minRows));
     }
-    results = SmallVector<Value>(ifOp.getResults());
   }
 
   SmallVector<Value> replacements;

@@ -62,6 +62,9 @@ private:
 
   /// Emits the scf.forall over rows; `sequential` marks it so.
   SmallVector<Value> buildRowLoop(bool sequential);
+  /// The body of one row without a loop, writing [1, N] results (a
+  /// statically single-row input).
+  SmallVector<Value> buildSingleRow();
   /// Emits the body for row `row`, returning the finished row tensors.
   SmallVector<Value> buildRow(OpBuilder &rb, Value row, ValueRange rowInits);
 
@@ -72,7 +75,8 @@ private:
   /// Reads a parameter as a vector (or broadcasts its scalar).
   Value readParameter(OpBuilder &rb, const Parameter &param, Value col,
                       Value mask);
-  /// Writes `vector` at column `col` of the 1-D row tensor `dest`.
+  /// Writes `vector` at column `col` of `dest`: a 1-D row tensor, or the
+  /// [1, N] result of a single-row input (at row 0).
   Value writeRow(OpBuilder &rb, Value vector, Value dest, Value col,
                  Value mask);
   /// s = x (+ residual) at column `col` of row `row`, in the input type.

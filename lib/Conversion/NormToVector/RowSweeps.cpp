@@ -131,9 +131,15 @@ Value RowLoopBuilder::readParameter(OpBuilder &rb, const Parameter &param,
 
 Value RowLoopBuilder::writeRow(OpBuilder &rb, Value vector, Value dest,
                                Value col, Value mask) {
-  AffineMap map = AffineMap::getMultiDimIdentityMap(1, rb.getContext());
+  // A 1-D row tensor, or the [1, N] result of a single-row input.
+  int64_t destRank = cast<RankedTensorType>(dest.getType()).getRank();
+  AffineMap map =
+      AffineMap::get(destRank, 0, rb.getAffineDimExpr(destRank - 1));
+  SmallVector<Value> indices(destRank - 1,
+                             arith::ConstantIndexOp::create(rb, loc, 0));
+  indices.push_back(col);
   return vector::TransferWriteOp::create(rb, loc, dest.getType(), vector, dest,
-                                         ValueRange{col}, map, mask,
+                                         indices, map, mask,
                                          rb.getBoolArrayAttr({true}))
       .getResult();
 }

@@ -27,15 +27,14 @@
 //       CHECK: } {norm.nontemporal_stores, norm.prefetch_next_row, norm.sequential}
 //       CHECK: return %[[RES]]
 // MT-LABEL: func @rms_norm_rows
-// With threads = 2 and dynamic rows, the loop is chosen at run time.
-//       MT: %[[BIG:.*]] = arith.cmpi uge
-//       MT: scf.if %[[BIG]]
-//       MT:   scf.forall
-//       MT:     vector.transfer_read {{.*}} vector<64xf32>
-//       MT:   } {norm.nontemporal_stores, norm.prefetch_next_row}
-//       MT: } else {
-//       MT:   scf.forall
-//       MT:   } {norm.nontemporal_stores, norm.prefetch_next_row, norm.sequential}
+// With threads = 2 and dynamic rows, one loop writes the results; it runs
+// in parallel from ceil(131072 / 4096) = 32 rows on, which
+// norm-forall-to-loops decides at run time after bufferization.
+//   MT-NOT: scf.if
+//       MT: scf.forall
+//       MT:   vector.transfer_read {{.*}} vector<64xf32>
+//       MT: } {norm.nontemporal_stores, norm.parallel_min_trips = 32 : i64, norm.prefetch_next_row}
+//  MT-NEXT: return
 func.func @rms_norm_rows(%x: tensor<?x4096xf32>, %w: tensor<4096xf32>) -> tensor<?x4096xf32> {
   %y = norm.rms_norm %x weight(%w) : (tensor<?x4096xf32>, tensor<4096xf32>) -> tensor<?x4096xf32>
   return %y : tensor<?x4096xf32>
@@ -160,4 +159,34 @@ func.func @nontemporal_counts_all_results(%x: tensor<1024x1024xf32>, %r: tensor<
   %y = norm.rms_norm %x : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
   %z, %s = norm.rms_norm %x residual(%r) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>)
   return %y, %z, %s : tensor<1024x1024xf32>, tensor<1024x1024xf32>, tensor<1024x1024xf32>
+}
+
+// -----
+
+// A statically single-row input (decode) gets no loop over rows: the row is
+// written straight into [1, N] results, which bufferize in place.
+// CHECK-LABEL: func @rms_norm_one_row
+//   CHECK-NOT: scf.forall
+//       CHECK: %[[Y:.*]] = tensor.empty() : tensor<1x4096xf32>
+//       CHECK: scf.for %[[K:.*]] = %c0 to %c4096 step %c32 iter_args(%[[ACC:.*]] = %[[Y]]) -> (tensor<1x4096xf32>)
+//       CHECK:   vector.transfer_write %{{.*}}, %[[ACC]][%c0, %[[K]]] {in_bounds = [true]} : vector<32xf32>, tensor<1x4096xf32>
+// MT-LABEL: func @rms_norm_one_row
+//   MT-NOT: scf.forall
+func.func @rms_norm_one_row(%x: tensor<1x4096xf32>) -> tensor<1x4096xf32> {
+  %y = norm.rms_norm %x : (tensor<1x4096xf32>) -> tensor<1x4096xf32>
+  return %y : tensor<1x4096xf32>
+}
+
+// -----
+
+// A dynamic row length: with threads = 2 the loop is always parallel (the
+// threshold in rows is not known before run time).
+// MT-LABEL: func @rms_norm_dynamic_row
+//       MT: scf.forall
+//   MT-NOT: norm.parallel_min_trips
+//       MT: } {norm.nontemporal_stores, norm.prefetch_next_row}
+//       MT: return
+func.func @rms_norm_dynamic_row(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %y = norm.rms_norm %x : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
 }

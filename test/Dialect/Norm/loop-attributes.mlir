@@ -40,3 +40,31 @@ func.func @unknown(%n: index) {
   } {norm.parallel}
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @min_trips
+//       CHECK: {norm.parallel_min_trips = 32 : i64}
+func.func @min_trips() {
+  scf.forall (%i) in (4) {
+  } {norm.parallel_min_trips = 32 : i64}
+  return
+}
+
+// -----
+
+func.func @min_trips_too_small() {
+  // expected-error @+1 {{attribute 'norm.parallel_min_trips' must be an i64 integer >= 2, got 1 : i64}}
+  scf.forall (%i) in (4) {
+  } {norm.parallel_min_trips = 1 : i64}
+  return
+}
+
+// -----
+
+func.func @min_trips_not_integer() {
+  // expected-error @+1 {{attribute 'norm.parallel_min_trips' must be an i64 integer >= 2, got unit}}
+  scf.forall (%i) in (4) {
+  } {norm.parallel_min_trips}
+  return
+}

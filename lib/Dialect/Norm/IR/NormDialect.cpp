@@ -40,17 +40,25 @@ Operation *NormDialect::materializeConstant(OpBuilder &builder, Attribute value,
                                    llvm::cast<TypedAttr>(value));
 }
 
-/// The dialect's discardable attributes are unit markers on `scf.forall`
-/// (see `discardableAttrs` in NormDialect.td); any other `norm.` attribute
-/// on an op of another dialect is unknown.
+/// The dialect's discardable attributes are markers on `scf.forall` (see
+/// `discardableAttrs` in NormDialect.td): units, and an i64 >= 2 for
+/// `norm.parallel_min_trips`; any other `norm.` attribute on an op of
+/// another dialect is unknown.
 LogicalResult NormDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attribute) {
   StringRef name = attribute.getName().strref();
   if (name != SequentialAttrHelper::getNameStr() &&
       name != NontemporalStoresAttrHelper::getNameStr() &&
-      name != PrefetchNextRowAttrHelper::getNameStr())
+      name != PrefetchNextRowAttrHelper::getNameStr() &&
+      name != ParallelMinTripsAttrHelper::getNameStr())
     return op->emitError("unknown norm dialect attribute '") << name << "'";
-  if (!isa<UnitAttr>(attribute.getValue()))
+  if (name == ParallelMinTripsAttrHelper::getNameStr()) {
+    auto trips = dyn_cast<IntegerAttr>(attribute.getValue());
+    if (!trips || !trips.getType().isInteger(64) || trips.getInt() < 2)
+      return op->emitError("attribute '")
+             << name << "' must be an i64 integer >= 2, got "
+             << attribute.getValue();
+  } else if (!isa<UnitAttr>(attribute.getValue()))
     return op->emitError("attribute '")
            << name << "' must be a unit attribute, got "
            << attribute.getValue();

@@ -35,12 +35,15 @@ def Norm_Dialect : Dialect {
   //   norm.sequential          keep this loop on one thread;
   //   norm.nontemporal_stores  write full vectors with non-temporal stores
   //                            when every row is 64-byte aligned;
-  //   norm.prefetch_next_row   prefetch the next row in the last sweep.
+  //   norm.prefetch_next_row   prefetch the next row in the last sweep;
+  //   norm.parallel_min_trips  (i64 >= 2) run in parallel only from this
+  //                            many iterations on, else sequentially.
   // The verifier accepts them on scf.forall only.
   let discardableAttrs = (ins
     "::mlir::UnitAttr":$sequential,
     "::mlir::UnitAttr":$nontemporal_stores,
-    "::mlir::UnitAttr":$prefetch_next_row
+    "::mlir::UnitAttr":$prefetch_next_row,
+    "::mlir::IntegerAttr":$parallel_min_trips
   );
   let hasOperationAttrVerify = 1;
 }
