@@ -35,9 +35,7 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
   std::function<Value(OpBuilder &, Value)> normalize;
 
   if (!op.hasReduction()) {
-    Value alphaVector = vector::BroadcastOp::create(
-        rb, loc, VectorType::get({vectorLength}, alpha.scalar.getType()),
-        alpha.scalar);
+    Value alphaVector = alpha.scalar;
     normalize = [&, alphaVector](OpBuilder &bb, Value s) {
       return buildDyTCore(bb, loc, op, alphaVector, s);
     };

@@ -32,7 +32,8 @@ constexpr int64_t kBlockSteps = 64;
 struct Parameter {
   /// The operand as a 1-D tensor of N elements, or null.
   Value row;
-  /// The operand's single element when it is a scalar, or null.
+  /// The operand's single element when it is a scalar, widened to the
+  /// compute type and broadcast to a vector; or null.
   Value scalar;
 
   explicit operator bool() const { return row || scalar; }

@@ -86,9 +86,16 @@ Parameter RowLoopBuilder::prepareParameter(Value value) {
     return param;
   auto type = cast<RankedTensorType>(value.getType());
   if (access == ParameterAccess::Scalar) {
+    // Widened to the compute type (exactly: it is at least as wide as every
+    // parameter type) and broadcast once, outside the row loop. A bf16
+    // vector broadcast left in the loop is widened lane by lane on targets
+    // without native bf16, in every iteration.
     SmallVector<Value> indices(type.getRank(),
                                arith::ConstantIndexOp::create(b, loc, 0));
-    param.scalar = tensor::ExtractOp::create(b, loc, value, indices);
+    Value scalar = castFloat(
+        b, loc, tensor::ExtractOp::create(b, loc, value, indices), computeType);
+    param.scalar =
+        vector::BroadcastOp::create(b, loc, computeVectorType, scalar);
     return param;
   }
   if (type.getRank() == 1) {
@@ -116,10 +123,8 @@ Value RowLoopBuilder::readMatrix(OpBuilder &rb, Value matrix, Value row,
 
 Value RowLoopBuilder::readParameter(OpBuilder &rb, const Parameter &param,
                                     Value col, Value mask) {
-  if (param.scalar) {
-    auto vectorType = VectorType::get({vectorLength}, param.scalar.getType());
-    return vector::BroadcastOp::create(rb, loc, vectorType, param.scalar);
-  }
+  if (param.scalar)
+    return param.scalar;
   Type elementType = cast<ShapedType>(param.row.getType()).getElementType();
   auto vectorType = VectorType::get({vectorLength}, elementType);
   Value padding = buildFloatConstant(rb, loc, elementType, 0.0);

@@ -190,3 +190,22 @@ func.func @rms_norm_dynamic_row(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %y = norm.rms_norm %x : (tensor<?x?xf32>) -> tensor<?x?xf32>
   return %y : tensor<?x?xf32>
 }
+
+// -----
+
+// A run-time alpha (and a scalar weight) is read once, widened to the
+// compute type and broadcast before the row loop: no bf16 vector is built
+// or widened inside the loop.
+// CHECK-LABEL: func @dyt_bf16_runtime_alpha
+//  CHECK-SAME: (%[[X:.*]]: tensor<?x256xbf16>, %[[A:.*]]: tensor<bf16>)
+//       CHECK: %[[AS:.*]] = tensor.extract %[[A]][] : tensor<bf16>
+//       CHECK: %[[AW:.*]] = arith.extf %[[AS]] : bf16 to f32
+//       CHECK: %[[AV:.*]] = vector.broadcast %[[AW]] : f32 to vector<32xf32>
+//       CHECK: scf.forall
+//   CHECK-NOT:   vector.broadcast
+//       CHECK:   arith.mulf %[[AV]], %{{.*}} : vector<32xf32>
+//       CHECK: } {norm.nontemporal_stores, norm.sequential}
+func.func @dyt_bf16_runtime_alpha(%x: tensor<?x256xbf16>, %a: tensor<bf16>) -> tensor<?x256xbf16> {
+  %y = norm.dyt %x alpha(%a) : (tensor<?x256xbf16>, tensor<bf16>) -> tensor<?x256xbf16>
+  return %y : tensor<?x256xbf16>
+}
