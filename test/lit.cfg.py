@@ -41,6 +41,7 @@ for omp in ("/usr/lib/llvm-22/lib/libomp.so",
     if os.path.exists(omp):
         config.available_features.add("openmp")
         config.substitutions.append(("%omp_runtime", omp))
+        config.substitutions.append(("%omp_dir", os.path.dirname(omp)))
         break
 
 # The CUDA toolkit norm-gpu-pipeline uses by default ($CUDA_HOME, else

@@ -13,8 +13,15 @@ documented command sequence (printed with -v):
 
     norm-opt kernel.mlir --norm-cpu-pipeline -o kernel.llvm.mlir
     mlir-translate --mlir-to-llvmir kernel.llvm.mlir -o kernel.ll
-    llc -O3 -filetype=obj -relocation-model=pic -mcpu=native kernel.ll -o k.o
+    (target triple and data layout of the host, or of --mtriple, added to
+     kernel.ll; taken from `opt -mtriple=T` on an empty module)
+    llc -O3 -filetype=obj -relocation-model=pic -mtriple=T -mcpu=native \
+        kernel.ll -o k.o
+    llvm-objcopy --keep-global-symbol=k --keep-global-symbol=_mlir_ciface_k k.o
     cc -shared k.o -o libk.so -lm
+
+Every symbol of the object but the two entry points is local, so that
+kernels compiled separately link into one program.
 
 The kernel (kernel.mlir, kept with --keep) takes memrefs: the inputs x,
 [alpha], [weight], [bias], [residual] and then the outputs y,
@@ -79,6 +86,68 @@ def parse_shape(text):
             raise argparse.ArgumentTypeError(
                 f"invalid shape '{text}' (expected e.g. '?x4096' or '8x768')")
     return tuple(dims)
+
+
+# The options each op takes (the rest are rejected with a message).
+OP_OPTIONS = {
+    "layer_norm": {"weight", "bias", "residual", "eps", "cast_mode",
+                   "compute_type"},
+    "rms_norm": {"weight", "residual", "eps", "epsilon_mode",
+                 "weight_offset", "cast_mode", "compute_type"},
+    "dyt": {"alpha", "weight", "bias", "residual", "cast_mode",
+            "compute_type"},
+}
+
+
+def check_op_options(args):
+    """Rejects options the op does not take, naming them."""
+    given = {key for key in ("weight", "bias", "alpha", "eps", "epsilon_mode",
+                             "weight_offset", "cast_mode", "compute_type")
+             if getattr(args, key) is not None}
+    if args.residual:
+        given.add("residual")
+    rejected = sorted(given - OP_OPTIONS[args.op])
+    if rejected:
+        names = ", ".join("--" + key.replace("_", "-") for key in rejected)
+        sys.exit(f"norm-aot: --op {args.op} does not take {names}")
+    if args.weight_offset is not None and args.weight is None:
+        sys.exit("norm-aot: --weight-offset needs --weight")
+
+
+def target_data_layout(opt, triple):
+    """The data layout LLVM uses for `triple`, from opt on an empty
+    module."""
+    result = subprocess.run([opt, f"-mtriple={triple}", "-S", "-"],
+                            input="", capture_output=True, text=True)
+    for line in result.stdout.splitlines():
+        if line.startswith("target datalayout"):
+            return line.split("=", 1)[1].strip().strip('"')
+    sys.exit(f"norm-aot: cannot get the data layout of '{triple}' from opt")
+
+
+def host_triple(llc):
+    """The default target triple of llc (the host's)."""
+    result = subprocess.run([llc, "--version"], capture_output=True, text=True)
+    for line in result.stdout.splitlines():
+        if "Default target:" in line:
+            return line.split(":", 1)[1].strip()
+    sys.exit("norm-aot: cannot get the host triple from llc --version")
+
+
+def set_target(llvm_ir, triple, data_layout):
+    """Adds the target triple and data layout to a .ll file that has none
+    (mlir-translate writes neither): without them LLVM does not know the
+    target's memcpy or vector widths."""
+    with open(llvm_ir) as f:
+        lines = f.read().split("\n")
+    lines = [line for line in lines
+             if not line.startswith(("target triple", "target datalayout"))]
+    at = next((i + 1 for i, line in enumerate(lines)
+               if line.startswith("source_filename")), 0)
+    lines[at:at] = [f'target datalayout = "{data_layout}"',
+                    f'target triple = "{triple}"']
+    with open(llvm_ir, "w") as f:
+        f.write("\n".join(lines))
 
 
 def descriptor_type(name, ctype, rank):
@@ -194,6 +263,8 @@ def main(argv):
                              "'vector-width=256'")
     parser.add_argument("--mcpu", default="native",
                         help="llc -mcpu (default: native, the host)")
+    parser.add_argument("--mtriple", default=None,
+                        help="target triple (default: the host's)")
     parser.add_argument("--shared", action="store_true",
                         help="also link lib<name>.so")
     parser.add_argument("--keep", action="store_true",
@@ -203,6 +274,7 @@ def main(argv):
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="print the commands")
     args = parser.parse_args(argv)
+    check_op_options(args)
 
     out_dir, base = os.path.split(os.path.abspath(args.output))
     name = args.name or base.replace("-", "_")
@@ -229,6 +301,10 @@ def main(argv):
     norm_opt = find_tool("norm-opt", [HERE])
     translate = find_tool("mlir-translate", [LLVM_TOOLS_DIR])
     llc = find_tool("llc", [LLVM_TOOLS_DIR])
+    opt = find_tool("opt", [LLVM_TOOLS_DIR])
+    objcopy = find_tool("llvm-objcopy", [LLVM_TOOLS_DIR])
+    triple = args.mtriple or host_triple(llc)
+    data_layout = target_data_layout(opt, triple)
     cc = os.environ.get("CC") or shutil.which("cc") or "cc"
 
     def run(cmd):
@@ -258,8 +334,12 @@ def main(argv):
             pipeline += "=" + " ".join(options)
         run([norm_opt, kernel, pipeline, "-o", lowered])
         run([translate, "--mlir-to-llvmir", lowered, "-o", llvm_ir])
+        set_target(llvm_ir, triple, data_layout)
         run([llc, "-O3", "-filetype=obj", "-relocation-model=pic",
-             f"-mcpu={args.mcpu}", llvm_ir, "-o", prefix + ".o"])
+             f"-mtriple={triple}", f"-mcpu={args.mcpu}", llvm_ir,
+             "-o", prefix + ".o"])
+        run([objcopy, f"--keep-global-symbol={name}",
+             f"--keep-global-symbol=_mlir_ciface_{name}", prefix + ".o"])
     link = " and -lm"
     runtime = []
     if needs_float16_utils(undefined_symbols(
