@@ -199,3 +199,39 @@ func.func @no_fold_large_constant() -> tensor<64x128xf32> {
   %y = norm.rms_norm %x : (tensor<64x128xf32>) -> tensor<64x128xf32>
   return %y : tensor<64x128xf32>
 }
+
+// -----
+
+// Weights and biases stored as dense_resource blobs (torch-mlir's exported
+// parameters) are read like dense constants: an all-ones weight and an
+// all-zeros bias are dropped.
+// CHECK-LABEL: func @resource_identity_weight_zero_bias
+//  CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>)
+//       CHECK: %[[Y:.*]] = norm.layer_norm %[[X]] : (tensor<?x4xf32>) -> tensor<?x4xf32>
+//       CHECK: return %[[Y]]
+func.func @resource_identity_weight_zero_bias(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %w = arith.constant dense_resource<ones4> : tensor<4xf32>
+  %b = arith.constant dense_resource<zeros4> : tensor<4xf32>
+  %y = norm.layer_norm %x weight(%w) bias(%b) : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      ones4: "0x040000000000803F0000803F0000803F0000803F",
+      zeros4: "0x0400000000000000000000000000000000000000"
+    }
+  }
+#-}
+
+// -----
+
+// An elided resource blob is not a known constant: the weight stays.
+// CHECK-LABEL: func @resource_elided
+//       CHECK: norm.rms_norm %{{.*}} weight(%{{.*}})
+func.func @resource_elided(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %w = arith.constant dense_resource<__elided__> : tensor<4xf32>
+  %y = norm.rms_norm %x weight(%w) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}

@@ -6,12 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "norm/Dialect/Norm/IR/ConstantValues.h"
 #include "norm/Dialect/Norm/IR/NormOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
 #include <type_traits>
@@ -22,13 +23,8 @@ using namespace mlir::norm;
 /// Largest number of input elements a norm op is constant-folded for.
 static constexpr int64_t kMaxFoldedElements = 4096;
 
-/// Returns the constant float elements of `value`, or null.
-static DenseFPElementsAttr getConstantFloats(Value value) {
-  DenseFPElementsAttr attr;
-  if (!value || !matchPattern(value, m_Constant(&attr)))
-    return {};
-  return attr;
-}
+/// Largest weight or bias constant the canonicalization patterns read.
+static constexpr int64_t kMaxParameterElements = 1 << 20;
 
 /// Rounds `value` to the float format `semantics` (round to nearest even).
 static double roundTo(double value, const llvm::fltSemantics &semantics) {
@@ -44,11 +40,16 @@ static const llvm::fltSemantics &getSemantics(Type type) {
 
 /// Reads the elements of a float constant as doubles (exact for every
 /// supported element type).
-static SmallVector<double> readAsDoubles(DenseFPElementsAttr attr) {
+static SmallVector<double> readAsDoubles(const FloatConstant &constant) {
   SmallVector<double> values;
-  values.reserve(attr.getNumElements());
-  for (const APFloat &value : attr.getValues<APFloat>())
-    values.push_back(value.convertToDouble());
+  values.reserve(constant.values.size());
+  for (const APFloat &value : constant.values) {
+    APFloat wide = value;
+    bool losesInfo = false;
+    wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                 &losesInfo);
+    values.push_back(wide.convertToDouble());
+  }
   return values;
 }
 
@@ -67,13 +68,11 @@ namespace {
 
 /// Returns true when every element of `weight` plus `offset`, computed in
 /// `computeType`, is exactly 1.
-static bool isIdentityWeight(DenseFPElementsAttr weight, double offset,
+static bool isIdentityWeight(const FloatConstant &weight, double offset,
                              Type computeType) {
-  for (const APFloat &value : weight.getValues<APFloat>()) {
-    double w = value.convertToDouble();
-    double effective = computeType.isF64()
-                           ? effectiveWeight<double>(w, offset)
-                           : effectiveWeight<float>(w, offset);
+  for (double w : readAsDoubles(weight)) {
+    double effective = computeType.isF64() ? effectiveWeight<double>(w, offset)
+                                           : effectiveWeight<float>(w, offset);
     if (effective != 1.0)
       return false;
   }
@@ -99,11 +98,12 @@ struct DropIdentityWeight : public OpRewritePattern<OpTy> {
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     NormOpInterface iface = cast<NormOpInterface>(op.getOperation());
-    DenseFPElementsAttr weight = getConstantFloats(iface.getWeight());
+    std::optional<FloatConstant> weight =
+        readFloatConstant(iface.getWeight(), kMaxParameterElements);
     if (!weight)
       return rewriter.notifyMatchFailure(op, "weight is not a constant");
     double offset = iface.getWeightOffset().convertToDouble();
-    if (!isIdentityWeight(weight, offset, iface.getComputeElementType()))
+    if (!isIdentityWeight(*weight, offset, iface.getComputeElementType()))
       return rewriter.notifyMatchFailure(op, "weight is not all ones");
     Type typeAfter = getInputElementType(iface);
     if (Value bias = iface.getBias()) {
@@ -132,10 +132,11 @@ struct DropZeroBias : public OpRewritePattern<OpTy> {
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     NormOpInterface iface = cast<NormOpInterface>(op.getOperation());
-    DenseFPElementsAttr bias = getConstantFloats(iface.getBias());
+    std::optional<FloatConstant> bias =
+        readFloatConstant(iface.getBias(), kMaxParameterElements);
     if (!bias)
       return rewriter.notifyMatchFailure(op, "bias is not a constant");
-    if (!llvm::all_of(bias.getValues<APFloat>(),
+    if (!llvm::all_of(bias->values,
                       [](const APFloat &value) { return value.isZero(); }))
       return rewriter.notifyMatchFailure(op, "bias is not all zeros");
     Type typeAfter = getInputElementType(iface);
@@ -164,18 +165,19 @@ struct FoldWeightOffsetIntoWeight : public OpRewritePattern<RMSNormOp> {
     APFloat offsetValue = op.getWeightOffset();
     if (offsetValue.isZero())
       return rewriter.notifyMatchFailure(op, "no weight offset");
-    DenseFPElementsAttr weight = getConstantFloats(op.getWeight());
+    std::optional<FloatConstant> weight =
+        readFloatConstant(op.getWeight(), kMaxParameterElements);
     if (!weight)
       return rewriter.notifyMatchFailure(op, "weight is not a constant");
     double offset = offsetValue.convertToDouble();
-    bool computeInF64 =
-        cast<NormOpInterface>(op.getOperation()).getComputeElementType().isF64();
-    Type weightElementType = weight.getElementType();
+    bool computeInF64 = cast<NormOpInterface>(op.getOperation())
+                            .getComputeElementType()
+                            .isF64();
+    Type weightElementType = weight->type.getElementType();
     const llvm::fltSemantics &semantics = getSemantics(weightElementType);
     SmallVector<APFloat> folded;
-    folded.reserve(weight.getNumElements());
-    for (const APFloat &value : weight.getValues<APFloat>()) {
-      double w = value.convertToDouble();
+    folded.reserve(weight->values.size());
+    for (double w : readAsDoubles(*weight)) {
       double sum = computeInF64 ? effectiveWeight<double>(w, offset)
                                 : effectiveWeight<float>(w, offset);
       if (roundTo(sum, semantics) != sum)
@@ -186,9 +188,9 @@ struct FoldWeightOffsetIntoWeight : public OpRewritePattern<RMSNormOp> {
       element.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
       folded.push_back(element);
     }
-    auto newWeight = DenseFPElementsAttr::get(weight.getType(), folded);
+    auto newWeight = DenseFPElementsAttr::get(weight->type, folded);
     Value constant = arith::ConstantOp::create(rewriter, op.getLoc(),
-                                               weight.getType(), newWeight);
+                                               weight->type, newWeight);
     rewriter.modifyOpInPlace(op, [&] {
       op.getWeightMutable().assign(constant);
       op.setWeightOffsetAttr(rewriter.getF32FloatAttr(0.0f));
@@ -209,9 +211,8 @@ struct DropDefaultComputeType : public OpRewritePattern<OpTy> {
     if (!computeType)
       return rewriter.notifyMatchFailure(op, "no explicit compute type");
     Type elementType = cast<ShapedType>(op.getX().getType()).getElementType();
-    Type defaultType = elementType.isF64()
-                           ? elementType
-                           : Float32Type::get(op.getContext());
+    Type defaultType =
+        elementType.isF64() ? elementType : Float32Type::get(op.getContext());
     if (computeType.getValue() != defaultType)
       return rewriter.notifyMatchFailure(op, "compute type is not the default");
     rewriter.modifyOpInPlace(op, [&] { op.removeComputeTypeAttr(); });
@@ -255,39 +256,39 @@ struct ConstantEvaluator {
   double alpha = 0;
   int64_t rows = 0, rowSize = 0;
 
-  ComputeT normalizedValue(ArrayRef<double> row, int64_t j, ComputeT mean,
+  ComputeT normalizedValue(ArrayRef<double> row, int64_t j, double mean,
                            ComputeT scale) {
     if (!op.hasReduction())
       return std::tanh(static_cast<ComputeT>(alpha) *
                        static_cast<ComputeT>(row[j]));
-    return (static_cast<ComputeT>(row[j]) - mean) * scale;
+    return static_cast<ComputeT>(row[j] - mean) * scale;
   }
 
-  /// Computes the row statistics: the mean (0 for rms_norm) and the factor
-  /// the centered value is multiplied by.
-  std::pair<ComputeT, ComputeT> statistics(ArrayRef<double> row) {
+  /// Computes the row statistics: the mean (0 for rms_norm, in f64) and the
+  /// factor the centered value is multiplied by (in the compute type).
+  std::pair<double, ComputeT> statistics(ArrayRef<double> row) {
     if (!op.hasReduction())
       return {0, 1};
-    ComputeT n = static_cast<ComputeT>(rowSize);
+    // Row statistics in f64, as the lowerings carry row sums
+    // (RowView::getRowSumType): a centered second pass after the mean, so
+    // that rows with a large common offset fold as accurately as they run.
+    double n = static_cast<double>(rowSize);
     ComputeT eps = static_cast<ComputeT>(op.getEpsilon().convertToDouble());
     if (op.subtractsMean()) {
-      // Shift by the first element (exact) to keep large offsets accurate.
-      ComputeT shift = static_cast<ComputeT>(row[0]);
-      ComputeT sum = 0;
+      double sum = 0;
       for (double v : row)
-        sum += static_cast<ComputeT>(v) - shift;
-      ComputeT mean = shift + sum / n;
-      ComputeT squares = 0;
-      for (double v : row) {
-        ComputeT d = static_cast<ComputeT>(v) - mean;
-        squares += d * d;
-      }
-      return {mean, ComputeT(1) / std::sqrt(squares / n + eps)};
+        sum += v;
+      double mean = sum / n;
+      double squares = 0;
+      for (double v : row)
+        squares += (v - mean) * (v - mean);
+      ComputeT variance = static_cast<ComputeT>(squares / n);
+      return {mean, ComputeT(1) / std::sqrt(variance + eps)};
     }
-    ComputeT squares = 0;
+    double squares = 0;
     for (double v : row)
-      squares += static_cast<ComputeT>(v) * static_cast<ComputeT>(v);
-    ComputeT ms = squares / n;
+      squares += v * v;
+    ComputeT ms = static_cast<ComputeT>(squares / n);
     switch (op.getEpsilonMode()) {
     case EpsilonMode::inside_sqrt:
       return {0, ComputeT(1) / std::sqrt(ms + eps)};
@@ -344,30 +345,32 @@ struct ConstantEvaluator {
 /// float constants.
 static LogicalResult foldNormOp(NormOpInterface op,
                                 SmallVectorImpl<OpFoldResult> &results) {
-  DenseFPElementsAttr x = getConstantFloats(op.getX());
-  if (!x || x.getNumElements() > kMaxFoldedElements)
+  std::optional<FloatConstant> x =
+      readFloatConstant(op.getX(), kMaxFoldedElements);
+  if (!x)
     return failure();
-  auto constantOrAbsent = [](Value value, DenseFPElementsAttr &attr) {
+  auto constantOrAbsent = [](Value value,
+                             std::optional<FloatConstant> &constant) {
     if (!value)
       return true;
-    attr = getConstantFloats(value);
-    return static_cast<bool>(attr);
+    constant = readFloatConstant(value, kMaxFoldedElements);
+    return constant.has_value();
   };
-  DenseFPElementsAttr weight, bias, alpha, residual;
+  std::optional<FloatConstant> weight, bias, alpha, residual;
   if (!constantOrAbsent(op.getWeight(), weight) ||
       !constantOrAbsent(op.getBias(), bias) ||
       !constantOrAbsent(op.getAlpha(), alpha) ||
       !constantOrAbsent(op.getResidual(), residual))
     return failure();
 
-  auto xType = cast<RankedTensorType>(x.getType());
+  RankedTensorType xType = x->type;
   const llvm::fltSemantics &inputSemantics =
       getSemantics(xType.getElementType());
 
   // s = x + residual, rounded to the input type.
-  SmallVector<APFloat> sum(x.getValues<APFloat>());
+  SmallVector<APFloat> sum(x->values);
   if (residual) {
-    for (auto [s, r] : llvm::zip_equal(sum, residual.getValues<APFloat>())) {
+    for (auto [s, r] : llvm::zip_equal(sum, residual->values)) {
       APFloat addend = r;
       bool losesInfo = false;
       addend.convert(inputSemantics, APFloat::rmNearestTiesToEven, &losesInfo);
@@ -376,8 +379,13 @@ static LogicalResult foldNormOp(NormOpInterface op,
   }
   SmallVector<double> inputs;
   inputs.reserve(sum.size());
-  for (const APFloat &value : sum)
-    inputs.push_back(value.convertToDouble());
+  for (const APFloat &value : sum) {
+    APFloat wide = value;
+    bool losesInfo = false;
+    wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                 &losesInfo);
+    inputs.push_back(wide.convertToDouble());
+  }
 
   int64_t rowSize = 1;
   for (int64_t dim : xType.getShape().drop_front(op.getNormalizedDim()))
@@ -388,11 +396,11 @@ static LogicalResult foldNormOp(NormOpInterface op,
     evaluator.op = op;
     evaluator.x = inputs;
     if (weight)
-      evaluator.weight = readAsDoubles(weight);
+      evaluator.weight = readAsDoubles(*weight);
     if (bias)
-      evaluator.bias = readAsDoubles(bias);
+      evaluator.bias = readAsDoubles(*bias);
     if (alpha)
-      evaluator.alpha = readAsDoubles(alpha).front();
+      evaluator.alpha = readAsDoubles(*alpha).front();
     evaluator.rows = rows;
     evaluator.rowSize = rowSize;
     return evaluator.run();

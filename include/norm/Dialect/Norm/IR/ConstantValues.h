@@ -1,0 +1,47 @@
+//===- ConstantValues.h - Elements of float tensor constants ----*- C++ -*-===//
+//
+// The one way the dialect's folders and transforms read constant weights,
+// biases and inputs: a dense (or splat) elements attribute, or a
+// dense_resource blob, as torch-mlir's fx.export_and_import stores every
+// exported parameter.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORM_DIALECT_NORM_IR_CONSTANTVALUES_H
+#define NORM_DIALECT_NORM_IR_CONSTANTVALUES_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <limits>
+#include <optional>
+
+namespace mlir {
+namespace norm {
+
+/// The elements of a constant float tensor, in row-major order.
+struct FloatConstant {
+  RankedTensorType type;
+  SmallVector<APFloat> values;
+};
+
+/// Reads the float tensor constant (`arith.constant` or any constant-like
+/// op) that defines `value`: a DenseElementsAttr (splats included) or a
+/// DenseResourceElementsAttr whose blob is available. Returns nullopt for
+/// anything else, for an elided or malformed blob, and for constants of
+/// more than `maxElements` elements.
+std::optional<FloatConstant>
+readFloatConstant(Value value,
+                  int64_t maxElements = std::numeric_limits<int64_t>::max());
+
+/// The same for an attribute of tensor type `type`.
+std::optional<FloatConstant>
+readFloatConstant(Attribute attr,
+                  int64_t maxElements = std::numeric_limits<int64_t>::max());
+
+} // namespace norm
+} // namespace mlir
+
+#endif // NORM_DIALECT_NORM_IR_CONSTANTVALUES_H
