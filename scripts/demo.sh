@@ -3,8 +3,11 @@
 #
 #   bash scripts/demo.sh    (as root when packages are missing)
 #
-# Installs what is missing, builds, then shows norm-opt on an example model
-# block, executes it through the CPU pipeline and prints a benchmark summary.
+# Installs what is missing, builds, then shows norm-opt on the op syntax
+# (examples/block.mlir), takes a model block exported by torch-mlir through
+# norm-raise, norm-fuse-residual and norm-fold-matmul-weights, compiles it
+# with norm-cpu-pipeline, runs it on random inputs and checks it against the
+# export (examples/torch_block.py), and prints a benchmark summary.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -21,16 +24,9 @@ step() { printf '\n=== %s ===\n' "$*"; }
 step "norm-opt $EXAMPLE (parse, verify, print)"
 "$BIN/norm-opt" "$EXAMPLE"
 
-step "Executing $EXAMPLE: norm-opt --norm-cpu-pipeline | mlir-runner"
-# Capture --help first: `grep -q` in a pipe could SIGPIPE norm-opt.
-help_text="$("$BIN/norm-opt" --help 2>/dev/null || true)"
-if grep -q -- 'norm-cpu-pipeline' <<<"$help_text"; then
-  "$BIN/norm-opt" "$EXAMPLE" --norm-cpu-pipeline |
-    "$NORM_LLVM_ROOT/bin/mlir-runner" -e main -entry-point-result=void \
-      "-shared-libs=$NORM_LLVM_ROOT/lib/libmlir_runner_utils.so,$NORM_LLVM_ROOT/lib/libmlir_c_runner_utils.so"
-else
-  echo "CPU pipeline not built yet; skipping execution"
-fi
+step "A torch-mlir export: raise, fuse, compile, run on data, check (examples/torch_block.py)"
+PYTHONPATH="$NORM_BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}" \
+  python3 examples/torch_block.py
 
 step "Benchmark summary: norm-bench --summary"
 if [[ -x "$BIN/norm-bench" ]]; then
