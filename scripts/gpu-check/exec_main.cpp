@@ -5,8 +5,8 @@
 // `norm_main`) and norm_cuda_runtime. The suite prints every output with
 // printMemrefF32/F64; this driver captures them instead and compares them
 // with the float64 reference written at build time (write_refs.py), with
-// the metric, bounds and NaN/inf rules of test/tools/normref.py (DESIGN.md
-// section 6). `compare` below mirrors normref.compare, since the GPU machine
+// the metric, bounds and NaN/inf rules of test/tools/normref.py
+// (docs/Numerics.md#error-metric-and-bounds). `compare` below mirrors normref.compare, since the GPU machine
 // has no Python; test/Integration/AOT/gpu-check-driver.test runs this driver
 // on the CPU against the lit test's case list to keep the two in step.
 //

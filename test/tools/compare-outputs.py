@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares the printMemrefF32 outputs of two runs of the same module, the
 reference (the original IR) and the candidate (after a transformation), with
-the error metric and bounds of DESIGN section 6 (normref.py).
+the error metric and bounds of docs/Numerics.md#error-metric-and-bounds (normref.py).
 
     compare-outputs.py [--bound TYPE=VALUE]... <manifest.txt> <reference.txt> <candidate.txt>
 

@@ -9,7 +9,7 @@ Two C++ drivers of scripts/gpu-check run where there is no Python and mirror
 `compare` (exec_main.cpp) and the reference (bench_main.cpp); the lit test
 Integration/AOT/gpu-check-driver.test keeps exec_main.cpp in step.
 
-Reference (DESIGN.md section 2): rounds exactly where the op rounds and
+Reference (docs/Ops.md): rounds exactly where the op rounds and
 computes everything else in float64. Inputs are values of their element
 types; with a residual, s = round_T(x + residual) (correctly rounded) is
 normalized and is also the `residual_out` result; the statistics and the
@@ -18,7 +18,7 @@ normalization are float64; `cast_mode = final` rounds the result to T once;
 y = round_T(round_W(round_W(n_T * w') + b)) with W the widest of T, the
 weight type and the bias type (w' = weight + weight_offset, not rounded).
 
-Error metric (DESIGN.md section 6), per output tensor:
+Error metric (docs/Numerics.md#error-metric-and-bounds), per output tensor:
 err = max |y - ref| / (|ref| + rms(ref)) over the finite reference entries,
 rms over the same entries; y must be NaN exactly where the reference is NaN
 and equal to it where either is infinite (else err = inf); an entry whose

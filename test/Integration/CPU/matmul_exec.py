@@ -13,7 +13,7 @@ Each case is one function `@case_K(%a, %b, %c) -> c + a @ b` (matmul, its
 transposed-B form, batch_matmul, f32/f64, static and dynamic dims, sizes that
 leave partial register tiles and cache blocks), called from @main on dense
 constants; the reference is computed in float64 from the same values and
-judged with normref.py's metric and bounds (DESIGN.md section 6).
+judged with normref.py's metric and bounds (docs/Numerics.md#error-metric-and-bounds).
 """
 
 import os

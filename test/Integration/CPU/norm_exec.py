@@ -12,7 +12,7 @@
   norm_exec.py check REF.npz OUTPUT.txt
       Parses mlir-runner's printMemref output and compares every output
       tensor with its reference (normref.compare: the error metric, bounds
-      and NaN/inf rules of DESIGN.md section 6). Prints one line per case,
+      and NaN/inf rules of docs/Numerics.md#error-metric-and-bounds). Prints one line per case,
       `PASS: case_K: <description>; max err E (bound B)` or the same with
       `FAIL:` followed by indented reasons (a case whose output is missing
       fails), then one summary line, `all N cases passed` (exit 0) or
@@ -27,10 +27,10 @@ Suites: `<op>_<dtype>` for op in layer_norm, rms_norm, dyt and dtype in f32,
 f16, bf16, f64, and `edge`. The data come from a fixed seed, so a suite
 always generates the same module.
 
-The reference is test/tools/normref.py's (DESIGN.md section 2, rounding
+The reference is test/tools/normref.py's (docs/Ops.md, rounding
 exactly where the op rounds): the inputs are values of their element types
 and the epsilon is rounded to its attribute's type. Bounds are normref's
-(DESIGN.md section 6: f32 and f64 1e-5, f16 2^-9, bf16 2^-6); some edge
+(docs/Numerics.md#error-metric-and-bounds: f32 and f64 1e-5, f16 2^-9, bf16 2^-6); some edge
 cases carry their own bound (the 1e4-offset LayerNorm rows: 1e-4).
 """
 
@@ -553,7 +553,7 @@ def edge_suite():
                note="nan/inf"))
     c(Case("layer_norm", "f32", (7, 16), residual=True, gen=nf,
            cast_mode="before_weight", weight="f32", note="nan/inf"))
-    # Rows with a large common offset (DESIGN: within 1e-4 in f32).
+    # Rows with a large common offset (docs/Numerics.md: within 1e-4 in f32).
     c(Case("layer_norm", "f32", (4, 1024), gen=gen_offset(1e4, 0.1),
            bound=1e-4, dyn=(), note="1e4 offset"))
     c(Case("layer_norm", "f32", (2, 4096), weight="f32", bias="f32",
