@@ -6,9 +6,10 @@
 // printMemrefF32/F64; this driver captures them instead and compares them
 // with the float64 reference written at build time (write_refs.py), with
 // the metric, bounds and NaN/inf rules of test/tools/normref.py
-// (docs/Numerics.md#error-metric-and-bounds). `compare` below mirrors normref.compare, since the GPU machine
-// has no Python; test/Integration/AOT/gpu-check-driver.test runs this driver
-// on the CPU against the lit test's case list to keep the two in step.
+// (docs/Numerics.md#error-metric-and-bounds). `compare` below mirrors
+// normref.compare, since the GPU machine has no Python;
+// test/Integration/AOT/gpu-check-driver.test runs this driver on the CPU
+// against the lit test's case list to keep the two in step.
 //
 //   <test> REFERENCE.ref
 //
