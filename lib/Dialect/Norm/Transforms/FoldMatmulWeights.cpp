@@ -20,6 +20,10 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/bit.h"
+
+#include <cmath>
+#include <limits>
 
 namespace mlir {
 namespace norm {
@@ -354,6 +358,22 @@ static FailureOr<FoldPlan> planFold(NormOpInterface op, const Options &options,
 // Rewrite steps
 //===----------------------------------------------------------------------===//
 
+/// `value` as a double, also when the host flushes subnormal inputs.
+static double toDouble(float value) {
+  uint32_t bits = llvm::bit_cast<uint32_t>(value);
+  if ((bits & 0x7f800000u) == 0 && (bits & 0x007fffffu) != 0)
+    return APFloat(value).convertToDouble();
+  return value;
+}
+
+/// `value` rounded to nearest even in `semantics`.
+static APFloat roundTo(double value, const llvm::fltSemantics &semantics) {
+  APFloat result(value);
+  bool losesInfo = false;
+  result.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
+  return result;
+}
+
 /// The RHS of `use` with the weight folded into its rows,
 /// `W'[k, n] = (w[k] + offset) * W[k, n]`, rounded to its element type; adds
 /// `bias @ W` to `rowVector` (one entry per column, per batch).
@@ -364,28 +384,60 @@ static DenseFPElementsAttr buildFoldedRhs(const MatmulUse &use,
   ArrayRef<int64_t> shape = constType.getShape();
   int64_t k = plan.k;
   int64_t n = use.nMajor ? shape[0] : shape[shape.size() - 1];
-  const llvm::fltSemantics &semantics =
-      cast<FloatType>(constType.getElementType()).getFloatSemantics();
-  SmallVector<APFloat> folded;
-  folded.reserve(use.constant.getNumElements());
-  rowVector.assign(plan.bias.empty() ? 0 : use.constant.getNumElements() / k,
-                   0.0);
-  int64_t index = 0;
-  for (const APFloat &value : use.constant.getValues<APFloat>()) {
+  int64_t numElements = use.constant.getNumElements();
+  rowVector.assign(plan.bias.empty() ? 0 : numElements / k, 0.0);
+  // The folded value of element `index` of the constant, `w`, in double.
+  auto fold = [&](int64_t index, double w) {
     int64_t inner = index % (n * k);
     int64_t kk = use.nMajor ? inner % k : inner / n;
     int64_t nn = use.nMajor ? inner / k : inner % n;
     int64_t batch = index / (n * k);
-    double w = value.convertToDouble();
     if (!plan.bias.empty())
       rowVector[batch * n + nn] += plan.bias[kk] * w;
     double scale = plan.weight.empty() ? 1.0 : plan.weight[kk] + plan.offset;
-    APFloat result(w * scale);
-    bool losesInfo = false;
-    result.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
-    folded.push_back(result);
-    ++index;
+    return w * scale;
+  };
+
+  // f32 and f64 weights (almost every model) are read and written as host
+  // floats: APFloat per element made this pass the slowest of the three.
+  // The host's double-to-float conversion rounds a normal, finite result to
+  // nearest even, as APFloat does; the other results take APFloat's path,
+  // so nothing depends on the host's flush-to-zero mode.
+  Type elementType = constType.getElementType();
+  if (elementType.isF32()) {
+    SmallVector<float> folded;
+    folded.reserve(numElements);
+    int64_t index = 0;
+    for (float value : use.constant.getValues<float>()) {
+      double product = fold(index++, toDouble(value));
+      double magnitude = std::fabs(product);
+      if (magnitude >= std::numeric_limits<float>::min() &&
+          magnitude <= std::numeric_limits<float>::max())
+        folded.push_back(static_cast<float>(product));
+      else
+        folded.push_back(
+            roundTo(product, APFloat::IEEEsingle()).convertToFloat());
+    }
+    return cast<DenseFPElementsAttr>(
+        DenseElementsAttr::get(constType, ArrayRef<float>(folded)));
   }
+  if (elementType.isF64()) {
+    SmallVector<double> folded;
+    folded.reserve(numElements);
+    int64_t index = 0;
+    for (double value : use.constant.getValues<double>())
+      folded.push_back(fold(index++, value));
+    return cast<DenseFPElementsAttr>(
+        DenseElementsAttr::get(constType, ArrayRef<double>(folded)));
+  }
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(elementType).getFloatSemantics();
+  SmallVector<APFloat> folded;
+  folded.reserve(numElements);
+  int64_t index = 0;
+  for (const APFloat &value : use.constant.getValues<APFloat>())
+    folded.push_back(
+        roundTo(fold(index++, value.convertToDouble()), semantics));
   return DenseFPElementsAttr::get(constType, folded);
 }
 
@@ -403,12 +455,8 @@ static Value buildBiasRow(OpBuilder &b, Location loc,
   const llvm::fltSemantics &semantics =
       cast<FloatType>(resultType.getElementType()).getFloatSemantics();
   SmallVector<APFloat> values;
-  for (double v : rowVector) {
-    APFloat value(v);
-    bool losesInfo = false;
-    value.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
-    values.push_back(value);
-  }
+  for (double v : rowVector)
+    values.push_back(roundTo(v, semantics));
   return arith::ConstantOp::create(
       b, loc, vectorType, DenseFPElementsAttr::get(vectorType, values));
 }
