@@ -148,6 +148,8 @@ const ChainAnalysis &ChainAnalyzer::analyze(Operation *root) {
     analysis.reason = matcher.getReason().str();
     return analysis;
   }
+  // Matched: now the IR around the chain decides whether it can be
+  // replaced by one op.
   analysis.progress = kChecked;
   collectInterior(builder, *builder.lookup(result), *match, analysis);
   if (!analysis.x) {

@@ -594,6 +594,8 @@ struct DeclineListener : public RewriterBase::Listener {
   std::optional<std::string> reason;
 };
 
+/// Folds every norm op once; the pattern's match failures are the declined
+/// candidates, counted and explained with `remarks`.
 struct NormFoldMatmulWeightsPass
     : public norm::impl::NormFoldMatmulWeightsPassBase<
           NormFoldMatmulWeightsPass> {

@@ -224,6 +224,8 @@ struct FoldResidualAddIntoNorm
   }
 };
 
+/// Fuses the residual add of every norm op once, in program order, then
+/// counts and explains the norm ops still fed by an add.
 struct NormFuseResidualPass
     : public norm::impl::NormFuseResidualPassBase<NormFuseResidualPass> {
   using NormFuseResidualPassBase::NormFuseResidualPassBase;

@@ -318,6 +318,9 @@ struct ForgetErasedOps : public RewriterBase::Listener {
   ChainAnalyzer &analyzer;
 };
 
+/// Raises the chains of the op it runs on: the pattern set through
+/// applyPatternsOnce, consumers first, with one ChainAnalyzer for all
+/// candidates; then counts and explains the declined ones.
 struct NormRaisePass : public norm::impl::NormRaisePassBase<NormRaisePass> {
   using NormRaisePassBase::NormRaisePassBase;
   void runOnOperation() override;

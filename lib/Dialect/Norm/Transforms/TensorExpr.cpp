@@ -131,6 +131,8 @@ AffineMap TensorExprBuilder::normalizeMap(AffineMap map,
   return AffineMap::get(frameShape.size(), 0, results, context);
 }
 
+/// Nodes are uniqued by what they compute; the derived fields (deps,
+/// containsSum, ...) follow from the key and the id orders creation.
 unsigned TensorExprBuilder::NodeInfo::getHashValue(const NodeKey &key) {
   return llvm::hash_combine(
       key.kind, key.type.getAsOpaquePointer(), key.value.getAsOpaquePointer(),

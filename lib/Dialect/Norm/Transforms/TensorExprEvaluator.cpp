@@ -50,6 +50,8 @@ TensorExpr *TensorExprBuilder::evaluate(Value value, AffineMap map) {
   auto [it, inserted] =
       evaluationIndex.try_emplace({value, map}, evaluations.size());
   unsigned index = it->second;
+  // Memoized or not, the evaluation in progress made this one: record it,
+  // so that walking from a root later sees what evaluating it went through.
   if (!evaluationStack.empty()) {
     SmallVector<unsigned, 2> &uses = evaluations[evaluationStack.back()].uses;
     if (!llvm::is_contained(uses, index))
@@ -65,6 +67,8 @@ TensorExpr *TensorExprBuilder::evaluate(Value value, AffineMap map) {
   evaluations.back().map = map;
   evaluationsOfValue[value].push_back(index);
 
+  // The depth and node limits bound one root's evaluation, not the builder:
+  // a builder shared by every root of a function grows with the function.
   if (evaluationStack.empty())
     nodesAtStart = numNodes;
   TensorExpr *expr = nullptr;
@@ -77,6 +81,7 @@ TensorExpr *TensorExprBuilder::evaluate(Value value, AffineMap map) {
   if (!expr)
     expr = getLeaf(value, map, type.getElementType());
 
+  // Fetched again: the evaluations made above may have moved the records.
   TensorExprEvaluation &evaluation = evaluations[index];
   evaluation.expr = expr;
   evaluation.materializes =
