@@ -5,7 +5,10 @@
 #
 # Installs the baseline dependencies (oneDNN through setup.sh; PyTorch and
 # matplotlib through pip, here only), builds, runs the PyTorch baselines and
-# norm-bench, and writes build/bench/{norm-bench.json,torch.json,chart.png}.
+# norm-bench, and writes build/bench/{norm-bench.json,torch.json,chart.png};
+# then measures norm-opt's compile time on chains of 100, 200 and 400
+# pre-norm blocks (tools/norm-bench/compile_time.py; 25, 50 and 100 with
+# --quick) and writes build/bench/compile-time.{txt,json}.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -41,3 +44,7 @@ norm_log "norm-bench"
 norm_log "chart"
 python3 tools/norm-bench/plot.py "$out/norm-bench.json" "$out/torch.json" \
   --out "$out/chart.png" || true
+norm_log "compile time"
+python3 tools/norm-bench/compile_time.py "${quick[@]}" \
+  --norm-opt "$NORM_BUILD_DIR/bin/norm-opt" --json "$out/compile-time.json" \
+  | tee "$out/compile-time.txt"

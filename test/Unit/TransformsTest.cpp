@@ -1,8 +1,8 @@
 //===- TransformsTest.cpp - Unit tests of the norm pattern sets -*- C++ -*-===//
 //
-// Applies populateNormRaisePatterns and populateNormFuseResidualPatterns
-// with the upstream greedy driver, as an embedding compiler would without
-// our passes, in both traversal orders.
+// Applies populateNormRaisePatterns, populateNormFuseResidualPatterns and
+// populateNormFoldMatmulWeightsPatterns with the upstream greedy driver, as
+// an embedding compiler would without our passes, in both traversal orders.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -80,6 +81,20 @@ func.func @chain(%x: tensor<4x8xf32>, %a: tensor<4x8xf32>, %m: tensor<4x8xf32>) 
   %h2 = arith.addf %h, %m : tensor<4x8xf32>
   %y2 = norm.rms_norm %h2 : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y, %y2, %h2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+)mlir";
+
+/// An RMSNorm with a constant weight feeding a matmul with a constant RHS.
+constexpr const char *kNormMatmul = R"mlir(
+func.func @fold(%x: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %w = arith.constant dense<[2.0, 0.5]> : tensor<2xf32>
+  %rhs = arith.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x3xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %y = norm.rms_norm %x weight(%w) : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %o = linalg.matmul ins(%y, %rhs : tensor<4x2xf32>, tensor<2x3xf32>) outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %o : tensor<4x3xf32>
 }
 )mlir";
 
@@ -157,6 +172,55 @@ TEST_P(NormTransformsTest, FuseResidualPatternsFuseEveryStep) {
   auto ret = cast<func::ReturnOp>(
       module->lookupSymbol<func::FuncOp>("chain").getBody().front().back());
   EXPECT_EQ(ret.getOperand(2), norms[1].getResidualOut());
+}
+
+/// The weight moves into the rows of the matmul's RHS; the norm keeps no
+/// weight.
+TEST_P(NormTransformsTest, FoldMatmulWeightsPatternsFoldTheWeight) {
+  RewritePatternSet patterns(&context);
+  populateNormFoldMatmulWeightsPatterns(patterns);
+  OwningOpRef<ModuleOp> module = run(kNormMatmul, std::move(patterns));
+  ASSERT_TRUE(module);
+  RMSNormOp norm;
+  module->walk([&](RMSNormOp op) { norm = op; });
+  ASSERT_TRUE(norm);
+  EXPECT_FALSE(norm.getWeight());
+  linalg::MatmulOp matmul;
+  module->walk([&](linalg::MatmulOp op) { matmul = op; });
+  ASSERT_TRUE(matmul);
+  DenseFPElementsAttr rhs;
+  ASSERT_TRUE(matchPattern(matmul.getDpsInputs()[1], m_Constant(&rhs)));
+  SmallVector<float> values(rhs.getValues<float>());
+  EXPECT_EQ(values, (SmallVector<float>{2, 4, 6, 2, 2.5, 3}));
+}
+
+/// The options reach the pattern: with defer-scale the norm op goes away
+/// (the matmul reads x, its rows scaled after), and a RHS over
+/// max-rhs-elements is left alone.
+TEST_P(NormTransformsTest, FoldMatmulWeightsPatternsTakeTheOptions) {
+  NormFoldMatmulWeightsPassOptions defer;
+  defer.deferScale = true;
+  RewritePatternSet deferPatterns(&context);
+  populateNormFoldMatmulWeightsPatterns(deferPatterns, defer);
+  OwningOpRef<ModuleOp> deferred = run(kNormMatmul, std::move(deferPatterns));
+  ASSERT_TRUE(deferred);
+  EXPECT_EQ(count<RMSNormOp>(*deferred), 0u);
+  func::FuncOp func = deferred->lookupSymbol<func::FuncOp>("fold");
+  linalg::MatmulOp matmul;
+  deferred->walk([&](linalg::MatmulOp op) { matmul = op; });
+  ASSERT_TRUE(matmul);
+  EXPECT_EQ(matmul.getDpsInputs()[0], func.getArgument(0));
+
+  NormFoldMatmulWeightsPassOptions small;
+  small.maxRhsElements = 5;
+  RewritePatternSet smallPatterns(&context);
+  populateNormFoldMatmulWeightsPatterns(smallPatterns, small);
+  OwningOpRef<ModuleOp> kept = run(kNormMatmul, std::move(smallPatterns));
+  ASSERT_TRUE(kept);
+  RMSNormOp norm;
+  kept->walk([&](RMSNormOp op) { norm = op; });
+  ASSERT_TRUE(norm);
+  EXPECT_TRUE(norm.getWeight());
 }
 
 INSTANTIATE_TEST_SUITE_P(Traversal, NormTransformsTest,

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PatternDriver.h"
+
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 #include "norm/Dialect/Norm/IR/NormOps.h"
 #include "norm/Dialect/Norm/Transforms/Passes.h"
@@ -14,7 +16,14 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/bit.h"
+
+#include <cmath>
+#include <limits>
 
 namespace mlir {
 namespace norm {
@@ -25,6 +34,8 @@ namespace norm {
 
 using namespace mlir;
 using namespace mlir::norm;
+
+using Options = NormFoldMatmulWeightsPassOptions;
 
 namespace {
 
@@ -285,219 +296,355 @@ static Value scaleRows(OpBuilder &b, Location loc, Value result, Value scale) {
       .getResult(0);
 }
 
-/// Rewrites one norm op and its matmul consumers.
+//===----------------------------------------------------------------------===//
+// Analysis: what one norm op folds into, read before the IR changes
+//===----------------------------------------------------------------------===//
+
+/// A norm op whose weight and bias fold into its matmul consumers.
+struct FoldPlan {
+  /// Also move rms_norm's per-row scale after the matmuls.
+  bool defer = false;
+  /// The weight and bias per element of the normalized dim (empty when
+  /// absent; a scalar weight is repeated) and the weight offset.
+  SmallVector<double> weight, bias;
+  double offset = 0.0;
+  /// Size of the normalized dim: the K of every matmul.
+  int64_t k = 0;
+  SmallVector<MatmulUse> uses;
+};
+
+/// True when the scale of `op` moves after the matmuls (defer-scale applies
+/// to rms_norm without residual whose result is rounded once, at the end).
+static bool canDeferScale(NormOpInterface op, const Options &options) {
+  return options.deferScale && isa<RMSNormOp>(op) && !op.getResidual() &&
+         op.getCastMode() == CastMode::final;
+}
+
+/// Reads the constant parameters of `op` and finds its matmul uses; fails
+/// with the reason the candidate is declined.
+static FailureOr<FoldPlan> planFold(NormOpInterface op, const Options &options,
+                                    std::string &reason) {
+  FoldPlan plan;
+  plan.defer = canDeferScale(op, options);
+  if (failed(readConstant(op.getWeight(), plan.weight)) ||
+      failed(readConstant(op.getBias(), plan.bias))) {
+    reason = "weight or bias is not a constant";
+    return failure();
+  }
+  Analysis analysis = analyze(op, options.maxRhsElements);
+  if (analysis.uses.empty()) {
+    reason = analysis.reason;
+    return failure();
+  }
+  plan.uses = std::move(analysis.uses);
+  plan.k = op.getInputType().getShape().back();
+  if (ShapedType::isDynamic(plan.k)) {
+    reason = "the normalized dim is not static";
+    return failure();
+  }
+  // A scalar weight (tensor<T>) scales every row of the RHS alike.
+  if (plan.weight.size() == 1 && op.getWeight() &&
+      cast<ShapedType>(op.getWeight().getType()).getRank() == 0)
+    plan.weight.resize(plan.k, plan.weight[0]);
+  if (!plan.weight.empty() && int64_t(plan.weight.size()) != plan.k) {
+    reason = "the normalized dim is not static";
+    return failure();
+  }
+  plan.offset = op.getWeightOffset().convertToDouble();
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Rewrite steps
+//===----------------------------------------------------------------------===//
+
+/// `value` as a double, also when the host flushes subnormal inputs.
+static double toDouble(float value) {
+  uint32_t bits = llvm::bit_cast<uint32_t>(value);
+  if ((bits & 0x7f800000u) == 0 && (bits & 0x007fffffu) != 0)
+    return APFloat(value).convertToDouble();
+  return value;
+}
+
+/// `value` rounded to nearest even in `semantics`.
+static APFloat roundTo(double value, const llvm::fltSemantics &semantics) {
+  APFloat result(value);
+  bool losesInfo = false;
+  result.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
+  return result;
+}
+
+/// The RHS of `use` with the weight folded into its rows,
+/// `W'[k, n] = (w[k] + offset) * W[k, n]`, rounded to its element type; adds
+/// `bias @ W` to `rowVector` (one entry per column, per batch).
+static DenseFPElementsAttr buildFoldedRhs(const MatmulUse &use,
+                                          const FoldPlan &plan,
+                                          SmallVectorImpl<double> &rowVector) {
+  auto constType = cast<RankedTensorType>(use.constant.getType());
+  ArrayRef<int64_t> shape = constType.getShape();
+  int64_t k = plan.k;
+  int64_t n = use.nMajor ? shape[0] : shape[shape.size() - 1];
+  int64_t numElements = use.constant.getNumElements();
+  rowVector.assign(plan.bias.empty() ? 0 : numElements / k, 0.0);
+  // The folded value of element `index` of the constant, `w`, in double.
+  auto fold = [&](int64_t index, double w) {
+    int64_t inner = index % (n * k);
+    int64_t kk = use.nMajor ? inner % k : inner / n;
+    int64_t nn = use.nMajor ? inner / k : inner % n;
+    int64_t batch = index / (n * k);
+    if (!plan.bias.empty())
+      rowVector[batch * n + nn] += plan.bias[kk] * w;
+    double scale = plan.weight.empty() ? 1.0 : plan.weight[kk] + plan.offset;
+    return w * scale;
+  };
+
+  // f32 and f64 weights (almost every model) are read and written as host
+  // floats: APFloat per element made this pass the slowest of the three.
+  // The host's double-to-float conversion rounds a normal, finite result to
+  // nearest even, as APFloat does; the other results take APFloat's path,
+  // so nothing depends on the host's flush-to-zero mode.
+  Type elementType = constType.getElementType();
+  if (elementType.isF32()) {
+    SmallVector<float> folded;
+    folded.reserve(numElements);
+    int64_t index = 0;
+    for (float value : use.constant.getValues<float>()) {
+      double product = fold(index++, toDouble(value));
+      double magnitude = std::fabs(product);
+      if (magnitude >= std::numeric_limits<float>::min() &&
+          magnitude <= std::numeric_limits<float>::max())
+        folded.push_back(static_cast<float>(product));
+      else
+        folded.push_back(
+            roundTo(product, APFloat::IEEEsingle()).convertToFloat());
+    }
+    return cast<DenseFPElementsAttr>(
+        DenseElementsAttr::get(constType, ArrayRef<float>(folded)));
+  }
+  if (elementType.isF64()) {
+    SmallVector<double> folded;
+    folded.reserve(numElements);
+    int64_t index = 0;
+    for (double value : use.constant.getValues<double>())
+      folded.push_back(fold(index++, value));
+    return cast<DenseFPElementsAttr>(
+        DenseElementsAttr::get(constType, ArrayRef<double>(folded)));
+  }
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(elementType).getFloatSemantics();
+  SmallVector<APFloat> folded;
+  folded.reserve(numElements);
+  int64_t index = 0;
+  for (const APFloat &value : use.constant.getValues<APFloat>())
+    folded.push_back(
+        roundTo(fold(index++, value.convertToDouble()), semantics));
+  return DenseFPElementsAttr::get(constType, folded);
+}
+
+/// The constant row vector `bias @ W` for a matmul result of `resultType`
+/// with `n` columns, rounded to the result's element type.
+static Value buildBiasRow(OpBuilder &b, Location loc,
+                          ArrayRef<double> rowVector, int64_t n,
+                          RankedTensorType resultType) {
+  SmallVector<int64_t> vectorShape;
+  if (resultType.getRank() == 3)
+    vectorShape.push_back(rowVector.size() / n);
+  vectorShape.push_back(n);
+  auto vectorType =
+      RankedTensorType::get(vectorShape, resultType.getElementType());
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(resultType.getElementType()).getFloatSemantics();
+  SmallVector<APFloat> values;
+  for (double v : rowVector)
+    values.push_back(roundTo(v, semantics));
+  return arith::ConstantOp::create(
+      b, loc, vectorType, DenseFPElementsAttr::get(vectorType, values));
+}
+
+/// Rewrites one matmul consumer: the folded RHS, then the epilogues on its
+/// product (the deferred row scale `rowScale`, if any, then the bias row),
+/// and with a deferred scale the raw input `x` as its LHS.
+static void rewriteMatmul(PatternRewriter &rewriter, NormOpInterface op,
+                          const FoldPlan &plan, MatmulUse use, Value rowScale) {
+  Location loc = op.getLoc();
+  SmallVector<double> rowVector;
+  DenseFPElementsAttr folded = buildFoldedRhs(use, plan, rowVector);
+  rewriter.setInsertionPoint(use.transpose ? use.transpose.getOperation()
+                                           : use.matmul.getOperation());
+  Value newRhs =
+      arith::ConstantOp::create(rewriter, loc, folded.getType(), folded);
+  if (use.transpose)
+    newRhs = linalg::TransposeOp::create(rewriter, loc, newRhs,
+                                         use.transpose.getInit(),
+                                         use.transpose.getPermutation())
+                 .getResult()[0];
+  rewriter.modifyOpInPlace(
+      use.matmul, [&] { use.matmul.getDpsInputOperand(1)->set(newRhs); });
+
+  rewriter.setInsertionPointAfter(use.matmul);
+  Value result = use.matmul->getResult(0);
+  // Only the uses that exist now move to the epilogue (not the epilogue's
+  // own uses of the product).
+  SmallVector<OpOperand *> resultUses = llvm::map_to_vector(
+      result.getUses(), [](OpOperand &use) { return &use; });
+  Value replacement = result;
+  if (rowScale) {
+    Value scale = rowScale;
+    if (use.lhs != op.getY()) // collapsed [B, S, K] -> [B*S, K]
+      scale = tensor::CollapseShapeOp::create(
+          rewriter, loc, scale, ArrayRef<ReassociationIndices>{{0, 1}});
+    replacement = scaleRows(rewriter, loc, replacement, scale);
+  }
+  if (!plan.bias.empty()) {
+    auto constType = cast<RankedTensorType>(use.constant.getType());
+    int64_t n =
+        use.nMajor ? constType.getShape()[0] : constType.getShape().back();
+    Value row = buildBiasRow(rewriter, loc, rowVector, n,
+                             cast<RankedTensorType>(result.getType()));
+    replacement = addRowVector(rewriter, loc, replacement, row);
+  }
+  if (replacement != result)
+    for (OpOperand *resultUse : resultUses)
+      rewriter.modifyOpInPlace(resultUse->getOwner(),
+                               [&] { resultUse->set(replacement); });
+  if (rowScale) {
+    // The matmul reads raw x (or its collapse).
+    Value rawLhs = op.getX();
+    if (auto collapse = use.lhs.getDefiningOp<tensor::CollapseShapeOp>()) {
+      rewriter.setInsertionPoint(use.matmul);
+      rawLhs = tensor::CollapseShapeOp::create(
+          rewriter, loc, op.getX(), collapse.getReassociationIndices());
+    }
+    rewriter.modifyOpInPlace(
+        use.matmul, [&] { use.matmul.getDpsInputOperand(0)->set(rawLhs); });
+  }
+}
+
+/// The norm op loses its weight and bias, or goes away when its scale was
+/// deferred (the matmuls no longer read it).
+static void replaceNormOp(PatternRewriter &rewriter, NormOpInterface op,
+                          const FoldPlan &plan) {
+  if (plan.defer) {
+    for (const MatmulUse &use : plan.uses)
+      if (auto collapse = use.lhs.getDefiningOp<tensor::CollapseShapeOp>())
+        if (collapse->use_empty())
+          rewriter.eraseOp(collapse);
+    if (op.getY().use_empty())
+      rewriter.eraseOp(op);
+    return;
+  }
+  rewriter.modifyOpInPlace(op, [&] {
+    if (auto ln = dyn_cast<LayerNormOp>(op.getOperation())) {
+      ln.getWeightMutable().clear();
+      ln.getBiasMutable().clear();
+    } else if (auto rms = dyn_cast<RMSNormOp>(op.getOperation())) {
+      rms.getWeightMutable().clear();
+      rms.setWeightOffsetAttr(rewriter.getF32FloatAttr(0.0f));
+    } else if (auto dyt = dyn_cast<DyTOp>(op.getOperation())) {
+      dyt.getWeightMutable().clear();
+      dyt.getBiasMutable().clear();
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Pattern and pass
+//===----------------------------------------------------------------------===//
+
+/// Folds the weight and bias of a norm op into the constant RHS of its
+/// matmul consumers. A norm op with nothing to fold is no candidate (plain
+/// failure); a declined candidate says why through `notifyMatchFailure`.
 struct FoldNormWeightsIntoMatmuls
     : public OpInterfaceRewritePattern<NormOpInterface> {
-  FoldNormWeightsIntoMatmuls(
-      MLIRContext *ctx, FoldMatmulWeightsOptions options,
-      std::function<void(Operation *, StringRef)> decline,
-      std::function<void(bool)> done)
-      : OpInterfaceRewritePattern(ctx), options(options),
-        decline(std::move(decline)), done(std::move(done)) {}
+  FoldNormWeightsIntoMatmuls(MLIRContext *ctx, const Options &options)
+      : OpInterfaceRewritePattern(ctx), options(options) {}
 
   LogicalResult matchAndRewrite(NormOpInterface op,
                                 PatternRewriter &rewriter) const override {
-    auto fail = [&](StringRef reason) {
-      if (decline)
-        decline(op, reason);
+    if (!op.getWeight() && !op.getBias() && !canDeferScale(op, options))
+      return failure();
+    std::string reason;
+    FailureOr<FoldPlan> plan = planFold(op, options, reason);
+    if (failed(plan))
       return rewriter.notifyMatchFailure(op, reason);
-    };
-    bool defer = options.deferScale && isa<RMSNormOp>(op) &&
-                 !op.getResidual() && op.getCastMode() == CastMode::final;
-    if (!op.getWeight() && !op.getBias() && !defer)
-      return failure(); // nothing to fold: not a candidate
-    SmallVector<double> weight, bias;
-    if (failed(readConstant(op.getWeight(), weight)) ||
-        failed(readConstant(op.getBias(), bias)))
-      return fail("weight or bias is not a constant");
-    Analysis analysis = analyze(op, options.maxRhsElements);
-    if (analysis.uses.empty())
-      return fail(analysis.reason);
-    int64_t k = op.getInputType().getShape().back();
-    if (ShapedType::isDynamic(k))
-      return fail("the normalized dim is not static");
-    // A scalar weight (tensor<T>) scales every row of the RHS alike.
-    if (weight.size() == 1 && op.getWeight() &&
-        cast<ShapedType>(op.getWeight().getType()).getRank() == 0)
-      weight.resize(k, weight[0]);
-    if (!weight.empty() && int64_t(weight.size()) != k)
-      return fail("the normalized dim is not static");
-    double offset = op.getWeightOffset().convertToDouble();
 
-    Location loc = op.getLoc();
     Value rowScale;
-    if (defer) {
+    if (plan->defer) {
       rewriter.setInsertionPoint(op);
-      rowScale = buildRowScale(rewriter, loc, op);
+      rowScale = buildRowScale(rewriter, op.getLoc(), op);
     }
-    for (MatmulUse &use : analysis.uses) {
-      // Fold w' into the RHS rows: W'[k, n] = w'[k] * W[k, n].
-      auto constType = cast<RankedTensorType>(use.constant.getType());
-      ArrayRef<int64_t> shape = constType.getShape();
-      int64_t n = use.nMajor ? shape[0] : shape[shape.size() - 1];
-      const llvm::fltSemantics &semantics =
-          cast<FloatType>(constType.getElementType()).getFloatSemantics();
-      SmallVector<APFloat> folded;
-      folded.reserve(use.constant.getNumElements());
-      SmallVector<double> rowVector(
-          bias.empty() ? 0 : use.constant.getNumElements() / k, 0.0);
-      int64_t index = 0;
-      for (const APFloat &value : use.constant.getValues<APFloat>()) {
-        int64_t inner = index % (n * k);
-        int64_t kk = use.nMajor ? inner % k : inner / n;
-        int64_t nn = use.nMajor ? inner / k : inner % n;
-        int64_t batch = index / (n * k);
-        double w = value.convertToDouble();
-        if (!bias.empty())
-          rowVector[batch * n + nn] += bias[kk] * w;
-        double scale = weight.empty() ? 1.0 : weight[kk] + offset;
-        APFloat result(w * scale);
-        bool losesInfo = false;
-        result.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
-        folded.push_back(result);
-        ++index;
-      }
-      rewriter.setInsertionPoint(use.transpose ? use.transpose.getOperation()
-                                               : use.matmul.getOperation());
-      Value newConstant = arith::ConstantOp::create(
-          rewriter, loc, constType,
-          DenseFPElementsAttr::get(constType, folded));
-      Value newRhs = newConstant;
-      if (use.transpose) {
-        newRhs = linalg::TransposeOp::create(rewriter, loc, newConstant,
-                                             use.transpose.getInit(),
-                                             use.transpose.getPermutation())
-                     .getResult()[0];
-      }
-      rewriter.modifyOpInPlace(
-          use.matmul, [&] { use.matmul.getDpsInputOperand(1)->set(newRhs); });
-
-      // Epilogues after the product: the deferred row scale, then the bias.
-      rewriter.setInsertionPointAfter(use.matmul);
-      Value result = use.matmul->getResult(0);
-      // Only the uses that exist now move to the epilogue (not the
-      // epilogue's own uses of the product).
-      SmallVector<OpOperand *> resultUses = llvm::map_to_vector(
-          result.getUses(), [](OpOperand &use) { return &use; });
-      Value replacement = result;
-      if (rowScale) {
-        Value scale = rowScale;
-        if (use.lhs != op.getY()) // collapsed [B, S, K] -> [B*S, K]
-          scale = tensor::CollapseShapeOp::create(
-              rewriter, loc, scale, ArrayRef<ReassociationIndices>{{0, 1}});
-        replacement = scaleRows(rewriter, loc, replacement, scale);
-      }
-      if (!bias.empty()) {
-        auto resultType = cast<RankedTensorType>(result.getType());
-        SmallVector<int64_t> vectorShape;
-        if (resultType.getRank() == 3)
-          vectorShape.push_back(rowVector.size() / n);
-        vectorShape.push_back(n);
-        auto vectorType =
-            RankedTensorType::get(vectorShape, resultType.getElementType());
-        SmallVector<APFloat> values;
-        for (double v : rowVector) {
-          APFloat value(v);
-          bool losesInfo = false;
-          value.convert(
-              cast<FloatType>(resultType.getElementType()).getFloatSemantics(),
-              APFloat::rmNearestTiesToEven, &losesInfo);
-          values.push_back(value);
-        }
-        Value vector = arith::ConstantOp::create(
-            rewriter, loc, vectorType,
-            DenseFPElementsAttr::get(vectorType, values));
-        replacement = addRowVector(rewriter, loc, replacement, vector);
-      }
-      if (replacement != result)
-        for (OpOperand *resultUse : resultUses)
-          rewriter.modifyOpInPlace(resultUse->getOwner(),
-                                   [&] { resultUse->set(replacement); });
-      if (rowScale) {
-        // The matmul reads raw x (or its collapse).
-        Value rawLhs = op.getX();
-        if (auto collapse = use.lhs.getDefiningOp<tensor::CollapseShapeOp>()) {
-          rewriter.setInsertionPoint(use.matmul);
-          rawLhs = tensor::CollapseShapeOp::create(
-              rewriter, loc, op.getX(), collapse.getReassociationIndices());
-        }
-        rewriter.modifyOpInPlace(
-            use.matmul, [&] { use.matmul.getDpsInputOperand(0)->set(rawLhs); });
-      }
-    }
-
-    // The norm op loses its weight and bias (or goes away when deferred).
-    if (defer) {
-      for (MatmulUse &use : analysis.uses)
-        if (auto collapse = use.lhs.getDefiningOp<tensor::CollapseShapeOp>())
-          if (collapse->use_empty())
-            rewriter.eraseOp(collapse);
-      if (op.getY().use_empty())
-        rewriter.eraseOp(op);
-    } else {
-      rewriter.modifyOpInPlace(op, [&] {
-        if (auto ln = dyn_cast<LayerNormOp>(op.getOperation())) {
-          ln.getWeightMutable().clear();
-          ln.getBiasMutable().clear();
-        } else if (auto rms = dyn_cast<RMSNormOp>(op.getOperation())) {
-          rms.getWeightMutable().clear();
-          rms.setWeightOffsetAttr(rewriter.getF32FloatAttr(0.0f));
-        } else if (auto dyt = dyn_cast<DyTOp>(op.getOperation())) {
-          dyt.getWeightMutable().clear();
-          dyt.getBiasMutable().clear();
-        }
-      });
-    }
-    if (done)
-      done(defer);
+    for (MatmulUse use : plan->uses)
+      rewriteMatmul(rewriter, op, *plan, use, rowScale);
+    replaceNormOp(rewriter, op, *plan);
     return success();
   }
 
-  FoldMatmulWeightsOptions options;
-  std::function<void(Operation *, StringRef)> decline;
-  std::function<void(bool)> done;
+  Options options;
 };
 
+/// Keeps the reason of the last declined candidate.
+struct DeclineListener : public RewriterBase::Listener {
+  void
+  notifyMatchFailure(Location loc,
+                     function_ref<void(Diagnostic &)> reasonCallback) override {
+    Diagnostic diag(loc, DiagnosticSeverity::Remark);
+    reasonCallback(diag);
+    reason = diag.str();
+  }
+  std::optional<std::string> reason;
+};
+
+/// Folds every norm op once; the pattern's match failures are the declined
+/// candidates, counted and explained with `remarks`.
 struct NormFoldMatmulWeightsPass
     : public norm::impl::NormFoldMatmulWeightsPassBase<
           NormFoldMatmulWeightsPass> {
   using NormFoldMatmulWeightsPassBase::NormFoldMatmulWeightsPassBase;
-
-  void runOnOperation() override {
-    if (maxRhsElements < 1) {
-      getOperation()->emitError("norm-fold-matmul-weights: option "
-                                "'max-rhs-elements' must be positive, got ")
-          << int64_t(maxRhsElements);
-      return signalPassFailure();
-    }
-    FoldMatmulWeightsOptions options;
-    options.maxRhsElements = maxRhsElements;
-    options.deferScale = deferScale;
-    // Each norm op is visited once: declined ones are not retried.
-    SmallVector<NormOpInterface> ops;
-    getOperation()->walk([&](NormOpInterface op) { ops.push_back(op); });
-    FoldNormWeightsIntoMatmuls pattern(
-        &getContext(), options,
-        [&](Operation *op, StringRef reason) {
-          ++numDeclined;
-          if (remarks)
-            op->emitRemark("not folded into matmuls: ") << reason;
-        },
-        [&](bool deferred) {
-          ++numFolded;
-          if (deferred)
-            ++numDeferred;
-        });
-    PatternRewriter rewriter(&getContext());
-    for (NormOpInterface op : ops)
-      (void)pattern.matchAndRewrite(op, rewriter);
-  }
+  void runOnOperation() override;
 };
 
 } // namespace
 
 void mlir::norm::populateNormFoldMatmulWeightsPatterns(
-    RewritePatternSet &patterns, const FoldMatmulWeightsOptions &options) {
-  patterns.add<FoldNormWeightsIntoMatmuls>(patterns.getContext(), options,
-                                           nullptr, nullptr);
+    RewritePatternSet &patterns,
+    const NormFoldMatmulWeightsPassOptions &options) {
+  patterns.add<FoldNormWeightsIntoMatmuls>(patterns.getContext(), options);
+}
+
+void NormFoldMatmulWeightsPass::runOnOperation() {
+  if (maxRhsElements < 1) {
+    getOperation()->emitError("norm-fold-matmul-weights: option "
+                              "'max-rhs-elements' must be positive, got ")
+        << int64_t(maxRhsElements);
+    return signalPassFailure();
+  }
+  Options options;
+  options.maxRhsElements = maxRhsElements;
+  options.deferScale = deferScale;
+  options.remarks = remarks;
+  RewritePatternSet set(&getContext());
+  populateNormFoldMatmulWeightsPatterns(set, options);
+  FrozenRewritePatternSet patterns(std::move(set));
+
+  // Each norm op is visited once: declined ones are not retried.
+  SmallVector<Operation *> ops;
+  llvm::DenseSet<Operation *> deferrable;
+  getOperation()->walk([&](NormOpInterface op) {
+    ops.push_back(op);
+    if (canDeferScale(op, options))
+      deferrable.insert(op);
+  });
+  DeclineListener listener;
+  applyPatternsOnce(
+      ops, patterns, &listener, [&](Operation *op, bool rewritten) {
+        if (rewritten) {
+          ++numFolded;
+          numDeferred += deferrable.contains(op);
+        } else if (listener.reason) {
+          ++numDeclined;
+          if (remarks)
+            op->emitRemark("not folded into matmuls: ") << *listener.reason;
+        }
+        listener.reason.reset();
+      });
 }

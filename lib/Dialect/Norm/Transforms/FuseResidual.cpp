@@ -1,5 +1,4 @@
-//===- FuseResidual.cpp - Fuse residual adds into norm ops -------*- C++
-//-*-===//
+//===- FuseResidual.cpp - Fuse residual adds into norm ops ------*- C++ -*-===//
 //
 // norm-fuse-residual: `norm(a + b)` becomes `norm(a) residual(b)`, whose
 // second result `residual_out` (the rounded sum) replaces the other uses of
@@ -8,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PatternDriver.h"
 #include "TensorExpr.h"
 
 #include "norm/Dialect/Norm/IR/NormOps.h"
@@ -18,8 +18,6 @@
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
-#include "mlir/Rewrite/PatternApplicator.h"
-#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir {
@@ -226,12 +224,8 @@ struct FoldResidualAddIntoNorm
   }
 };
 
-/// Records the ops a rewrite erases, so the driver skips them.
-struct ErasedOpsListener : public RewriterBase::Listener {
-  llvm::SmallPtrSet<Operation *, 16> erased;
-  void notifyOperationErased(Operation *op) override { erased.insert(op); }
-};
-
+/// Fuses the residual add of every norm op once, in program order, then
+/// counts and explains the norm ops still fed by an add.
 struct NormFuseResidualPass
     : public norm::impl::NormFuseResidualPassBase<NormFuseResidualPass> {
   using NormFuseResidualPassBase::NormFuseResidualPassBase;
@@ -260,18 +254,7 @@ void NormFuseResidualPass::runOnOperation() {
   // Only norm ops and their input adds change; nothing else is folded.
   SmallVector<Operation *> norms;
   getOperation()->walk([&](NormOpInterface op) { norms.push_back(op); });
-  ErasedOpsListener listener;
-  PatternRewriter rewriter(&getContext());
-  rewriter.setListener(&listener);
-  PatternApplicator applicator(patterns);
-  applicator.applyDefaultCostModel();
-  for (Operation *op : norms) {
-    if (listener.erased.contains(op))
-      continue;
-    rewriter.setInsertionPoint(op);
-    if (succeeded(applicator.matchAndRewrite(op, rewriter)))
-      ++numFused;
-  }
+  numFused += applyPatternsOnce(norms, patterns);
 
   // Candidates left: norm ops still fed by an add.
   getOperation()->walk([&](NormOpInterface op) {

@@ -1,5 +1,4 @@
-//===- TensorExpr.h - Symbolic view of tensor-level elementwise IR -*- C++
-//-*-===//
+//===- TensorExpr.h - Symbolic view of tensor-level IR ----------*- C++ -*-===//
 //
 // A dialect-neutral, element-level view of tensor computations: what one
 // element of a tensor value computes, as an expression over the elements of
@@ -16,10 +15,10 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Allocator.h"
 
-#include <map>
-#include <memory>
 #include <vector>
 
 namespace mlir {
@@ -85,12 +84,40 @@ struct TensorExpr {
   TensorExpr *getOperand(unsigned i) const { return operands[i]; }
 };
 
+/// One evaluation the builder made: `value` accessed by `map` computes
+/// `expr`. Evaluations are memoized, and each records the evaluations it
+/// made itself, so what evaluating a root went through can be walked again
+/// later without evaluating anything.
+struct TensorExprEvaluation {
+  Value value;
+  AffineMap map;
+  /// Null while the evaluation is in progress.
+  TensorExpr *expr = nullptr;
+  /// The evaluations made while computing this one, in the order made
+  /// (memoized ones included).
+  SmallVector<unsigned, 2> uses;
+  /// True when this evaluation or one it made (transitively) is a Sum or a
+  /// Tanh: the ops a normalization candidate is anchored at.
+  bool reachesAnchor = false;
+  /// True for the identity access of a value of the frame's shape, where
+  /// `value` materializes `expr` element by element.
+  bool materializes = false;
+};
+
 /// Builds hash-consed expressions for the values a tensor depends on, within
-/// the frame of one root tensor type. Ops it cannot express become leaves.
+/// the frame of one root tensor shape. Ops it cannot express become leaves.
+///
+/// Evaluations are memoized for the builder's lifetime, so one builder
+/// serves every root of its frame shape: evaluating a second root reuses
+/// what the first one went through. The result of an evaluation depends on
+/// the IR that computes the value only, so the IR that a memoized value
+/// depends on must not change while the builder is used (see `forget`).
 class TensorExprBuilder {
 public:
-  /// `frameType` is the type of the root value; its rank is the frame rank.
+  /// `frameType` gives the frame's shape; its rank is the frame rank.
   explicit TensorExprBuilder(RankedTensorType frameType);
+  TensorExprBuilder(const TensorExprBuilder &) = delete;
+  TensorExprBuilder &operator=(const TensorExprBuilder &) = delete;
 
   /// The expression of an element of `value`, whose coordinates are the
   /// frame dims (a value of the frame's shape) or, with `map`, any access
@@ -98,19 +125,22 @@ public:
   TensorExpr *evaluate(Value value);
   TensorExpr *evaluate(Value value, AffineMap map);
 
-  /// The value of the frame's shape that computes `expr` element by element
-  /// with the identity access, or null when the IR has no such value.
-  Value getMaterialization(TensorExpr *expr) const;
+  /// The memoized evaluation of `value` with the identity access, if any.
+  const TensorExprEvaluation *lookup(Value value) const;
+  /// Walks the evaluations that evaluating `root` made, transitively, each
+  /// once, in the order the evaluation completed them (operands first):
+  /// what a fresh evaluation of `root` would go through, without evaluating
+  /// anything. `follow(user, used)` says whether to walk an evaluation that
+  /// `user` made; `root` must come from `lookup`.
+  void walkEvaluations(const TensorExprEvaluation &root,
+                       function_ref<bool(const TensorExprEvaluation &user,
+                                         const TensorExprEvaluation &used)>
+                           follow,
+                       function_ref<void(const TensorExprEvaluation &)> visit);
 
-  /// Every node that `value` was evaluated to (under any access map).
-  ArrayRef<TensorExpr *> getNodesOf(Value value) const;
-
-  /// Calls `fn` on every value evaluated so far, with its nodes.
-  void forEachEvaluatedValue(
-      function_ref<void(Value, ArrayRef<TensorExpr *>)> fn) const {
-    for (const auto &[value, list] : nodesOfValue)
-      fn(value, list);
-  }
+  /// Drops the memoized evaluations of `value` (whose op is being erased),
+  /// so that a new value at the same address is evaluated afresh.
+  void forget(Value value);
 
   ArrayRef<int64_t> getFrameShape() const { return frameShape; }
   int64_t getRank() const { return frameShape.size(); }
@@ -139,6 +169,26 @@ public:
   TensorExpr *getAcc(Type type);
 
 private:
+  /// What identifies a node: everything but the derived fields.
+  struct NodeKey {
+    TensorExprKind kind;
+    Type type;
+    ArrayRef<TensorExpr *> operands;
+    Value value;
+    AffineMap map;
+    uint64_t constantBits;
+    uint64_t reducedDims;
+  };
+  /// Hashes and compares nodes by their key, so lookups need no node.
+  struct NodeInfo : public llvm::DenseMapInfo<TensorExpr *> {
+    static unsigned getHashValue(const NodeKey &key);
+    static unsigned getHashValue(const TensorExpr *node);
+    static bool isEqual(const NodeKey &key, const TensorExpr *node);
+    static bool isEqual(const TensorExpr *lhs, const TensorExpr *rhs) {
+      return lhs == rhs;
+    }
+  };
+
   TensorExpr *intern(TensorExprKind kind, Type type,
                      ArrayRef<TensorExpr *> operands, Value value = {},
                      AffineMap map = {}, double constant = 0.0,
@@ -158,12 +208,24 @@ private:
   MLIRContext *context;
   SmallVector<int64_t> frameShape;
   AffineMap identityMap;
-  std::vector<std::unique_ptr<TensorExpr>> nodes;
-  std::map<std::vector<uintptr_t>, TensorExpr *> uniquer;
-  std::map<std::pair<const void *, const void *>, TensorExpr *> memo;
-  DenseMap<TensorExpr *, Value> materializations;
-  DenseMap<Value, SmallVector<TensorExpr *, 2>> nodesOfValue;
-  unsigned depth = 0;
+
+  /// Nodes, allocated together and uniqued by their key.
+  llvm::SpecificBumpPtrAllocator<TensorExpr> allocator;
+  llvm::DenseSet<TensorExpr *, NodeInfo> uniquer;
+  unsigned numNodes = 0;
+
+  /// Evaluations, indexed by (value, normalized map) and by value.
+  std::vector<TensorExprEvaluation> evaluations;
+  DenseMap<std::pair<Value, AffineMap>, unsigned> evaluationIndex;
+  DenseMap<Value, SmallVector<unsigned, 1>> evaluationsOfValue;
+  /// The evaluations in progress, innermost last.
+  SmallVector<unsigned> evaluationStack;
+  /// Nodes that existed when the outermost evaluation in progress began.
+  unsigned nodesAtStart = 0;
+
+  /// Walk marks: evaluation i was walked by the walk numbered walkMarks[i].
+  std::vector<unsigned> walkMarks;
+  unsigned walkNumber = 0;
 };
 
 /// True for f16, bf16, f32 and f64.

@@ -1,7 +1,7 @@
 //===- Passes.h - Norm dialect transformation passes ------------*- C++ -*-===//
 //
-// Declarations of norm-raise and norm-fuse-residual (generated from
-// Passes.td) and of their pattern sets.
+// Declarations of the norm dialect's transformation passes (generated from
+// Passes.td, options included) and of their pattern sets.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,25 +28,21 @@ namespace norm {
 /// Adds the pattern that replaces a decomposed LayerNorm, RMSNorm or DyT
 /// chain ending at the matched op by one norm op (`norm-raise`). The pattern
 /// matches any op; it only rewrites the outermost op of a chain and erases
-/// the chain's intermediate ops itself.
+/// the chain's intermediate ops itself. Each match analyzes the chain at its
+/// op afresh (to a bounded depth); the pass shares that analysis between all
+/// the ops of a function, which keeps it linear in the function's size.
 void populateNormRaisePatterns(RewritePatternSet &patterns);
 
 /// Adds the pattern that folds an add feeding a norm op into the op's
 /// `residual` operand (`norm-fuse-residual`).
 void populateNormFuseResidualPatterns(RewritePatternSet &patterns);
 
-/// Options of the matmul weight folding.
-struct FoldMatmulWeightsOptions {
-  /// Largest constant RHS folded, in elements.
-  int64_t maxRhsElements = 1 << 24;
-  /// Move rms_norm's per-row scale after the matmul.
-  bool deferScale = false;
-};
-
 /// Adds the pattern folding norm weights/biases into the constant RHS of
-/// their matmul consumers (`norm-fold-matmul-weights`).
+/// their matmul consumers (`norm-fold-matmul-weights`), with the pass's
+/// options (`remarks` is the pass's own and is ignored here).
 void populateNormFoldMatmulWeightsPatterns(
-    RewritePatternSet &patterns, const FoldMatmulWeightsOptions &options);
+    RewritePatternSet &patterns,
+    const NormFoldMatmulWeightsPassOptions &options = {});
 
 #define GEN_PASS_REGISTRATION
 #include "norm/Dialect/Norm/Transforms/Passes.h.inc"

@@ -1,0 +1,53 @@
+//===- PatternDriver.cpp - Apply a pattern set once per op ----------------===//
+//
+// applyPatternsOnce: one visit per op, in the caller's order, with
+// upstream's PatternApplicator choosing the pattern.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PatternDriver.h"
+
+#include "mlir/Rewrite/PatternApplicator.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+
+namespace {
+/// Remembers the erased ops, so that they are not visited, and forwards
+/// every notification to the caller's listener.
+struct ErasedOpsListener : public RewriterBase::ForwardingListener {
+  using ForwardingListener::ForwardingListener;
+
+  void notifyOperationErased(Operation *op) override {
+    erased.insert(op);
+    ForwardingListener::notifyOperationErased(op);
+  }
+
+  llvm::DenseSet<Operation *> erased;
+};
+} // namespace
+
+unsigned
+mlir::norm::applyPatternsOnce(ArrayRef<Operation *> ops,
+                              const FrozenRewritePatternSet &patterns,
+                              RewriterBase::Listener *listener,
+                              function_ref<void(Operation *, bool)> onVisit) {
+  if (ops.empty())
+    return 0;
+  ErasedOpsListener erasedOps(listener);
+  PatternRewriter rewriter(ops.front()->getContext());
+  rewriter.setListener(&erasedOps);
+  PatternApplicator applicator(patterns);
+  applicator.applyDefaultCostModel();
+  unsigned numRewritten = 0;
+  for (Operation *op : ops) {
+    if (erasedOps.erased.contains(op))
+      continue;
+    rewriter.setInsertionPoint(op);
+    bool rewritten = succeeded(applicator.matchAndRewrite(op, rewriter));
+    numRewritten += rewritten;
+    if (onVisit)
+      onVisit(op, rewritten);
+  }
+  return numRewritten;
+}

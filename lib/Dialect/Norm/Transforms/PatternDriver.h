@@ -1,0 +1,41 @@
+//===- PatternDriver.h - Apply a pattern set once per op --------*- C++ -*-===//
+//
+// The driver that norm-raise, norm-fuse-residual and norm-fold-matmul-weights
+// run their pattern sets with.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_DIALECT_NORM_TRANSFORMS_PATTERNDRIVER_H
+#define LIB_DIALECT_NORM_TRANSFORMS_PATTERNDRIVER_H
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
+
+namespace mlir {
+namespace norm {
+
+/// Visits `ops` once each, in the given order, and rewrites each with the
+/// first pattern of `patterns` that applies (highest benefit first). Ops
+/// erased by an earlier rewrite are skipped; ops a rewrite creates are not
+/// visited; nothing is folded and no dead op is removed.
+///
+/// This is what these passes need and `applyPatternsGreedily` does not do:
+/// each candidate is tried once, so the pass counts every declined
+/// candidate once and its compile time stays linear in the IR (the greedy
+/// driver revisits the neighbours of every rewrite until a fixpoint); and
+/// the IR around the candidates stays as it was (the greedy driver folds
+/// and erases every dead op it meets). The pattern sets work with either.
+///
+/// `listener` sees every change and every match failure; `onVisit` is
+/// called after each visit with the op (which a successful rewrite may have
+/// erased: compare the pointer only) and whether it was rewritten. Returns
+/// the number of ops rewritten.
+unsigned applyPatternsOnce(
+    ArrayRef<Operation *> ops, const FrozenRewritePatternSet &patterns,
+    RewriterBase::Listener *listener = nullptr,
+    function_ref<void(Operation *, bool rewritten)> onVisit = nullptr);
+
+} // namespace norm
+} // namespace mlir
+
+#endif // LIB_DIALECT_NORM_TRANSFORMS_PATTERNDRIVER_H

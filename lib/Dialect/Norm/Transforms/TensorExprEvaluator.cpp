@@ -1,0 +1,581 @@
+//===- TensorExprEvaluator.cpp - Evaluate tensor IR to TensorExprs --------===//
+//
+// Evaluates tensor values to hash-consed element-level expressions: linalg
+// ops (generic and named, with their bodies), TOSA elementwise and reduction
+// ops, tensor-level arith/math ops and reshapes of unit dims. Evaluations
+// are memoized per builder and remember what they went through, so a chain
+// can be walked again without evaluating it anew.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorExpr.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::norm;
+
+/// Deeper operand chains are cut into leaves (they cannot be part of one
+/// normalization anyway) so the evaluator never recurses without bound.
+/// Roots evaluated in program order hit the memo after a few levels.
+static constexpr unsigned kMaxDepth = 256;
+/// Largest number of nodes one outermost evaluation creates before it stops
+/// expanding (a bound on the work for one root, not for the builder).
+static constexpr unsigned kMaxNodes = 1 << 16;
+
+//===----------------------------------------------------------------------===//
+// Evaluation of tensor values
+//===----------------------------------------------------------------------===//
+
+TensorExpr *TensorExprBuilder::evaluate(Value value) {
+  return evaluate(value, identityMap);
+}
+
+TensorExpr *TensorExprBuilder::evaluate(Value value, AffineMap map) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !isSupportedFloat(type.getElementType()))
+    return nullptr;
+  map = normalizeMap(map, type.getShape());
+  if (!map)
+    return nullptr;
+  auto [it, inserted] =
+      evaluationIndex.try_emplace({value, map}, evaluations.size());
+  unsigned index = it->second;
+  // Memoized or not, the evaluation in progress made this one: record it,
+  // so that walking from a root later sees what evaluating it went through.
+  if (!evaluationStack.empty()) {
+    SmallVector<unsigned, 2> &uses = evaluations[evaluationStack.back()].uses;
+    if (!llvm::is_contained(uses, index))
+      uses.push_back(index);
+  }
+  if (!inserted) {
+    // Still in progress only on a cycle (graph regions): cut it with a leaf.
+    TensorExpr *expr = evaluations[index].expr;
+    return expr ? expr : getLeaf(value, map, type.getElementType());
+  }
+  evaluations.emplace_back();
+  evaluations.back().value = value;
+  evaluations.back().map = map;
+  evaluationsOfValue[value].push_back(index);
+
+  // The depth and node limits bound one root's evaluation, not the builder:
+  // a builder shared by every root of a function grows with the function.
+  if (evaluationStack.empty())
+    nodesAtStart = numNodes;
+  TensorExpr *expr = nullptr;
+  if (evaluationStack.size() < kMaxDepth &&
+      numNodes - nodesAtStart < kMaxNodes) {
+    evaluationStack.push_back(index);
+    expr = evaluateImpl(value, map);
+    evaluationStack.pop_back();
+  }
+  if (!expr)
+    expr = getLeaf(value, map, type.getElementType());
+
+  // Fetched again: the evaluations made above may have moved the records.
+  TensorExprEvaluation &evaluation = evaluations[index];
+  evaluation.expr = expr;
+  evaluation.materializes =
+      map == identityMap && type.getShape() == ArrayRef(frameShape);
+  evaluation.reachesAnchor = expr->is(TensorExprKind::Sum) ||
+                             expr->is(TensorExprKind::Tanh) ||
+                             llvm::any_of(evaluation.uses, [&](unsigned use) {
+                               return evaluations[use].reachesAnchor;
+                             });
+  return expr;
+}
+
+const TensorExprEvaluation *TensorExprBuilder::lookup(Value value) const {
+  auto it = evaluationIndex.find({value, identityMap});
+  if (it == evaluationIndex.end() || !evaluations[it->second].expr)
+    return nullptr;
+  return &evaluations[it->second];
+}
+
+void TensorExprBuilder::walkEvaluations(
+    const TensorExprEvaluation &root,
+    function_ref<bool(const TensorExprEvaluation &,
+                      const TensorExprEvaluation &)>
+        follow,
+    function_ref<void(const TensorExprEvaluation &)> visit) {
+  // Iterative, so that long operand chains need no deep recursion.
+  struct Frame {
+    unsigned index;
+    unsigned nextUse;
+  };
+  walkMarks.resize(evaluations.size(), 0);
+  ++walkNumber;
+  unsigned rootIndex = &root - evaluations.data();
+  walkMarks[rootIndex] = walkNumber;
+  SmallVector<Frame> stack{{rootIndex, 0}};
+  while (!stack.empty()) {
+    Frame &frame = stack.back();
+    const TensorExprEvaluation &evaluation = evaluations[frame.index];
+    if (frame.nextUse < evaluation.uses.size()) {
+      unsigned use = evaluation.uses[frame.nextUse++];
+      const TensorExprEvaluation &used = evaluations[use];
+      if (walkMarks[use] == walkNumber || !used.expr ||
+          !follow(evaluation, used))
+        continue;
+      walkMarks[use] = walkNumber;
+      stack.push_back({use, 0});
+      continue;
+    }
+    visit(evaluation);
+    stack.pop_back();
+  }
+}
+
+void TensorExprBuilder::forget(Value value) {
+  auto it = evaluationsOfValue.find(value);
+  if (it == evaluationsOfValue.end())
+    return;
+  for (unsigned index : it->second)
+    evaluationIndex.erase({value, evaluations[index].map});
+  evaluationsOfValue.erase(it);
+}
+
+/// The value of an integer constant, seen through index casts and integer
+/// extensions.
+static std::optional<APInt> getIntegerConstant(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+             arith::ExtUIOp>(op))
+      break;
+    value = op->getOperand(0);
+  }
+  APInt integer;
+  if (!matchPattern(value, m_ConstantInt(&integer)))
+    return std::nullopt;
+  return integer;
+}
+
+/// The splat float value of a constant, if it is one; also an integer
+/// constant converted by sitofp/uitofp (an element count, say).
+static std::optional<double> getSplatFloat(Value value) {
+  if (auto convert = value.getDefiningOp<arith::SIToFPOp>())
+    if (std::optional<APInt> integer = getIntegerConstant(convert.getIn()))
+      return static_cast<double>(integer->getSExtValue());
+  if (auto convert = value.getDefiningOp<arith::UIToFPOp>())
+    if (std::optional<APInt> integer = getIntegerConstant(convert.getIn()))
+      return static_cast<double>(integer->getZExtValue());
+  Attribute attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  if (auto floatAttr = dyn_cast<FloatAttr>(attr))
+    return floatAttr.getValueAsDouble();
+  if (auto dense = dyn_cast<DenseFPElementsAttr>(attr))
+    if (dense.isSplat())
+      return dense.getSplatValue<APFloat>().convertToDouble();
+  return std::nullopt;
+}
+
+TensorExpr *TensorExprBuilder::evaluateImpl(Value value, AffineMap map) {
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return nullptr;
+  Type elementType = getElementTypeOrSelf(value.getType());
+  if (std::optional<double> splat = getSplatFloat(value))
+    return getConst(*splat, elementType);
+  if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+    if (std::optional<double> splat = getSplatFloat(fill.getInputs()[0]))
+      return getConst(*splat, elementType);
+    return nullptr;
+  }
+  return evaluateOp(op, cast<OpResult>(value).getResultNumber(), map);
+}
+
+TensorExpr *TensorExprBuilder::evaluateReshape(Value source,
+                                               RankedTensorType resultType,
+                                               AffineMap map) {
+  // Only reshapes that insert or drop unit dims: the non-unit dims of the
+  // source and the result correspond one to one, in order.
+  auto sourceType = dyn_cast<RankedTensorType>(source.getType());
+  if (!sourceType)
+    return nullptr;
+  SmallVector<int64_t> resultDims, sourceDims;
+  for (auto [i, size] : llvm::enumerate(resultType.getShape()))
+    if (size != 1)
+      resultDims.push_back(i);
+  for (auto [i, size] : llvm::enumerate(sourceType.getShape()))
+    if (size != 1)
+      sourceDims.push_back(i);
+  if (resultDims.size() != sourceDims.size())
+    return nullptr;
+  SmallVector<AffineExpr> results(sourceType.getRank(),
+                                  getAffineConstantExpr(0, context));
+  for (auto [r, s] : llvm::zip_equal(resultDims, sourceDims)) {
+    int64_t resultSize = resultType.getDimSize(r);
+    int64_t sourceSize = sourceType.getDimSize(s);
+    // Dynamic sizes can only be paired by a reassociation (tensor ops),
+    // which the caller has checked.
+    if (resultSize != sourceSize)
+      return nullptr;
+    results[s] = map.getResult(r);
+  }
+  return evaluate(source,
+                  AffineMap::get(map.getNumDims(), 0, results, context));
+}
+
+/// True when every reassociation group of a tensor reshape holds at most one
+/// dim that is not statically 1.
+static bool hasOneNonUnitDimPerGroup(ArrayRef<ReassociationIndices> groups,
+                                     ArrayRef<int64_t> expandedShape) {
+  for (const ReassociationIndices &group : groups)
+    if (llvm::count_if(group,
+                       [&](int64_t d) { return expandedShape[d] != 1; }) > 1)
+      return false;
+  return true;
+}
+
+TensorExpr *TensorExprBuilder::evaluateOp(Operation *op, unsigned resultIndex,
+                                          AffineMap map) {
+  auto resultType =
+      cast<RankedTensorType>(op->getResult(resultIndex).getType());
+  auto operandExpr = [&](Value operand) { return evaluate(operand, map); };
+
+  if (auto cast = dyn_cast<tensor::CastOp>(op)) {
+    auto sourceType = dyn_cast<RankedTensorType>(cast.getSource().getType());
+    if (!sourceType || sourceType.getRank() != resultType.getRank())
+      return nullptr;
+    return evaluate(cast.getSource(), map);
+  }
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    if (!hasOneNonUnitDimPerGroup(expand.getReassociationIndices(),
+                                  resultType.getShape()))
+      return nullptr;
+    return evaluateReshape(expand.getSrc(), resultType, map);
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    if (!hasOneNonUnitDimPerGroup(collapse.getReassociationIndices(),
+                                  collapse.getSrcType().getShape()))
+      return nullptr;
+    return evaluateReshape(collapse.getSrc(), resultType, map);
+  }
+  if (auto reshape = dyn_cast<tosa::ReshapeOp>(op)) {
+    auto sourceType = dyn_cast<RankedTensorType>(reshape.getInput1().getType());
+    if (!sourceType || !sourceType.hasStaticShape() ||
+        !resultType.hasStaticShape())
+      return nullptr;
+    return evaluateReshape(reshape.getInput1(), resultType, map);
+  }
+  if (auto identity = dyn_cast<tosa::IdentityOp>(op))
+    return evaluate(identity.getInput1(), map);
+  if (auto reduce = dyn_cast<tosa::ReduceSumOp>(op)) {
+    // The reduced axis of a rank-R input is frame dim `axis`.
+    auto inputType = cast<RankedTensorType>(reduce.getInput().getType());
+    int64_t axis = reduce.getAxis();
+    if (inputType.getRank() != getRank() || axis < 0 || axis >= getRank())
+      return nullptr;
+    AffineExpr dim = getAffineDimExpr(axis, context);
+    if (llvm::is_contained(map.getResults(), dim))
+      return nullptr;
+    SmallVector<AffineExpr> results(map.getResults());
+    results[axis] = dim;
+    TensorExpr *operand = evaluate(
+        reduce.getInput(), AffineMap::get(getRank(), 0, results, context));
+    if (!operand)
+      return nullptr;
+    return getSum(operand, uint64_t(1) << axis);
+  }
+  if (isa<linalg::LinalgOp>(op))
+    return evaluateLinalg(op, resultIndex, map);
+  if (op->getNumResults() != 1)
+    return nullptr;
+  // Tensor-level arith/math and TOSA elementwise ops: operands are accessed
+  // like the result (TOSA's implicit broadcast is the unit-dim
+  // normalization of the operand's map).
+  for (Value operand : op->getOperands()) {
+    auto operandType = dyn_cast<RankedTensorType>(operand.getType());
+    if (operandType && operandType.getRank() != resultType.getRank())
+      if (!isa<tosa::MulOp>(op) || operand != op->getOperand(2))
+        return nullptr;
+  }
+  return buildElementwise(op, llvm::to_vector(op->getOperands()), operandExpr);
+}
+
+TensorExpr *TensorExprBuilder::evaluateLinalg(Operation *op,
+                                              unsigned resultIndex,
+                                              AffineMap map) {
+  auto linalgOp = cast<linalg::LinalgOp>(op);
+  if (!linalgOp.hasPureTensorSemantics() || linalgOp.hasIndexSemantics())
+    return nullptr;
+  int64_t rank = getRank();
+  unsigned numLoops = linalgOp.getNumLoops();
+  SmallVector<AffineMap> indexingMaps = linalgOp.getIndexingMapsArray();
+  SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
+  SmallVector<int64_t> loopRanges = linalgOp.getStaticLoopRanges();
+  OpOperand *init = linalgOp.getDpsInitOperand(resultIndex);
+  AffineMap outMap = linalgOp.getMatchingIndexingMap(init);
+  AffineExpr zero = getAffineConstantExpr(0, context);
+
+  // Frame coordinate of every loop: parallel loops from the result's access,
+  // reduction loops positionally from a rank-R input that they index.
+  SmallVector<AffineExpr> loopToFrame(numLoops);
+  for (auto [position, expr] : llvm::enumerate(outMap.getResults())) {
+    AffineExpr frameExpr = map.getResult(position);
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      AffineExpr &slot = loopToFrame[dim.getPosition()];
+      if (slot && slot != frameExpr)
+        return nullptr;
+      slot = frameExpr;
+      continue;
+    }
+    auto constant = dyn_cast<AffineConstantExpr>(expr);
+    if (!constant || constant.getValue() != 0)
+      return nullptr;
+  }
+  uint64_t reducedDims = 0;
+  for (unsigned loop = 0; loop < numLoops; ++loop) {
+    if (iterators[loop] != utils::IteratorType::reduction)
+      continue;
+    if (loopToFrame[loop])
+      return nullptr;
+    std::optional<int64_t> frameDim;
+    for (OpOperand *input : linalgOp.getDpsInputOperands()) {
+      auto type = dyn_cast<RankedTensorType>(input->get().getType());
+      if (!type || type.getRank() != rank)
+        continue;
+      AffineMap inputMap = linalgOp.getMatchingIndexingMap(input);
+      for (auto [position, expr] : llvm::enumerate(inputMap.getResults())) {
+        auto dim = dyn_cast<AffineDimExpr>(expr);
+        if (!dim || dim.getPosition() != loop)
+          continue;
+        if (frameDim && *frameDim != static_cast<int64_t>(position))
+          return nullptr;
+        frameDim = position;
+      }
+    }
+    if (!frameDim)
+      return nullptr;
+    AffineExpr dim = getAffineDimExpr(*frameDim, context);
+    if (llvm::is_contained(map.getResults(), dim))
+      return nullptr;
+    loopToFrame[loop] = frameShape[*frameDim] == 1 ? zero : dim;
+    reducedDims |= uint64_t(1) << *frameDim;
+  }
+  for (unsigned loop = 0; loop < numLoops; ++loop) {
+    if (loopRanges[loop] == 1)
+      loopToFrame[loop] = zero;
+    if (!loopToFrame[loop])
+      return nullptr;
+  }
+  AffineMap loopMap = AffineMap::get(rank, 0, loopToFrame, context);
+
+  Block *body = linalgOp.getBlock();
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  if (!yield)
+    return nullptr;
+  unsigned numInputs = linalgOp.getNumDpsInputs();
+  bool isReduction = reducedDims != 0;
+  Type resultElementType =
+      getElementTypeOrSelf(op->getResult(resultIndex).getType());
+  auto blockArgExpr = [&](Value arg) -> TensorExpr * {
+    unsigned index = cast<BlockArgument>(arg).getArgNumber();
+    OpOperand &operand = op->getOpOperand(index);
+    if (index >= numInputs && isReduction && index - numInputs == resultIndex)
+      return getAcc(resultElementType);
+    Value operandValue = operand.get();
+    if (!isa<ShapedType>(operandValue.getType())) {
+      if (std::optional<double> splat = getSplatFloat(operandValue))
+        return getConst(*splat, operandValue.getType());
+      if (!isSupportedFloat(operandValue.getType()))
+        return nullptr;
+      return getLeaf(operandValue, AffineMap::get(rank, 0, {}, context),
+                     operandValue.getType());
+    }
+    AffineMap operandMap =
+        linalgOp.getMatchingIndexingMap(&operand).compose(loopMap);
+    return evaluate(operandValue, operandMap);
+  };
+  DenseMap<Value, TensorExpr *> environment;
+  TensorExpr *yielded =
+      evaluateScalar(yield.getOperand(resultIndex), environment, blockArgExpr);
+  if (!yielded)
+    return nullptr;
+  if (!isReduction)
+    return yielded->containsAcc ? nullptr : yielded;
+
+  // Reduction body: acc + term, with a zero initial value.
+  if (!yielded->is(TensorExprKind::Add))
+    return nullptr;
+  TensorExpr *lhs = yielded->getOperand(0), *rhs = yielded->getOperand(1);
+  TensorExpr *term = lhs->is(TensorExprKind::Acc)   ? rhs
+                     : rhs->is(TensorExprKind::Acc) ? lhs
+                                                    : nullptr;
+  if (!term || term->containsAcc)
+    return nullptr;
+  TensorExpr *initExpr = evaluate(init->get(), map);
+  if (!initExpr || !initExpr->is(TensorExprKind::Const) ||
+      initExpr->constant != 0.0)
+    return nullptr;
+  return getSum(term, reducedDims);
+}
+
+TensorExpr *TensorExprBuilder::evaluateScalar(
+    Value scalar, DenseMap<Value, TensorExpr *> &environment,
+    function_ref<TensorExpr *(Value)> blockArgExpr) {
+  auto it = environment.find(scalar);
+  if (it != environment.end())
+    return it->second;
+  TensorExpr *expr = nullptr;
+  Operation *op = scalar.getDefiningOp();
+  auto arg = dyn_cast<BlockArgument>(scalar);
+  Block *body = nullptr;
+  if (arg)
+    body = arg.getOwner();
+  else if (op)
+    body = op->getBlock();
+  // Inside the body: block arguments and ops; outside: captured scalars.
+  bool inBody = body && isa_and_nonnull<linalg::LinalgOp>(body->getParentOp());
+  if (arg && inBody) {
+    expr = blockArgExpr(scalar);
+  } else if (std::optional<double> splat = getSplatFloat(scalar)) {
+    expr = isSupportedFloat(scalar.getType())
+               ? getConst(*splat, scalar.getType())
+               : nullptr;
+  } else if (op && inBody) {
+    expr = buildElementwise(
+        op, llvm::to_vector(op->getOperands()), [&](Value operand) {
+          return evaluateScalar(operand, environment, blockArgExpr);
+        });
+  } else if (isSupportedFloat(scalar.getType())) {
+    expr = getLeaf(scalar, AffineMap::get(getRank(), 0, {}, context),
+                   scalar.getType());
+  }
+  environment[scalar] = expr;
+  return expr;
+}
+
+/// True when `value` is a constant whose elements are all integer zero.
+static bool isZeroIntConstant(Value value) {
+  Attribute attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return false;
+  if (auto dense = dyn_cast<DenseIntElementsAttr>(attr))
+    return llvm::all_of(dense.getValues<APInt>(),
+                        [](const APInt &v) { return v.isZero(); });
+  return false;
+}
+
+TensorExpr *TensorExprBuilder::buildElementwise(
+    Operation *op, ArrayRef<Value> operands,
+    function_ref<TensorExpr *(Value)> operandExpr) {
+  if (op->getNumResults() != 1)
+    return nullptr;
+  Type resultType = getElementTypeOrSelf(op->getResult(0).getType());
+  if (!isSupportedFloat(resultType))
+    return nullptr;
+  using Kind = TensorExprKind;
+  auto unary = [&](Kind kind) -> TensorExpr * {
+    TensorExpr *a = operandExpr(operands[0]);
+    return a ? getUnary(kind, a) : nullptr;
+  };
+  auto binary = [&](Kind kind) -> TensorExpr * {
+    TensorExpr *a = operandExpr(operands[0]);
+    TensorExpr *b = a ? operandExpr(operands[1]) : nullptr;
+    return b ? getBinary(kind, a, b) : nullptr;
+  };
+  auto convert = [&]() -> TensorExpr * {
+    if (!isSupportedFloat(getElementTypeOrSelf(operands[0].getType())))
+      return nullptr;
+    TensorExpr *a = operandExpr(operands[0]);
+    return a ? getCast(a, resultType) : nullptr;
+  };
+  auto pow = [&](Value exponentValue) -> TensorExpr * {
+    TensorExpr *base = operandExpr(operands[0]);
+    TensorExpr *exponent = base ? operandExpr(exponentValue) : nullptr;
+    if (!exponent || !exponent->is(Kind::Const))
+      return nullptr;
+    return getPow(base, exponent->constant);
+  };
+
+  return llvm::TypeSwitch<Operation *, TensorExpr *>(op)
+      .Case<arith::AddFOp, tosa::AddOp>([&](auto) { return binary(Kind::Add); })
+      .Case<arith::SubFOp, tosa::SubOp>([&](auto) { return binary(Kind::Sub); })
+      .Case<arith::MulFOp>([&](auto) { return binary(Kind::Mul); })
+      .Case<tosa::MulOp>([&](tosa::MulOp mul) -> TensorExpr * {
+        if (!isZeroIntConstant(mul.getShift()))
+          return nullptr;
+        return binary(Kind::Mul);
+      })
+      .Case<arith::DivFOp>([&](auto) { return binary(Kind::Div); })
+      .Case<arith::MaximumFOp, arith::MaxNumFOp, tosa::MaximumOp>(
+          [&](auto) { return binary(Kind::Max); })
+      .Case<arith::MinimumFOp, arith::MinNumFOp, tosa::MinimumOp>(
+          [&](auto) { return binary(Kind::Min); })
+      .Case<arith::NegFOp>([&](auto) { return unary(Kind::Neg); })
+      .Case<math::AbsFOp, tosa::AbsOp>([&](auto) { return unary(Kind::Abs); })
+      .Case<math::SqrtOp>([&](auto) { return unary(Kind::Sqrt); })
+      .Case<math::RsqrtOp, tosa::RsqrtOp>(
+          [&](auto) { return unary(Kind::Rsqrt); })
+      .Case<tosa::ReciprocalOp>([&](auto) { return unary(Kind::Recip); })
+      .Case<math::TanhOp, tosa::TanhOp>([&](auto) { return unary(Kind::Tanh); })
+      .Case<math::ExpOp, tosa::ExpOp>([&](auto) { return unary(Kind::Exp); })
+      .Case<arith::ExtFOp, arith::TruncFOp, tosa::CastOp>(
+          [&](auto) { return convert(); })
+      .Case<math::PowFOp, tosa::PowOp>([&](auto) { return pow(operands[1]); })
+      .Case<math::FPowIOp>([&](math::FPowIOp fpowi) -> TensorExpr * {
+        APInt exponent;
+        if (!matchPattern(fpowi.getRhs(), m_ConstantInt(&exponent)))
+          return nullptr;
+        TensorExpr *base = operandExpr(operands[0]);
+        return base ? getPow(base, static_cast<double>(exponent.getSExtValue()))
+                    : nullptr;
+      })
+      .Case<tosa::ClampOp>([&](tosa::ClampOp clamp) -> TensorExpr * {
+        // clamp(a, lo, hi) with hi at the top of the type (or +inf) is
+        // max(a, lo); with lo at the bottom it is min(a, hi).
+        auto lo = dyn_cast<FloatAttr>(clamp.getMinValAttr());
+        auto hi = dyn_cast<FloatAttr>(clamp.getMaxValAttr());
+        if (!lo || !hi)
+          return nullptr;
+        double largest =
+            APFloat::getLargest(cast<FloatType>(resultType).getFloatSemantics())
+                .convertToDouble();
+        TensorExpr *a = operandExpr(operands[0]);
+        if (!a)
+          return nullptr;
+        if (hi.getValueAsDouble() >= largest)
+          return getBinary(Kind::Max, a,
+                           getConst(lo.getValueAsDouble(), resultType));
+        if (lo.getValueAsDouble() <= -largest)
+          return getBinary(Kind::Min, a,
+                           getConst(hi.getValueAsDouble(), resultType));
+        return nullptr;
+      })
+      .Case<arith::SelectOp>([&](arith::SelectOp select) -> TensorExpr * {
+        // select(a < b, b, a) is max(a, b) (a clamp from below), and the
+        // mirrored forms; NaN operands may pick either side.
+        auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+        if (!cmp)
+          return nullptr;
+        TensorExpr *l = operandExpr(cmp.getLhs());
+        TensorExpr *r = l ? operandExpr(cmp.getRhs()) : nullptr;
+        TensorExpr *t = r ? operandExpr(select.getTrueValue()) : nullptr;
+        TensorExpr *f = t ? operandExpr(select.getFalseValue()) : nullptr;
+        if (!f)
+          return nullptr;
+        using P = arith::CmpFPredicate;
+        P pred = cmp.getPredicate();
+        bool less = pred == P::OLT || pred == P::ULT || pred == P::OLE ||
+                    pred == P::ULE;
+        bool greater = pred == P::OGT || pred == P::UGT || pred == P::OGE ||
+                       pred == P::UGE;
+        if ((less && t == r && f == l) || (greater && t == l && f == r))
+          return getBinary(Kind::Max, l, r);
+        if ((less && t == l && f == r) || (greater && t == r && f == l))
+          return getBinary(Kind::Min, l, r);
+        return nullptr;
+      })
+      .Default([](Operation *) { return nullptr; });
+}
