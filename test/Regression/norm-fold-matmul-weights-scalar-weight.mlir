@@ -37,3 +37,24 @@ func.func @scalar_weight_rank2(%x: tensor<15x?xf32>) -> tensor<15x?xf32> {
   %y = norm.rms_norm %x weight(%w) : (tensor<15x?xf32>, tensor<f32>) -> tensor<15x?xf32>
   return %y : tensor<15x?xf32>
 }
+
+// -----
+
+// A one-element weight (tensor<1xT>) is a scalar too (the dialect's
+// scalar-parameter rule) and is folded like tensor<T>: every row of the
+// RHS is scaled by it. It was declined with a misleading "the normalized
+// dim is not static".
+// CHECK-LABEL: func @one_element_weight
+//   CHECK-NOT:   weight(
+//       CHECK:   %[[RHS:.*]] = arith.constant dense<{{\[}}[2.000000e+00, 4.000000e+00], [6.000000e+00, 8.000000e+00]]> : tensor<2x2xf32>
+//       CHECK:   linalg.matmul ins(%{{.*}}, %[[RHS]] :
+func.func @one_element_weight(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %w = arith.constant dense<2.0> : tensor<1xf32>
+  %rhs = arith.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %y = norm.rms_norm %x weight(%w) : (tensor<4x2xf32>, tensor<1xf32>) -> tensor<4x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x2xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %m = linalg.matmul ins(%y, %rhs : tensor<4x2xf32>, tensor<2x2xf32>) outs(%acc : tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %m : tensor<4x2xf32>
+}

@@ -8,8 +8,8 @@
 
 #include "norm/Conversion/NormToLinalg/NormToLinalg.h"
 #include "norm/Conversion/Passes.h"
-#include "norm/Dialect/Norm/Utils/LoweringDriver.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/PatternDriver.h"
 #include "norm/Dialect/Norm/Utils/RowView.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -11,7 +11,7 @@
 #include "norm/Conversion/NormToVector/NormToVector.h"
 #include "RowLoopBuilder.h"
 #include "norm/Conversion/Passes.h"
-#include "norm/Dialect/Norm/Utils/LoweringDriver.h"
+#include "norm/Dialect/Norm/Utils/PatternDriver.h"
 #include "norm/Transforms/HostCPU.h"
 #include "norm/Transforms/Passes.h"
 

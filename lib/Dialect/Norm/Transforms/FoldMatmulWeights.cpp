@@ -7,11 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PatternDriver.h"
+#include "norm/Dialect/Norm/Utils/PatternDriver.h"
 
-#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "norm/Dialect/Norm/IR/ConstantValues.h"
 #include "norm/Dialect/Norm/IR/NormOps.h"
 #include "norm/Dialect/Norm/Transforms/Passes.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/RowView.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -44,8 +47,9 @@ struct MatmulUse {
   linalg::LinalgOp matmul;
   /// The LHS value of the matmul (the norm result or its collapse).
   Value lhs;
-  /// The constant the RHS is made of, in its own layout.
-  DenseFPElementsAttr constant;
+  /// The constant the RHS is made of, in its own layout: a dense elements
+  /// attribute or a dense_resource blob (torch-mlir's exported weights).
+  ElementsAttr constant;
   /// The transpose turning `constant` ([N, K]) into the RHS, or null.
   linalg::TransposeOp transpose;
   /// True when `constant` is laid out [N, K] (transpose op or transposed
@@ -110,7 +114,14 @@ static LogicalResult analyzeMatmul(Operation *user, Value lhs, int64_t limit,
     use.nMajor = true;
     rhs = transpose.getInput();
   }
-  if (!matchPattern(rhs, m_Constant(&use.constant))) {
+  if (!matchPattern(rhs, m_Constant(&use.constant)) ||
+      !isa<DenseFPElementsAttr, DenseResourceElementsAttr>(use.constant) ||
+      !isa<FloatType>(use.constant.getElementType())) {
+    reason = "the matmul's right-hand side is not a constant";
+    return failure();
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(use.constant);
+      resource && !resource.getRawHandle().getBlob()) {
     reason = "the matmul's right-hand side is not a constant";
     return failure();
   }
@@ -179,11 +190,16 @@ static LogicalResult readConstant(Value value, SmallVector<double> &values) {
   values.clear();
   if (!value)
     return success();
-  DenseFPElementsAttr attr;
-  if (!matchPattern(value, m_Constant(&attr)))
+  std::optional<FloatConstant> constant = readFloatConstant(value);
+  if (!constant)
     return failure();
-  for (const APFloat &v : attr.getValues<APFloat>())
-    values.push_back(v.convertToDouble());
+  for (const APFloat &v : constant->values) {
+    APFloat wide = v;
+    bool losesInfo = false;
+    wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                 &losesInfo);
+    values.push_back(wide.convertToDouble());
+  }
   return success();
 }
 
@@ -342,9 +358,10 @@ static FailureOr<FoldPlan> planFold(NormOpInterface op, const Options &options,
     reason = "the normalized dim is not static";
     return failure();
   }
-  // A scalar weight (tensor<T>) scales every row of the RHS alike.
+  // A scalar weight (tensor<T> or tensor<1xT>, RowView's rule) scales every
+  // row of the RHS alike.
   if (plan.weight.size() == 1 && op.getWeight() &&
-      cast<ShapedType>(op.getWeight().getType()).getRank() == 0)
+      RowView(op).getParameterAccess(op.getWeight()) == ParameterAccess::Scalar)
     plan.weight.resize(plan.k, plan.weight[0]);
   if (!plan.weight.empty() && int64_t(plan.weight.size()) != plan.k) {
     reason = "the normalized dim is not static";
@@ -404,11 +421,33 @@ static DenseFPElementsAttr buildFoldedRhs(const MatmulUse &use,
   // nearest even, as APFloat does; the other results take APFloat's path,
   // so nothing depends on the host's flush-to-zero mode.
   Type elementType = constType.getElementType();
-  if (elementType.isF32()) {
+  // The RHS elements as host floats where the type allows it: a dense
+  // attribute's raw data, or an f32/f64 dense_resource blob.
+  std::optional<ArrayRef<float>> f32Values;
+  std::optional<ArrayRef<double>> f64Values;
+  SmallVector<float> f32Storage;
+  SmallVector<double> f64Storage;
+  if (auto dense = dyn_cast<DenseFPElementsAttr>(use.constant)) {
+    if (elementType.isF32()) {
+      f32Storage.assign(dense.getValues<float>().begin(),
+                        dense.getValues<float>().end());
+      f32Values = ArrayRef<float>(f32Storage);
+    } else if (elementType.isF64()) {
+      f64Storage.assign(dense.getValues<double>().begin(),
+                        dense.getValues<double>().end());
+      f64Values = ArrayRef<double>(f64Storage);
+    }
+  } else if (auto f32 = dyn_cast<DenseF32ResourceElementsAttr>(use.constant)) {
+    f32Values = f32.tryGetAsArrayRef();
+  } else if (auto f64 = dyn_cast<DenseF64ResourceElementsAttr>(use.constant)) {
+    f64Values = f64.tryGetAsArrayRef();
+  }
+  if (elementType.isF32() && f32Values &&
+      int64_t(f32Values->size()) == numElements) {
     SmallVector<float> folded;
     folded.reserve(numElements);
     int64_t index = 0;
-    for (float value : use.constant.getValues<float>()) {
+    for (float value : *f32Values) {
       double product = fold(index++, toDouble(value));
       double magnitude = std::fabs(product);
       if (magnitude >= std::numeric_limits<float>::min() &&
@@ -421,23 +460,31 @@ static DenseFPElementsAttr buildFoldedRhs(const MatmulUse &use,
     return cast<DenseFPElementsAttr>(
         DenseElementsAttr::get(constType, ArrayRef<float>(folded)));
   }
-  if (elementType.isF64()) {
+  if (elementType.isF64() && f64Values &&
+      int64_t(f64Values->size()) == numElements) {
     SmallVector<double> folded;
     folded.reserve(numElements);
     int64_t index = 0;
-    for (double value : use.constant.getValues<double>())
+    for (double value : *f64Values)
       folded.push_back(fold(index++, value));
     return cast<DenseFPElementsAttr>(
         DenseElementsAttr::get(constType, ArrayRef<double>(folded)));
   }
   const llvm::fltSemantics &semantics =
       cast<FloatType>(elementType).getFloatSemantics();
+  std::optional<FloatConstant> constant = readFloatConstant(use.constant);
+  if (!constant)
+    return {};
   SmallVector<APFloat> folded;
   folded.reserve(numElements);
   int64_t index = 0;
-  for (const APFloat &value : use.constant.getValues<APFloat>())
-    folded.push_back(
-        roundTo(fold(index++, value.convertToDouble()), semantics));
+  for (const APFloat &value : constant->values) {
+    APFloat wide = value;
+    bool losesInfo = false;
+    wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                 &losesInfo);
+    folded.push_back(roundTo(fold(index++, wide.convertToDouble()), semantics));
+  }
   return DenseFPElementsAttr::get(constType, folded);
 }
 

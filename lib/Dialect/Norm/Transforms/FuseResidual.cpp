@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PatternDriver.h"
-#include "TensorExpr.h"
+#include "norm/Dialect/Norm/Utils/FloatUtils.h"
+#include "norm/Dialect/Norm/Utils/PatternDriver.h"
 
 #include "norm/Dialect/Norm/IR/NormOps.h"
 #include "norm/Dialect/Norm/Transforms/Passes.h"

@@ -15,7 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ChainAnalysis.h"
-#include "PatternDriver.h"
+#include "norm/Dialect/Norm/Utils/PatternDriver.h"
 
 #include "norm/Dialect/Norm/IR/NormOps.h"
 #include "norm/Dialect/Norm/Transforms/Passes.h"

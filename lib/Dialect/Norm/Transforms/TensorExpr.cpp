@@ -4,7 +4,7 @@
 // and the constructors' exact simplifications (constant folding, casts of
 // casts, squares, narrow arithmetic computed in a wide type). Evaluating IR
 // into nodes is in TensorExprEvaluator.cpp. The float helpers shared by the
-// passes (isSupportedFloat, getPrecision, roundToType) are defined here.
+// passes live in Dialect/Norm/Utils/FloatUtils.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,24 +19,6 @@
 
 using namespace mlir;
 using namespace mlir::norm;
-
-bool mlir::norm::isSupportedFloat(Type type) {
-  return type &&
-         (type.isF16() || type.isBF16() || type.isF32() || type.isF64());
-}
-
-unsigned mlir::norm::getPrecision(Type type) {
-  return llvm::APFloat::semanticsPrecision(
-      cast<FloatType>(type).getFloatSemantics());
-}
-
-double mlir::norm::roundToType(double value, Type type) {
-  llvm::APFloat result(value);
-  bool losesInfo = false;
-  result.convert(cast<FloatType>(type).getFloatSemantics(),
-                 llvm::APFloat::rmNearestTiesToEven, &losesInfo);
-  return result.convertToDouble();
-}
 
 /// Applies `kind` to two constants in the arithmetic of `type`, or returns
 /// nothing for kinds that are not folded.

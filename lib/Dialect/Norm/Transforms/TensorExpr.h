@@ -11,6 +11,8 @@
 #ifndef LIB_DIALECT_NORM_TRANSFORMS_TENSOREXPR_H
 #define LIB_DIALECT_NORM_TRANSFORMS_TENSOREXPR_H
 
+#include "norm/Dialect/Norm/Utils/FloatUtils.h"
+
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
@@ -227,15 +229,6 @@ private:
   std::vector<unsigned> walkMarks;
   unsigned walkNumber = 0;
 };
-
-/// True for f16, bf16, f32 and f64.
-bool isSupportedFloat(Type type);
-
-/// Number of significand bits (precision) of a supported float type.
-unsigned getPrecision(Type type);
-
-/// `value` rounded to `type` (round to nearest even).
-double roundToType(double value, Type type);
 
 } // namespace norm
 } // namespace mlir

@@ -1,11 +1,13 @@
 //===- PatternDriver.cpp - Apply a pattern set once per op ----------------===//
 //
 // applyPatternsOnce: one visit per op, in the caller's order, with
-// upstream's PatternApplicator choosing the pattern.
+// upstream's PatternApplicator choosing the pattern; and the lowering
+// passes' use of it.
 //
 //===----------------------------------------------------------------------===//
 
-#include "PatternDriver.h"
+#include "norm/Dialect/Norm/Utils/PatternDriver.h"
+#include "norm/Dialect/Norm/IR/NormOps.h"
 
 #include "mlir/Rewrite/PatternApplicator.h"
 #include "llvm/ADT/DenseSet.h"
@@ -50,4 +52,17 @@ mlir::norm::applyPatternsOnce(ArrayRef<Operation *> ops,
       onVisit(op, rewritten);
   }
   return numRewritten;
+}
+
+LogicalResult mlir::norm::applyNormLoweringPatterns(
+    Operation *root, const FrozenRewritePatternSet &patterns, StringRef error) {
+  SmallVector<Operation *> ops;
+  root->walk([&](NormOpInterface op) { ops.push_back(op); });
+  applyPatternsOnce(ops, patterns);
+  bool failed = false;
+  root->walk([&](NormOpInterface op) {
+    op->emitError(error);
+    failed = true;
+  });
+  return failure(failed);
 }

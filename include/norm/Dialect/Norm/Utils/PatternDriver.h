@@ -1,12 +1,14 @@
 //===- PatternDriver.h - Apply a pattern set once per op --------*- C++ -*-===//
 //
-// The driver that norm-raise, norm-fuse-residual and norm-fold-matmul-weights
-// run their pattern sets with.
+// The one driver the norm passes run their pattern sets with: norm-raise,
+// norm-fuse-residual and norm-fold-matmul-weights (applyPatternsOnce), and
+// the lowerings norm-to-linalg, norm-lower-cpu and norm-lower-gpu
+// (applyNormLoweringPatterns, which also reports a norm op left over).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LIB_DIALECT_NORM_TRANSFORMS_PATTERNDRIVER_H
-#define LIB_DIALECT_NORM_TRANSFORMS_PATTERNDRIVER_H
+#ifndef NORM_DIALECT_NORM_UTILS_PATTERNDRIVER_H
+#define NORM_DIALECT_NORM_UTILS_PATTERNDRIVER_H
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
@@ -35,7 +37,14 @@ unsigned applyPatternsOnce(
     RewriterBase::Listener *listener = nullptr,
     function_ref<void(Operation *, bool rewritten)> onVisit = nullptr);
 
+/// Applies `patterns` once to every norm op nested under `root`
+/// (applyPatternsOnce, in program order), then reports `error` at every
+/// norm op still there. Fails when one is.
+LogicalResult applyNormLoweringPatterns(Operation *root,
+                                        const FrozenRewritePatternSet &patterns,
+                                        StringRef error);
+
 } // namespace norm
 } // namespace mlir
 
-#endif // LIB_DIALECT_NORM_TRANSFORMS_PATTERNDRIVER_H
+#endif // NORM_DIALECT_NORM_UTILS_PATTERNDRIVER_H
