@@ -15,13 +15,17 @@ documented command sequence (printed with -v):
     mlir-translate --mlir-to-llvmir kernel.llvm.mlir -o kernel.ll
     (target triple and data layout of the host, or of --mtriple, added to
      kernel.ll; taken from `opt -mtriple=T` on an empty module)
+    opt -O3 -mtriple=T -mcpu=native kernel.ll -o kernel.opt.bc
     llc -O3 -filetype=obj -relocation-model=pic -mtriple=T -mcpu=native \
-        kernel.ll -o k.o
+        kernel.opt.bc -o k.o
     llvm-objcopy --keep-global-symbol=k --keep-global-symbol=_mlir_ciface_k k.o
     cc -shared k.o -o libk.so -lm
 
 Every symbol of the object but the two entry points is local, so that
-kernels compiled separately link into one program.
+kernels compiled separately link into one program. opt runs LLVM's -O3
+pipeline, as the JIT does. A kernel compiled with threads > 1 calls the
+OpenMP runtime (libomp): the shared library is linked with it, and the
+header says so for objects.
 
 The kernel (kernel.mlir, kept with --keep) takes memrefs: the inputs x,
 [alpha], [weight], [bias], [residual] and then the outputs y,
@@ -148,6 +152,17 @@ def set_target(llvm_ir, triple, data_layout):
                     f'target triple = "{triple}"']
     with open(llvm_ir, "w") as f:
         f.write("\n".join(lines))
+
+
+def find_openmp_runtime():
+    """LLVM's OpenMP runtime, which kernels compiled with threads > 1 call
+    (the one the JIT loads)."""
+    for path in (os.path.join(LLVM_LIBRARY_DIR, "libomp.so"),
+                 "/usr/lib/x86_64-linux-gnu/libomp.so.5"):
+        if os.path.exists(path):
+            return path
+    sys.exit("norm-aot: the kernel needs the OpenMP runtime (libomp), which "
+             "is not installed")
 
 
 def descriptor_type(name, ctype, rank):
@@ -335,18 +350,26 @@ def main(argv):
         run([norm_opt, kernel, pipeline, "-o", lowered])
         run([translate, "--mlir-to-llvmir", lowered, "-o", llvm_ir])
         set_target(llvm_ir, triple, data_layout)
+        optimized = os.path.join(work, base + ".opt.bc")
+        run([opt, "-O3", f"-mtriple={triple}", f"-mcpu={args.mcpu}",
+             llvm_ir, "-o", optimized])
         run([llc, "-O3", "-filetype=obj", "-relocation-model=pic",
-             f"-mtriple={triple}", f"-mcpu={args.mcpu}", llvm_ir,
+             f"-mtriple={triple}", f"-mcpu={args.mcpu}", optimized,
              "-o", prefix + ".o"])
         run([objcopy, f"--keep-global-symbol={name}",
              f"--keep-global-symbol=_mlir_ciface_{name}", prefix + ".o"])
     link = " and -lm"
     runtime = []
-    if needs_float16_utils(undefined_symbols(
-            find_tool("llvm-nm", [LLVM_TOOLS_DIR]), prefix + ".o")):
+    symbols = undefined_symbols(find_tool("llvm-nm", [LLVM_TOOLS_DIR]),
+                                prefix + ".o")
+    if needs_float16_utils(symbols):
         utils = os.path.join(LLVM_LIBRARY_DIR, FLOAT16_UTILS)
         runtime = [utils, f"-Wl,-rpath,{LLVM_LIBRARY_DIR}"]
         link = f", -lm and {utils}"
+    if any(s.startswith("__kmpc_") for s in symbols):
+        omp = find_openmp_runtime()
+        runtime += [omp, f"-Wl,-rpath,{os.path.dirname(omp)}"]
+        link += f" and the OpenMP runtime {omp}"
     if args.shared:
         run([cc, "-shared", prefix + ".o", "-o",
              os.path.join(out_dir, f"lib{base}.so"), "-lm"] + runtime)
