@@ -1,30 +1,42 @@
 //===- norm-bench.cpp - Normalization benchmarks vs bandwidth floors ------===//
 //
-// Measures norm ops compiled by norm-cpu-pipeline (direct and linalg paths)
-// against plain C++ loops, oneDNN and PyTorch, and against the machine's
-// copy floors measured in the same run on the same byte counts. Reports
-// effective GB/s (median of repetitions) and ratios to both floors.
+// Measures norm ops compiled by norm-cpu-pipeline (direct and linalg paths,
+// static and dynamic leading dims, JIT and ahead of time, the host's vector
+// width and 256 bits) against plain C++ loops, oneDNN and PyTorch, and
+// against the machine's copy floors measured in the same run on the same
+// byte counts. Reports effective GB/s (median of repetitions) and ratios to
+// both floors; with --paired, the median of ratios to floors timed back to
+// back with each kernel.
 //
 // Benchmark names: <case>/<impl>/<M>x<N>/<dtype>.
 //
 //===----------------------------------------------------------------------===//
 
+#include "AOT.h"
+#include "Kernels.h"
+#include "Paired.h"
 #include "Slices.h"
 #include "baselines/Baselines.h"
 #include "norm/ExecutionEngine/JIT.h"
+#include "norm/Transforms/HostCPU.h"
 
-#include "mlir/ExecutionEngine/CRunnerUtils.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
-#include <random>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -34,228 +46,64 @@ using namespace norm_bench;
 
 namespace {
 
-struct Shape {
-  int64_t rows, cols;
+/// How one of our implementations is built.
+struct Variant {
+  const char *impl;
+  /// Built by norm-aot (else JIT-compiled here).
+  bool aot;
+  /// Compiled for a dynamic leading dim (`?xN`), called with M rows.
+  bool dynamic;
+  /// The JIT's pass pipeline.
+  std::string pipeline;
 };
 
-const char *caseName(Case kind) {
-  switch (kind) {
-  case Case::LayerNorm:
-    return "layer_norm";
-  case Case::RMSNorm:
-    return "rms_norm";
-  case Case::DyT:
-    return "dyt";
-  case Case::AddRMSNorm:
-    return "add_rms_norm";
+/// The implementations of the summary table, in its order.
+const char *const kSummaryImpls[] = {"norm",    "norm_dyn",   "aot",
+                                     "aot_dyn", "norm_vw256", "linalg",
+                                     "naive",   "onednn",     "torch"};
+
+/// Google Benchmark's --benchmark_filter, applied before anything is
+/// compiled so that a filtered run builds only the kernels it times.
+class Selection {
+public:
+  explicit Selection(llvm::StringRef filter) {
+    if (filter.empty() || filter == "all")
+      return;
+    negative = filter.consume_front("-");
+    regex.emplace(filter, llvm::Regex::NoFlags);
+    // An expression llvm::Regex does not take selects everything;
+    // Google Benchmark judges it.
+    std::string error;
+    if (!regex->isValid(error))
+      regex.reset();
   }
-  return "";
-}
-
-const char *typeName(DType dtype) {
-  return dtype == DType::F32 ? "f32" : "bf16";
-}
-size_t typeSize(DType dtype) { return dtype == DType::F32 ? 4 : 2; }
-
-/// Bytes a case must move: read x (and residual), write y (and the residual
-/// stream).
-size_t caseBytes(Case kind, Shape shape, DType dtype) {
-  size_t elements = size_t(shape.rows) * size_t(shape.cols);
-  size_t streams = kind == Case::AddRMSNorm ? 4 : 2;
-  return streams * elements * typeSize(dtype);
-}
-
-std::string benchmarkName(const std::string &kind, const std::string &impl,
-                          Shape shape, DType dtype) {
-  return llvm::formatv("{0}/{1}/{2}x{3}/{4}", kind, impl, shape.rows,
-                       shape.cols, typeName(dtype))
-      .str();
-}
-
-/// A 64-byte aligned buffer.
-struct Buffer {
-  explicit Buffer(size_t bytes) : size(bytes) {
-    data = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-    std::memset(data, 0, bytes);
+  /// Whether Google Benchmark runs `name`, registered with `repetitions`
+  /// and manual or real time (its full name has those suffixes).
+  bool selects(const std::string &name, int repetitions,
+               bool manualTime) const {
+    if (!regex)
+      return true;
+    std::string full = llvm::formatv("{0}/repeats:{1}/{2}", name, repetitions,
+                                     manualTime ? "manual_time" : "real_time");
+    bool matches = regex->match(name) || regex->match(full);
+    return matches != negative;
   }
-  ~Buffer() { std::free(data); }
-  Buffer(const Buffer &) = delete;
-  void *data;
-  size_t size;
+
+private:
+  bool negative = false;
+  std::optional<llvm::Regex> regex;
 };
 
-/// Fills `buffer` with pseudo-random values of mean `mean`.
-void fillRandom(Buffer &buffer, DType dtype, float mean, float spread,
-                unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(mean, spread);
-  size_t count = buffer.size / typeSize(dtype);
-  for (size_t i = 0; i < count; ++i) {
-    float v = dist(rng);
-    if (dtype == DType::F32) {
-      static_cast<float *>(buffer.data)[i] = v;
-    } else {
-      uint32_t bits;
-      std::memcpy(&bits, &v, 4);
-      static_cast<uint16_t *>(buffer.data)[i] = uint16_t(bits >> 16);
-    }
-  }
-}
-
-/// The buffers of one (shape, dtype).
-struct Workspace {
-  Workspace(Shape shape, DType dtype)
-      : x(bytes(shape, dtype)), residual(bytes(shape, dtype)),
-        y(bytes(shape, dtype)), residualOut(bytes(shape, dtype)),
-        weight(size_t(shape.cols) * typeSize(dtype)),
-        bias(size_t(shape.cols) * typeSize(dtype)) {
-    fillRandom(x, dtype, 0.5f, 1.5f, 1);
-    fillRandom(residual, dtype, 0.0f, 1.0f, 2);
-    fillRandom(weight, dtype, 1.0f, 0.2f, 3);
-    fillRandom(bias, dtype, 0.0f, 0.1f, 4);
-  }
-  static size_t bytes(Shape shape, DType dtype) {
-    return size_t(shape.rows) * size_t(shape.cols) * typeSize(dtype);
-  }
-  Buffer x, residual, y, residualOut, weight, bias;
+/// The medians of one benchmark.
+struct Medians {
+  double bytesPerSecond = 0;
+  /// Real (or manual) time per call, in the benchmark's unit (microseconds).
+  double time = 0;
+  /// The paired counters (Paired.h), when paired.
+  std::optional<double> ntRatio, copyRatio, ntRate, copyRate;
 };
 
-/// MLIR source of a kernel writing into caller-provided buffers.
-std::string kernelSource(Case kind, Shape shape, DType dtype) {
-  std::string t = typeName(dtype);
-  std::string mat = llvm::formatv("{0}x{1}x{2}", shape.rows, shape.cols, t);
-  std::string vec = llvm::formatv("{0}x{1}", shape.cols, t);
-  std::string memMat = "memref<" + mat + ">", tenMat = "tensor<" + mat + ">";
-  std::string memVec = "memref<" + vec + ">", tenVec = "tensor<" + vec + ">";
-  std::string args, body;
-  auto input = [&](const std::string &name, bool matrix) {
-    const std::string &mem = matrix ? memMat : memVec;
-    const std::string &ten = matrix ? tenMat : tenVec;
-    args += llvm::formatv("%{0}m: {1}, ", name, mem).str();
-    body += llvm::formatv("  %{0} = bufferization.to_tensor %{0}m restrict : "
-                          "{1} to {2}\n",
-                          name, mem, ten)
-                .str();
-  };
-  auto output = [&](const std::string &value, const std::string &name) {
-    body += llvm::formatv("  bufferization.materialize_in_destination %{0} in "
-                          "restrict writable %{1} : ({2}, {3}) -> ()\n",
-                          value, name, tenMat, memMat)
-                .str();
-  };
-  input("x", true);
-  if (kind == Case::AddRMSNorm)
-    input("r", true);
-  input("w", false);
-  if (kind == Case::LayerNorm || kind == Case::DyT)
-    input("b", false);
-  args += "%ym: " + memMat;
-  if (kind == Case::AddRMSNorm)
-    args += ", %sm: " + memMat;
-
-  switch (kind) {
-  case Case::LayerNorm:
-    body += llvm::formatv("  %y = norm.layer_norm %x weight(%w) bias(%b) : "
-                          "({0}, {1}, {1}) -> {0}\n",
-                          tenMat, tenVec);
-    break;
-  case Case::RMSNorm:
-    body += llvm::formatv(
-        "  %y = norm.rms_norm %x weight(%w) : ({0}, {1}) -> {0}\n", tenMat,
-        tenVec);
-    break;
-  case Case::AddRMSNorm:
-    body += llvm::formatv("  %y, %s = norm.rms_norm %x weight(%w) "
-                          "residual(%r) : ({0}, {1}, {0}) -> ({0}, {0})\n",
-                          tenMat, tenVec);
-    break;
-  case Case::DyT:
-    body += llvm::formatv(
-        "  %a = arith.constant dense<0.5> : tensor<{2}>\n"
-        "  %y = norm.dyt %x alpha(%a) weight(%w) bias(%b) : ({0}, tensor<{2}>, "
-        "{1}, {1}) -> {0}\n",
-        tenMat, tenVec, t);
-    break;
-  }
-  output("y", "ym");
-  if (kind == Case::AddRMSNorm)
-    output("s", "sm");
-  return llvm::formatv("func.func @kernel({0}) attributes "
-                       "{{llvm.emit_c_interface} {{\n{1}  return\n}\n",
-                       args, body)
-      .str();
-}
-
-/// A strided memref descriptor of rank 1 or 2 over a buffer.
-template <int Rank>
-struct Descriptor {
-  void *allocated, *aligned;
-  int64_t offset, sizes[Rank], strides[Rank];
-};
-
-Descriptor<2> matrixDescriptor(Buffer &buffer, Shape shape) {
-  return {
-      buffer.data, buffer.data, 0, {shape.rows, shape.cols}, {shape.cols, 1}};
-}
-Descriptor<1> vectorDescriptor(Buffer &buffer, Shape shape) {
-  return {buffer.data, buffer.data, 0, {shape.cols}, {1}};
-}
-
-/// A compiled kernel bound to its workspace.
-struct Kernel {
-  std::unique_ptr<mlir::norm::JITModule> module;
-  std::function<void()> call;
-};
-
-bool compileKernel(Kernel &kernel, Case kind, Shape shape, DType dtype,
-                   Workspace &ws, const std::string &pipeline,
-                   const std::vector<llvm::StringRef> &libs) {
-  std::string error;
-  kernel.module = mlir::norm::JITModule::compile(
-      kernelSource(kind, shape, dtype), pipeline, error, libs);
-  if (!kernel.module) {
-    llvm::errs() << "norm-bench: cannot compile " << caseName(kind) << " "
-                 << shape.rows << "x" << shape.cols << " " << typeName(dtype)
-                 << " with '" << pipeline << "':\n"
-                 << error;
-    return false;
-  }
-  void *fn = kernel.module->lookupCInterface("kernel");
-  if (!fn) {
-    llvm::errs() << "norm-bench: kernel entry point not found\n";
-    return false;
-  }
-  auto x = std::make_shared<Descriptor<2>>(matrixDescriptor(ws.x, shape));
-  auto r =
-      std::make_shared<Descriptor<2>>(matrixDescriptor(ws.residual, shape));
-  auto y = std::make_shared<Descriptor<2>>(matrixDescriptor(ws.y, shape));
-  auto s =
-      std::make_shared<Descriptor<2>>(matrixDescriptor(ws.residualOut, shape));
-  auto w = std::make_shared<Descriptor<1>>(vectorDescriptor(ws.weight, shape));
-  auto b = std::make_shared<Descriptor<1>>(vectorDescriptor(ws.bias, shape));
-  switch (kind) {
-  case Case::LayerNorm:
-  case Case::DyT: {
-    auto f = reinterpret_cast<void (*)(void *, void *, void *, void *)>(fn);
-    kernel.call = [=] { f(x.get(), w.get(), b.get(), y.get()); };
-    break;
-  }
-  case Case::RMSNorm: {
-    auto f = reinterpret_cast<void (*)(void *, void *, void *)>(fn);
-    kernel.call = [=] { f(x.get(), w.get(), y.get()); };
-    break;
-  }
-  case Case::AddRMSNorm: {
-    auto f =
-        reinterpret_cast<void (*)(void *, void *, void *, void *, void *)>(fn);
-    kernel.call = [=] { f(x.get(), r.get(), w.get(), y.get(), s.get()); };
-    break;
-  }
-  }
-  return true;
-}
-
-/// Collects the median of every benchmark (bytes per second).
+/// Collects the median aggregate of every benchmark.
 class SummaryReporter : public benchmark::ConsoleReporter {
 public:
   /// Colors only on a terminal: a reporter given to RunSpecifiedBenchmarks
@@ -265,23 +113,34 @@ public:
 
   void ReportRuns(const std::vector<Run> &runs) override {
     for (const Run &run : runs) {
-      if (run.run_type != Run::RT_Aggregate || run.aggregate_name != "median")
+      // The median aggregate; a single repetition has no aggregates.
+      bool median = run.run_type == Run::RT_Aggregate
+                        ? run.aggregate_name == "median"
+                        : run.repetitions <= 1;
+      if (!median)
         continue;
-      auto it = run.counters.find("bytes_per_second");
-      if (it != run.counters.end())
-        medians[run.run_name.function_name] = it->second.value;
-      times[run.run_name.function_name] = run.GetAdjustedRealTime();
+      Medians &entry = medians[run.run_name.function_name];
+      auto counter = [&](const char *name) -> std::optional<double> {
+        auto it = run.counters.find(name);
+        if (it == run.counters.end())
+          return std::nullopt;
+        return it->second.value;
+      };
+      entry.bytesPerSecond = counter("bytes_per_second").value_or(0);
+      entry.time = run.GetAdjustedRealTime();
+      entry.ntRatio = counter(kPairedNTRatio);
+      entry.copyRatio = counter(kPairedCopyRatio);
+      entry.ntRate = counter(kPairedNTRate);
+      entry.copyRate = counter(kPairedCopyRate);
     }
     ConsoleReporter::ReportRuns(runs);
   }
-  std::map<std::string, double> medians;
-  /// Median real time per benchmark, in its time unit (microseconds).
-  std::map<std::string, double> times;
+  std::map<std::string, Medians> medians;
 };
 
 /// Reads `<name> -> bytes_per_second` medians from a Google Benchmark JSON
 /// file (e.g. the PyTorch script's output).
-void mergeJSON(const std::string &path, std::map<std::string, double> &into) {
+void mergeJSON(const std::string &path, std::map<std::string, Medians> &into) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer) {
     llvm::errs() << "norm-bench: cannot read " << path << "\n";
@@ -306,7 +165,80 @@ void mergeJSON(const std::string &path, std::map<std::string, double> &into) {
     auto aggregate = object->getString("aggregate_name");
     auto rate = object->getNumber("bytes_per_second");
     if (name && rate && (!aggregate || *aggregate == "median"))
-      into[name->str()] = *rate;
+      into[name->str()].bytesPerSecond = *rate;
+  }
+}
+
+/// "12.3" or "-" when absent.
+std::string column(std::optional<double> value, int width, int precision) {
+  if (!value || *value <= 0)
+    return std::string(width - 1, ' ') + "-";
+  return llvm::formatv(("{0," + std::to_string(width) + ":F" +
+                        std::to_string(precision) + "}")
+                           .c_str(),
+                       *value)
+      .str();
+}
+
+/// The summary table: per shape and dtype, the floors' GB/s and every
+/// case and implementation's median GB/s with its ratios to the floors
+/// (unpaired: ratio of medians; paired: median of per-pair ratios).
+void printSummary(const std::vector<Shape> &shapes,
+                  const std::vector<DType> &dtypes,
+                  const std::vector<Case> &cases,
+                  std::map<std::string, Medians> &medians, unsigned threads,
+                  bool paired) {
+  llvm::outs() << llvm::formatv(
+      "\nSummary ({0} threads; host: {1}-bit vectors, {2}; GB/s = median "
+      "bytes moved per second; x copy / x nt = ratio of medians to the plain "
+      "and non-temporal copy of the same shape{3})\n",
+      threads, mlir::norm::getHostVectorWidth(),
+      mlir::norm::describeHostVectorFeatures(),
+      paired ? "; paired: nt GB/s = the non-temporal copy timed with the "
+               "kernel, pair copy / pair nt = median of per-pair ratios "
+               "(floor time / kernel time)"
+             : "");
+  llvm::outs() << llvm::formatv("{0,-36} {1,8} {2,8} {3,8}", "benchmark",
+                                "GB/s", "x copy", "x nt");
+  if (paired)
+    llvm::outs() << llvm::formatv(" {0,8} {1,9} {2,8}", "nt GB/s", "pair copy",
+                                  "pair nt");
+  llvm::outs() << "\n";
+  for (Shape shape : shapes) {
+    for (DType dtype : dtypes) {
+      std::string copyName = benchmarkName("copy", "floor", shape, dtype);
+      std::string ntName = benchmarkName("copy_nt", "floor", shape, dtype);
+      double copy =
+          medians.count(copyName) ? medians[copyName].bytesPerSecond : 0.0;
+      double nt = medians.count(ntName) ? medians[ntName].bytesPerSecond : 0.0;
+      for (auto [name, rate] : {std::pair{copyName, copy}, {ntName, nt}})
+        if (rate > 0)
+          llvm::outs() << llvm::formatv("{0,-36} {1,8:F1}\n", name, rate / 1e9);
+      for (Case kind : cases) {
+        for (const char *impl : kSummaryImpls) {
+          std::string name = benchmarkName(caseName(kind), impl, shape, dtype);
+          auto it = medians.find(name);
+          if (it == medians.end())
+            continue;
+          const Medians &m = it->second;
+          auto ratio = [&](double floor) -> std::optional<double> {
+            if (floor <= 0)
+              return std::nullopt;
+            return m.bytesPerSecond / floor;
+          };
+          llvm::outs() << llvm::formatv(
+              "{0,-36} {1} {2} {3}", name, column(m.bytesPerSecond / 1e9, 8, 1),
+              column(ratio(copy), 8, 2), column(ratio(nt), 8, 2));
+          if (paired)
+            llvm::outs() << llvm::formatv(
+                " {0} {1} {2}",
+                column(m.ntRate ? std::optional(*m.ntRate / 1e9) : std::nullopt,
+                       8, 1),
+                column(m.copyRatio, 9, 2), column(m.ntRatio, 8, 2));
+          llvm::outs() << "\n";
+        }
+      }
+    }
   }
 }
 
@@ -315,11 +247,12 @@ void mergeJSON(const std::string &path, std::map<std::string, double> &into) {
 int main(int argc, char **argv) {
   // Our flags; everything else goes to Google Benchmark.
   bool quick = false, summaryOnly = false, slices = false, onlySlices = false;
+  bool paired = false;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   int repetitions = 10;
   std::vector<std::string> merges;
   std::vector<char *> gbenchArgs{argv[0]};
-  std::string jsonOut;
+  std::string jsonOut, filter, aotTool;
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef arg(argv[i]);
     if (arg == "--quick") {
@@ -330,6 +263,8 @@ int main(int argc, char **argv) {
       slices = true;
     } else if (arg == "--only-slices") {
       slices = onlySlices = true;
+    } else if (arg == "--paired") {
+      paired = true;
     } else if (arg.consume_front("--threads=")) {
       if (arg.getAsInteger(10, threads) || threads < 1) {
         llvm::errs() << "norm-bench: --threads expects a positive integer\n";
@@ -345,16 +280,26 @@ int main(int argc, char **argv) {
       merges.push_back(arg.str());
     } else if (arg.consume_front("--json=")) {
       jsonOut = arg.str();
+    } else if (arg.consume_front("--norm-aot=")) {
+      aotTool = arg.str();
     } else if (arg == "--help") {
-      llvm::outs() << "usage: norm-bench [--quick|--summary] [--slices|"
-                      "--only-slices] [--threads=N] [--repetitions=N] "
-                      "[--json=FILE] [--merge=TORCH.json] [Google Benchmark "
-                      "flags]\n"
+      llvm::outs() << "usage: norm-bench [--quick|--summary] [--paired] "
+                      "[--slices|--only-slices] [--threads=N] "
+                      "[--repetitions=N] [--json=FILE] [--merge=TORCH.json] "
+                      "[--norm-aot=PATH] [Google Benchmark flags]\n"
+                      "  --paired       time each kernel back to back with "
+                      "copies of the same bytes;\n"
+                      "                 report the median of the per-pair "
+                      "ratios\n"
                       "  --slices       also norm + matmul slices (unfused, "
                       "folded, fused)\n"
-                      "  --only-slices  only those\n";
+                      "  --only-slices  only those\n"
+                      "  --norm-aot     the norm-aot that builds the aot "
+                      "kernels (default: next to norm-bench)\n";
       return 0;
     } else {
+      if (arg.starts_with("--benchmark_filter="))
+        filter = arg.drop_front(strlen("--benchmark_filter=")).str();
       gbenchArgs.push_back(argv[i]);
     }
   }
@@ -368,6 +313,7 @@ int main(int argc, char **argv) {
     repetitions = std::min(repetitions, summaryOnly ? 3 : 5);
   int gbenchArgc = gbenchArgs.size();
   benchmark::Initialize(&gbenchArgc, gbenchArgs.data());
+  Selection selection(filter);
 
   setBaselineThreads(threads);
   std::string openmp = mlir::norm::findOpenMPRuntime();
@@ -381,6 +327,12 @@ int main(int argc, char **argv) {
       libs.push_back(openmp);
     }
   }
+  benchmark::AddCustomContext("host_vector_width",
+                              std::to_string(mlir::norm::getHostVectorWidth()));
+  benchmark::AddCustomContext("host_vector_features",
+                              mlir::norm::describeHostVectorFeatures());
+  benchmark::AddCustomContext("norm_bench_threads", std::to_string(threads));
+  benchmark::AddCustomContext("norm_bench_paired", paired ? "true" : "false");
 
   std::vector<Shape> shapes = {
       {8192, 4096}, {4096, 768}, {32, 8192}, {1, 4096}};
@@ -393,12 +345,25 @@ int main(int argc, char **argv) {
                              Case::AddRMSNorm};
   std::string direct =
       llvm::formatv("norm-cpu-pipeline{{threads={0}}", threads);
+  std::string vw256 = llvm::formatv(
+      "norm-cpu-pipeline{{threads={0} vector-width=256}", threads);
   std::string linalg =
       llvm::formatv("norm-cpu-pipeline{{lowering=linalg threads={0}}", threads);
+  std::vector<Variant> variants = {{"norm", false, false, direct},
+                                   {"norm_dyn", false, true, direct},
+                                   {"aot", true, false, ""},
+                                   {"aot_dyn", true, true, ""},
+                                   {"norm_vw256", false, false, vw256},
+                                   {"linalg", false, false, linalg}};
+  // The demo's summary stays short: our kernel on the two lowerings only.
+  if (summaryOnly)
+    llvm::erase_if(variants, [](const Variant &variant) {
+      return llvm::StringRef(variant.impl) != "norm" &&
+             llvm::StringRef(variant.impl) != "linalg";
+    });
 
-  // Everything is allocated and compiled before anything is measured.
-  std::vector<std::unique_ptr<Workspace>> workspaces;
-  std::vector<std::unique_ptr<Kernel>> kernels;
+  // Everything is allocated and compiled before anything is measured, but
+  // only what --benchmark_filter selects.
   auto registerCase = [&](const std::string &name, size_t bytes,
                           std::function<void()> body) {
     benchmark::RegisterBenchmark(
@@ -413,6 +378,22 @@ int main(int argc, char **argv) {
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
   };
+  auto registerPaired = [&](const std::string &name, size_t bytes,
+                            std::function<void()> body, Floors floors) {
+    auto batch = std::make_shared<int64_t>(0);
+    benchmark::RegisterBenchmark(
+        name.c_str(),
+        [body, bytes, floors, batch](benchmark::State &state) {
+          runPaired(state, body, floors, bytes, *batch);
+        })
+        ->Repetitions(repetitions)
+        ->ReportAggregatesOnly(true)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  };
+  auto selected = [&](const std::string &name, bool kernel) {
+    return selection.selects(name, repetitions, paired && kernel);
+  };
 
   if (onlySlices)
     shapes.clear();
@@ -425,98 +406,126 @@ int main(int argc, char **argv) {
                     }))
     return 1;
 
+  std::string aotError;
+  if (aotTool.empty())
+    aotTool = (llvm::sys::path::parent_path(llvm::sys::fs::getMainExecutable(
+                   argv[0], reinterpret_cast<void *>(&main))) +
+               "/norm-aot")
+                  .str();
+  AOTKernels aotKernels;
+  bool haveAOT = false;
+  std::vector<std::unique_ptr<Workspace>> workspaces;
+  std::vector<std::unique_ptr<Kernel>> kernels;
+  /// Our kernels of one case, shape and dtype, checked against each other.
+  struct Group {
+    Case kind;
+    Workspace *ws;
+    std::vector<std::pair<std::string, Kernel *>> kernels;
+  };
+  std::vector<Group> groups;
   for (Shape shape : shapes) {
     for (DType dtype : dtypes) {
+      // A shape the filter leaves out gets no buffers.
+      std::vector<std::string> names;
+      for (const char *floor : {"copy", "copy_nt"})
+        names.push_back(benchmarkName(floor, "floor", shape, dtype));
+      for (Case kind : cases)
+        for (const char *impl : kSummaryImpls)
+          names.push_back(benchmarkName(caseName(kind), impl, shape, dtype));
+      if (llvm::none_of(names, [&](const std::string &name) {
+            return selected(name, !llvm::StringRef(name).contains("/floor/"));
+          }))
+        continue;
       workspaces.push_back(std::make_unique<Workspace>(shape, dtype));
       Workspace &ws = *workspaces.back();
-      size_t matrixBytes = Workspace::bytes(shape, dtype);
-      registerCase(
-          benchmarkName("copy", "floor", shape, dtype), 2 * matrixBytes,
-          [&ws, matrixBytes] { copyFloor(ws.x.data, ws.y.data, matrixBytes); });
-      registerCase(benchmarkName("copy_nt", "floor", shape, dtype),
-                   2 * matrixBytes, [&ws, matrixBytes] {
-                     copyNonTemporalFloor(ws.x.data, ws.y.data, matrixBytes);
-                   });
+      size_t matrixBytes = Workspace::matrixBytes(shape, dtype);
+      std::string name = benchmarkName("copy", "floor", shape, dtype);
+      if (selected(name, false))
+        registerCase(name, 2 * matrixBytes, [&ws, matrixBytes] {
+          copyFloor(ws.x(), ws.y(), matrixBytes);
+        });
+      name = benchmarkName("copy_nt", "floor", shape, dtype);
+      if (selected(name, false))
+        registerCase(name, 2 * matrixBytes, [&ws, matrixBytes] {
+          copyNonTemporalFloor(ws.x(), ws.y(), matrixBytes);
+        });
       for (Case kind : cases) {
         size_t bytes = caseBytes(kind, shape, dtype);
-        Problem problem{dtype,
-                        shape.rows,
-                        shape.cols,
-                        ws.x.data,
-                        ws.residual.data,
-                        ws.weight.data,
-                        ws.bias.data,
-                        0.5f,
-                        ws.y.data,
-                        ws.residualOut.data,
-                        1e-5f};
-        for (auto [impl, pipeline] :
-             {std::pair<const char *, std::string *>{"norm", &direct},
-              {"linalg", &linalg}}) {
-          auto kernel = std::make_unique<Kernel>();
-          if (!compileKernel(*kernel, kind, shape, dtype, ws, *pipeline, libs))
-            return 1;
-          std::function<void()> call = kernel->call;
+        // The floors of the same bytes: x (and residual) copied to y (and
+        // residual_out), which are adjacent.
+        Floors floors{
+            [&ws, bytes] { copyFloor(ws.x(), ws.y(), bytes / 2); },
+            [&ws, bytes] { copyNonTemporalFloor(ws.x(), ws.y(), bytes / 2); }};
+        auto add = [&](const std::string &name, std::function<void()> body) {
+          if (paired)
+            registerPaired(name, bytes, std::move(body), floors);
+          else
+            registerCase(name, bytes, std::move(body));
+        };
+        groups.push_back({kind, &ws, {}});
+        for (const Variant &variant : variants) {
+          std::string name =
+              benchmarkName(caseName(kind), variant.impl, shape, dtype);
+          if (!selected(name, true))
+            continue;
+          std::unique_ptr<Kernel> kernel;
+          if (variant.aot) {
+            if (!haveAOT && aotError.empty() &&
+                !aotKernels.init(aotTool, threads, openmp, aotError))
+              llvm::errs() << "norm-bench: " << aotError
+                           << "; the aot kernels are left out\n";
+            if (!aotError.empty())
+              continue;
+            haveAOT = true;
+            kernel = std::make_unique<Kernel>(kind, ws);
+            aotKernels.add(kernel.get(),
+                           llvm::formatv("{0}_{1}_{2}x{3}_{4}", caseName(kind),
+                                         variant.impl, shape.rows, shape.cols,
+                                         typeName(dtype)),
+                           variant.dynamic);
+          } else {
+            kernel = compileJITKernel(kind, ws, variant.dynamic,
+                                      variant.pipeline, libs);
+            if (!kernel)
+              return 1;
+          }
+          Kernel *raw = kernel.get();
           kernels.push_back(std::move(kernel));
-          registerCase(benchmarkName(caseName(kind), impl, shape, dtype), bytes,
-                       call);
+          groups.back().kernels.push_back({name, raw});
+          add(name, [raw] { raw->call(); });
         }
-        registerCase(benchmarkName(caseName(kind), "naive", shape, dtype),
-                     bytes, [kind, problem] { runNaive(kind, problem); });
-        if (oneDNNSupports(kind, problem))
-          registerCase(benchmarkName(caseName(kind), "onednn", shape, dtype),
-                       bytes, [kind, problem] { runOneDNN(kind, problem); });
+        Problem problem = ws.problem();
+        name = benchmarkName(caseName(kind), "naive", shape, dtype);
+        if (selected(name, true))
+          add(name, [kind, problem] { runNaive(kind, problem); });
+        name = benchmarkName(caseName(kind), "onednn", shape, dtype);
+        if (selected(name, true) && oneDNNSupports(kind, problem))
+          add(name, [kind, problem] { runOneDNN(kind, problem); });
       }
     }
   }
+  if (haveAOT && !aotKernels.buildAll(std::thread::hardware_concurrency()))
+    return 1;
+  // Every path computes what the first one does (a binding mistake or a
+  // miscompiled path must not be timed).
+  for (const Group &group : groups)
+    if (!checkAgreement(group.kind, *group.ws, group.kernels))
+      return 1;
 
   SummaryReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
 
-  std::map<std::string, double> medians = reporter.medians;
+  std::map<std::string, Medians> medians = reporter.medians;
   for (const std::string &path : merges)
     mergeJSON(path, medians);
-
-  // Summary: GB/s and ratio to both floors measured in this run.
   if (!shapes.empty())
-    llvm::outs() << llvm::formatv(
-        "\nSummary ({0} threads; GB/s = median bytes moved per second; "
-        "x copy / x nt = ratio to the plain and non-temporal copy of the same "
-        "shape)\n",
-        threads);
-  if (!shapes.empty())
-    llvm::outs() << llvm::formatv("{0,-34} {1,8} {2,8} {3,8}\n", "benchmark",
-                                  "GB/s", "x copy", "x nt");
-  for (Shape shape : shapes) {
-    for (DType dtype : dtypes) {
-      double copy = medians[benchmarkName("copy", "floor", shape, dtype)];
-      double nt = medians[benchmarkName("copy_nt", "floor", shape, dtype)];
-      // A shape filtered out of this run (--benchmark_filter) has no rows.
-      if (copy == 0 && nt == 0)
-        continue;
-      llvm::outs() << llvm::formatv(
-          "{0,-34} {1,8:F1}\n", benchmarkName("copy", "floor", shape, dtype),
-          copy / 1e9);
-      llvm::outs() << llvm::formatv(
-          "{0,-34} {1,8:F1}\n", benchmarkName("copy_nt", "floor", shape, dtype),
-          nt / 1e9);
-      for (Case kind : cases) {
-        for (const char *impl :
-             {"norm", "linalg", "naive", "onednn", "torch"}) {
-          std::string name = benchmarkName(caseName(kind), impl, shape, dtype);
-          auto it = medians.find(name);
-          if (it == medians.end())
-            continue;
-          llvm::outs() << llvm::formatv("{0,-34} {1,8:F1} {2,8:F2} {3,8:F2}\n",
-                                        name, it->second / 1e9,
-                                        copy > 0 ? it->second / copy : 0.0,
-                                        nt > 0 ? it->second / nt : 0.0);
-        }
-      }
-    }
+    printSummary(shapes, dtypes, cases, medians, threads, paired);
+  if (slices) {
+    std::map<std::string, double> times;
+    for (const auto &[name, entry] : reporter.medians)
+      times[name] = entry.time;
+    printSliceSummary(times);
   }
-  if (slices)
-    printSliceSummary(reporter.times);
   return 0;
 }

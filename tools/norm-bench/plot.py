@@ -3,7 +3,8 @@
 
 Usage: plot.py BENCH.json [TORCH.json ...] --out chart.png
 Reads Google Benchmark JSON (medians), groups by case/shape/dtype and draws
-one bar per implementation.
+one bar per implementation: the paired ratio (x_nt_paired, norm-bench
+--paired) where there is one, else the ratio to the median of copy_nt.
 """
 
 import argparse
@@ -12,7 +13,8 @@ from collections import defaultdict
 
 
 def load(paths):
-    medians = {}
+    """{name: bytes_per_second} and {name: x_nt_paired} of the medians."""
+    medians, paired = {}, {}
     for path in paths:
         for entry in json.load(open(path)).get("benchmarks", []):
             if entry.get("aggregate_name", "median") != "median":
@@ -21,7 +23,9 @@ def load(paths):
             name = name.split("/repeats:")[0]
             if "bytes_per_second" in entry:
                 medians[name] = entry["bytes_per_second"]
-    return medians
+            if "x_nt_paired" in entry:
+                paired[name] = entry["x_nt_paired"]
+    return medians, paired
 
 
 def main():
@@ -33,16 +37,19 @@ def main():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    medians = load(args.inputs)
+    medians, paired = load(args.inputs)
     groups = defaultdict(dict)
     for name, rate in medians.items():
         case, impl, shape, dtype = name.split("/")
         if case in ("copy", "copy_nt"):
             continue
         floor = medians.get(f"copy_nt/floor/{shape}/{dtype}")
-        if floor:
+        if name in paired:
+            groups[f"{case}\n{shape}\n{dtype}"][impl] = paired[name]
+        elif floor:
             groups[f"{case}\n{shape}\n{dtype}"][impl] = rate / floor
-    impls = ["norm", "linalg", "naive", "onednn", "torch"]
+    impls = ["norm", "norm_dyn", "aot", "aot_dyn", "norm_vw256", "linalg",
+             "naive", "onednn", "torch"]
     labels = sorted(groups)
     fig, ax = plt.subplots(figsize=(max(10, len(labels) * 0.9), 5))
     width = 0.8 / len(impls)
