@@ -433,24 +433,6 @@ mlir::norm::lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
 
 namespace {
 
-/// Rewrites a norm op into buffers and a GPU kernel launch.
-struct NormOpToGPUKernel : public OpInterfaceRewritePattern<NormOpInterface> {
-  NormOpToGPUKernel(MLIRContext *context, NormLowerGPUPassOptions options)
-      : OpInterfaceRewritePattern(context), options(options) {}
-
-  LogicalResult matchAndRewrite(NormOpInterface op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<SmallVector<Value>> replacements =
-        lowerNormOpToGPUKernel(rewriter, op, options);
-    if (failed(replacements))
-      return failure();
-    rewriter.replaceOp(op, *replacements);
-    return success();
-  }
-
-  NormLowerGPUPassOptions options;
-};
-
 struct NormLowerGPUPass
     : public norm::impl::NormLowerGPUPassBase<NormLowerGPUPass> {
   using NormLowerGPUPassBase::NormLowerGPUPassBase;
@@ -467,7 +449,12 @@ struct NormLowerGPUPass
 
 void mlir::norm::populateNormToGPUPatterns(
     RewritePatternSet &patterns, const NormLowerGPUPassOptions &options) {
-  patterns.add<NormOpToGPUKernel>(patterns.getContext(), options);
+  // Rewrites a norm op into buffers and a GPU kernel launch.
+  patterns.add<LowerNormOpPattern>(
+      patterns.getContext(), "NormOpToGPUKernel",
+      [options](RewriterBase &rewriter, NormOpInterface op) {
+        return lowerNormOpToGPUKernel(rewriter, op, options);
+      });
 }
 
 void NormLowerGPUPass::runOnOperation() {

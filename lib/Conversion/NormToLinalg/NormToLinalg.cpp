@@ -305,20 +305,6 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeNormOp(OpBuilder &b,
 
 namespace {
 
-/// Rewrites any norm op into its linalg decomposition.
-struct NormOpToLinalg : public OpInterfaceRewritePattern<NormOpInterface> {
-  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
-
-  LogicalResult matchAndRewrite(NormOpInterface op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<SmallVector<Value>> replacements = decomposeNormOp(rewriter, op);
-    if (failed(replacements))
-      return failure();
-    rewriter.replaceOp(op, *replacements);
-    return success();
-  }
-};
-
 /// `linalg::AggregatedOpInterface` for a norm op: its linalg decomposition.
 template <typename OpTy>
 struct NormAggregatedOpModel
@@ -338,7 +324,12 @@ struct NormToLinalgPass
 } // namespace
 
 void mlir::norm::populateNormToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<NormOpToLinalg>(patterns.getContext());
+  // Rewrites any norm op into its linalg decomposition.
+  patterns.add<LowerNormOpPattern>(
+      patterns.getContext(), "NormOpToLinalg",
+      [](RewriterBase &rewriter, NormOpInterface op) {
+        return decomposeNormOp(rewriter, op);
+      });
 }
 
 void mlir::norm::registerAggregatedOpInterfaceExternalModels(

@@ -42,24 +42,6 @@ using namespace mlir::norm;
 
 namespace {
 
-/// Rewrites a norm op into vector row loops.
-struct NormOpToVectorLoops : public OpInterfaceRewritePattern<NormOpInterface> {
-  NormOpToVectorLoops(MLIRContext *context, NormLowerCPUPassOptions options)
-      : OpInterfaceRewritePattern(context), options(options) {}
-
-  LogicalResult matchAndRewrite(NormOpInterface op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<SmallVector<Value>> replacements =
-        lowerNormOpToVectorLoops(rewriter, op, options);
-    if (failed(replacements))
-      return failure();
-    rewriter.replaceOp(op, *replacements);
-    return success();
-  }
-
-  NormLowerCPUPassOptions options;
-};
-
 struct NormLowerCPUPass
     : public norm::impl::NormLowerCPUPassBase<NormLowerCPUPass> {
   using NormLowerCPUPassBase::NormLowerCPUPassBase;
@@ -70,7 +52,12 @@ struct NormLowerCPUPass
 
 void mlir::norm::populateNormToVectorPatterns(
     RewritePatternSet &patterns, const NormLowerCPUPassOptions &options) {
-  patterns.add<NormOpToVectorLoops>(patterns.getContext(), options);
+  // Rewrites a norm op into vector row loops.
+  patterns.add<LowerNormOpPattern>(
+      patterns.getContext(), "NormOpToVectorLoops",
+      [options](RewriterBase &rewriter, NormOpInterface op) {
+        return lowerNormOpToVectorLoops(rewriter, op, options);
+      });
 }
 
 void NormLowerCPUPass::runOnOperation() {

@@ -10,8 +10,12 @@
 #ifndef NORM_DIALECT_NORM_UTILS_PATTERNDRIVER_H
 #define NORM_DIALECT_NORM_UTILS_PATTERNDRIVER_H
 
+#include "norm/Dialect/Norm/IR/NormOps.h"
+
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
+
+#include <functional>
 
 namespace mlir {
 namespace norm {
@@ -36,6 +40,32 @@ unsigned applyPatternsOnce(
     ArrayRef<Operation *> ops, const FrozenRewritePatternSet &patterns,
     RewriterBase::Listener *listener = nullptr,
     function_ref<void(Operation *, bool rewritten)> onVisit = nullptr);
+
+/// The pattern of each norm lowering (to linalg, to vector loops, to GPU
+/// kernels): rewrites a norm op with `lower`, which returns the values
+/// replacing its results or fails (the op is then left as it is).
+class LowerNormOpPattern : public OpInterfaceRewritePattern<NormOpInterface> {
+public:
+  using LowerFn = std::function<FailureOr<SmallVector<Value>>(RewriterBase &,
+                                                              NormOpInterface)>;
+
+  LowerNormOpPattern(MLIRContext *context, StringRef debugName, LowerFn lower)
+      : OpInterfaceRewritePattern(context), lower(std::move(lower)) {
+    setDebugName(debugName);
+  }
+
+  LogicalResult matchAndRewrite(NormOpInterface op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<SmallVector<Value>> replacements = lower(rewriter, op);
+    if (failed(replacements))
+      return rewriter.notifyMatchFailure(op, "the lowering does not apply");
+    rewriter.replaceOp(op, *replacements);
+    return success();
+  }
+
+private:
+  LowerFn lower;
+};
 
 /// Applies `patterns` once to every norm op nested under `root`
 /// (applyPatternsOnce, in program order), then reports `error` at every
