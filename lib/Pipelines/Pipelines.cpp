@@ -86,14 +86,7 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   } else {
     pm.addNestedPass<func::FuncOp>(createNormToLinalgPass());
   }
-  if (failed(appendPipeline(
-          pm, "func.func(convert-elementwise-to-linalg,"
-              "linalg-fuse-elementwise-ops),canonicalize,cse")))
-    return failure();
   // Matmuls (next to norms, or fused with them): register-tiled vector code.
-  // After cse: the loop nests of the tiled matmuls hash alike (same bounds,
-  // the same zero fill), and cse on them compares every pair, which made the
-  // pipeline's compile time superlinear in the number of matmuls.
   if (options.vectorizeMatmul) {
     NormVectorizeMatmulPassOptions matmulOptions;
     matmulOptions.vectorWidth = options.vectorWidth;
@@ -104,7 +97,8 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
 
   bool parallelRows = options.threads > 1;
   std::string tail = llvm::formatv(
-      "norm-collapse-destinations,norm-split-shared-inits,"
+      "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops),"
+      "canonicalize,cse,norm-collapse-destinations,norm-split-shared-inits,"
       "eliminate-empty-tensors,"
       "norm-legalize-reshapes,"
       "one-shot-bufferize{{bufferize-function-boundaries "
