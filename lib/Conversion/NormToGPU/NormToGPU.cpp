@@ -173,7 +173,7 @@ Value GPULoweringBuilder::deviceInput(Value tensor) {
 
 KernelParam GPULoweringBuilder::prepareParam(Value tensor) {
   KernelParam param;
-  ParameterAccess access = RowView(op).getParameterAccess(tensor);
+  ParameterAccess access = RowView::getParameterAccess(tensor);
   if (access == ParameterAccess::None)
     return param;
   // Scalars are read as element 0 of the flat buffer.

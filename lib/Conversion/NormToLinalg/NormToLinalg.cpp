@@ -67,7 +67,7 @@ struct DecompositionContext {
   /// broadcast of element 0 for a scalar (`tensor<T>` / `tensor<1xT>`).
   AffineMap parameterMap(Value value) {
     auto type = cast<RankedTensorType>(value.getType());
-    if (RowView(op).getParameterAccess(value) == ParameterAccess::Row)
+    if (RowView::getParameterAccess(value) == ParameterAccess::Row)
       return AffineMap::get(rank, 0, getAffineDimExprs(axis, rank),
                             getContext());
     SmallVector<AffineExpr> zeros(type.getRank(),

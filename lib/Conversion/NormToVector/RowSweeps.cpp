@@ -81,7 +81,7 @@ Value RowLoopBuilder::expandToInput(Value value,
 
 Parameter RowLoopBuilder::prepareParameter(Value value) {
   Parameter param;
-  ParameterAccess access = RowView(op).getParameterAccess(value);
+  ParameterAccess access = RowView::getParameterAccess(value);
   if (access == ParameterAccess::None)
     return param;
   auto type = cast<RankedTensorType>(value.getType());

@@ -74,3 +74,18 @@ mlir::norm::readFloatConstant(Value value, int64_t maxElements) {
     return std::nullopt;
   return readFloatConstant(attr, maxElements);
 }
+
+double mlir::norm::getAsDouble(const APFloat &value) {
+  APFloat wide = value;
+  bool losesInfo = false;
+  wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
+  return wide.convertToDouble();
+}
+
+SmallVector<double> FloatConstant::getValuesAsDoubles() const {
+  SmallVector<double> doubles;
+  doubles.reserve(values.size());
+  for (const APFloat &value : values)
+    doubles.push_back(getAsDouble(value));
+  return doubles;
+}

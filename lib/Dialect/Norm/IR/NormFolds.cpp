@@ -38,21 +38,6 @@ static const llvm::fltSemantics &getSemantics(Type type) {
   return cast<FloatType>(type).getFloatSemantics();
 }
 
-/// Reads the elements of a float constant as doubles (exact for every
-/// supported element type).
-static SmallVector<double> readAsDoubles(const FloatConstant &constant) {
-  SmallVector<double> values;
-  values.reserve(constant.values.size());
-  for (const APFloat &value : constant.values) {
-    APFloat wide = value;
-    bool losesInfo = false;
-    wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
-                 &losesInfo);
-    values.push_back(wide.convertToDouble());
-  }
-  return values;
-}
-
 /// Effective weight `w + weight_offset` computed in the compute type
 /// (`float` or `double`), as the op semantics define it.
 template <typename ComputeT>
@@ -70,7 +55,7 @@ namespace {
 /// `computeType`, is exactly 1.
 static bool isIdentityWeight(const FloatConstant &weight, double offset,
                              Type computeType) {
-  for (double w : readAsDoubles(weight)) {
+  for (double w : weight.getValuesAsDoubles()) {
     double effective = computeType.isF64() ? effectiveWeight<double>(w, offset)
                                            : effectiveWeight<float>(w, offset);
     if (effective != 1.0)
@@ -177,7 +162,7 @@ struct FoldWeightOffsetIntoWeight : public OpRewritePattern<RMSNormOp> {
     const llvm::fltSemantics &semantics = getSemantics(weightElementType);
     SmallVector<APFloat> folded;
     folded.reserve(weight->values.size());
-    for (double w : readAsDoubles(*weight)) {
+    for (double w : weight->getValuesAsDoubles()) {
       double sum = computeInF64 ? effectiveWeight<double>(w, offset)
                                 : effectiveWeight<float>(w, offset);
       if (roundTo(sum, semantics) != sum)
@@ -379,13 +364,8 @@ static LogicalResult foldNormOp(NormOpInterface op,
   }
   SmallVector<double> inputs;
   inputs.reserve(sum.size());
-  for (const APFloat &value : sum) {
-    APFloat wide = value;
-    bool losesInfo = false;
-    wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
-                 &losesInfo);
-    inputs.push_back(wide.convertToDouble());
-  }
+  for (const APFloat &value : sum)
+    inputs.push_back(getAsDouble(value));
 
   int64_t rowSize = 1;
   for (int64_t dim : xType.getShape().drop_front(op.getNormalizedDim()))
@@ -396,11 +376,11 @@ static LogicalResult foldNormOp(NormOpInterface op,
     evaluator.op = op;
     evaluator.x = inputs;
     if (weight)
-      evaluator.weight = readAsDoubles(*weight);
+      evaluator.weight = weight->getValuesAsDoubles();
     if (bias)
-      evaluator.bias = readAsDoubles(*bias);
+      evaluator.bias = bias->getValuesAsDoubles();
     if (alpha)
-      evaluator.alpha = readAsDoubles(*alpha).front();
+      evaluator.alpha = alpha->getValuesAsDoubles().front();
     evaluator.rows = rows;
     evaluator.rowSize = rowSize;
     return evaluator.run();

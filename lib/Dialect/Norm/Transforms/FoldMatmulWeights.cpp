@@ -193,13 +193,7 @@ static LogicalResult readConstant(Value value, SmallVector<double> &values) {
   std::optional<FloatConstant> constant = readFloatConstant(value);
   if (!constant)
     return failure();
-  for (const APFloat &v : constant->values) {
-    APFloat wide = v;
-    bool losesInfo = false;
-    wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
-                 &losesInfo);
-    values.push_back(wide.convertToDouble());
-  }
+  values = constant->getValuesAsDoubles();
   return success();
 }
 
@@ -361,7 +355,7 @@ static FailureOr<FoldPlan> planFold(NormOpInterface op, const Options &options,
   // A scalar weight (tensor<T> or tensor<1xT>, RowView's rule) scales every
   // row of the RHS alike.
   if (plan.weight.size() == 1 && op.getWeight() &&
-      RowView(op).getParameterAccess(op.getWeight()) == ParameterAccess::Scalar)
+      RowView::getParameterAccess(op.getWeight()) == ParameterAccess::Scalar)
     plan.weight.resize(plan.k, plan.weight[0]);
   if (!plan.weight.empty() && int64_t(plan.weight.size()) != plan.k) {
     reason = "the normalized dim is not static";
@@ -478,13 +472,8 @@ static DenseFPElementsAttr buildFoldedRhs(const MatmulUse &use,
   SmallVector<APFloat> folded;
   folded.reserve(numElements);
   int64_t index = 0;
-  for (const APFloat &value : constant->values) {
-    APFloat wide = value;
-    bool losesInfo = false;
-    wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
-                 &losesInfo);
-    folded.push_back(roundTo(fold(index++, wide.convertToDouble()), semantics));
-  }
+  for (const APFloat &value : constant->values)
+    folded.push_back(roundTo(fold(index++, getAsDouble(value)), semantics));
   return DenseFPElementsAttr::get(constType, folded);
 }
 

@@ -35,7 +35,7 @@ RowView::RowView(NormOpInterface op)
   });
 }
 
-ParameterAccess RowView::getParameterAccess(Value operand) const {
+ParameterAccess RowView::getParameterAccess(Value operand) {
   if (!operand)
     return ParameterAccess::None;
   auto type = cast<ShapedType>(operand.getType());

@@ -25,7 +25,13 @@ namespace norm {
 struct FloatConstant {
   RankedTensorType type;
   SmallVector<APFloat> values;
+
+  /// The elements as doubles (exact for f16, bf16, f32 and f64).
+  SmallVector<double> getValuesAsDoubles() const;
 };
+
+/// `value` as a double (exact for f16, bf16, f32 and f64).
+double getAsDouble(const APFloat &value);
 
 /// Reads the float tensor constant (`arith.constant` or any constant-like
 /// op) that defines `value`: a DenseElementsAttr (splats included) or a
@@ -36,7 +42,7 @@ std::optional<FloatConstant>
 readFloatConstant(Value value,
                   int64_t maxElements = std::numeric_limits<int64_t>::max());
 
-/// The same for an attribute of tensor type `type`.
+/// The same for the attribute of such a constant.
 std::optional<FloatConstant>
 readFloatConstant(Attribute attr,
                   int64_t maxElements = std::numeric_limits<int64_t>::max());

@@ -59,8 +59,9 @@ public:
   /// non-empty sizes) for the op.
   bool isStaticallyEmpty() const { return staticallyEmpty; }
 
-  /// How `operand` (the op's weight, bias or alpha, or null) is read.
-  ParameterAccess getParameterAccess(Value operand) const;
+  /// How `operand` (a norm op's weight, bias or alpha, or null) is read:
+  /// it depends on the operand's shape only.
+  static ParameterAccess getParameterAccess(Value operand);
 
   /// The number of rows and N as index values, from the mixed sizes of x
   /// (`tensor::getMixedSizes`); folded to constants where static.
