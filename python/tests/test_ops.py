@@ -88,6 +88,57 @@ def test_dyt(dtype, variant, rng):
         check_residual(out[1], s_ref)
 
 
+# The documented absolute error bounds of the CPU lowering's tanh
+# (docs/Numerics.md, TanhApproximation.h), by result type.
+TANH_BOUNDS = {"f32": 4.2e-7, "f16": 1.7e-5, "bf16": 5.9e-5}
+
+
+def _tanh_inputs(dtype):
+    """Every finite value of a 16-bit type, or every 256th f32 in
+    [-12, 12] plus the clamp points and non-finite values."""
+    if dtype == "f32":
+        top = int(np.array(12.0, np.float32).view(np.uint32))
+        pos = np.arange(0, top + 1, 256, dtype=np.uint32).view(np.float32)
+        x = np.concatenate([pos, -pos, np.float32([8.0, 7.999999, 8.000001,
+                                                   11.99998, 100.0, 1e30])])
+    else:
+        x = np.arange(1 << 16, dtype=np.uint16).view(ref.np_dtype(dtype))
+        with np.errstate(invalid="ignore"):
+            x = x[np.isfinite(x.astype(np.float64))]
+    x = x.astype(ref.np_dtype(dtype))
+    # Rows of 64 (a whole number of vectors at any width).
+    return x[:x.size - x.size % 64].reshape(-1, 64)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_dyt_tanh_error_bound(dtype):
+    """DyT with alpha = 1 is tanh: the result is within the documented bound
+    of f64 tanh, before its final rounding to the result type. For 16-bit
+    types every finite input is tried: y must be the rounding of a value
+    within the bound of tanh(x)."""
+    x = _tanh_inputs(dtype)
+    y = norm_mlir.dyt(x, 1.0).astype(np.float64)
+    exact = np.tanh(x.astype(np.float64))
+    bound = TANH_BOUNDS[dtype]
+    if dtype == "f32":
+        err = np.abs(y - exact).max()
+        assert err <= bound, f"tanh error {err} above {bound}"
+    else:
+        t = ref.np_dtype(dtype)
+        lo = (exact - bound).astype(t).astype(np.float64)
+        hi = (exact + bound).astype(t).astype(np.float64)
+        bad = np.nonzero((y < lo) | (y > hi))
+        assert bad[0].size == 0, (
+            f"{bad[0].size} results not the rounding of tanh within {bound}: "
+            f"x={x[bad][:4]}, y={y[bad][:4]}, tanh={exact[bad][:4]}")
+    nan = np.full((1, 64), np.nan, ref.np_dtype(dtype))
+    assert np.all(np.isnan(norm_mlir.dyt(nan, 1.0)))
+    inf = np.full((1, 64), np.inf, ref.np_dtype(dtype))
+    half_ulp = {"f32": 2.0 ** -24, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}
+    assert np.all(np.abs(norm_mlir.dyt(inf, 1.0).astype(np.float64) - 1.0)
+                  <= bound + half_ulp[dtype])
+
+
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_f32_weights_on_16_bit_inputs(dtype, rng):
     x = make(rng, dtype, (6, 64))

@@ -49,8 +49,9 @@ def NormLowerCPUPass : Pass<"norm-lower-cpu"> {
     memory once and swept again from cache. LayerNorm sums d = x - c and d^2
     in one sweep (c: the mean of the row's first vector) and takes
     var = E[d^2] - E[d]^2 in f64; rows where that cancels
-    (E[d]^2 > E[d^2] / 2) run a second, centered sweep. `tanh` uses upstream's f32
-    polynomial approximation, so DyT stays vectorized.
+    (E[d]^2 > E[d^2] / 2) run a second, centered sweep. DyT's f32 `tanh` is a
+    rational function whose degree follows the result type (docs/Numerics.md),
+    so DyT stays vectorized.
 
     With `threads` > 1, large inputs get a parallel loop over rows and small
     ones (decode shapes) a sequential one, chosen at run time from the number

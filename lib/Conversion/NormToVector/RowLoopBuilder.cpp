@@ -37,7 +37,8 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
   if (!op.hasReduction()) {
     Value alphaVector = alpha.scalar;
     normalize = [&, alphaVector](OpBuilder &bb, Value s) {
-      return buildDyTCore(bb, loc, op, alphaVector, s);
+      return buildDyTCore(bb, loc, op, alphaVector, s,
+                          /*approximateTanh=*/true);
     };
   } else if (op.subtractsMean()) {
     // Statistics of d = s - shift, shift being the mean of the row's first

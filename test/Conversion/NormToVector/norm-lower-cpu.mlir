@@ -90,17 +90,64 @@ func.func @layer_norm_bf16_tail_residual(%x: tensor<4x100xbf16>, %w: tensor<100x
 
 // -----
 
-// DyT has a single sweep; tanh becomes upstream's f32 polynomial (no
-// math.tanh left).
-// CHECK-LABEL: func @dyt_polynomial_tanh
+// DyT has a single sweep; tanh becomes the rational function of
+// TanhApproximation.h, chosen for the result type: [7/8] on x clamped to
+// [-8, 8] for f32 (3 + 4 multiply-adds, one division; NaN passes the
+// unordered clamp), no math.tanh and no call.
+// CHECK-LABEL: func @dyt_rational_tanh_f32
+//   CHECK-DAG: %[[HI:.*]] = arith.constant dense<8.000000e+00> : vector<32xf32>
+//   CHECK-DAG: %[[LO:.*]] = arith.constant dense<-8.000000e+00> : vector<32xf32>
 //       CHECK: tensor.extract %{{.*}}[] : tensor<f32>
 //       CHECK: scf.forall
 //   CHECK-NOT:   vector.reduction
+//       CHECK:   %[[X:.*]] = arith.mulf
+//       CHECK:   %[[BELOW:.*]] = arith.cmpf ult, %[[X]], %[[HI]]
+//       CHECK:   %[[C1:.*]] = arith.select %[[BELOW]], %[[X]], %[[HI]]
+//       CHECK:   %[[ABOVE:.*]] = arith.cmpf ugt, %[[C1]], %[[LO]]
+//       CHECK:   %[[C:.*]] = arith.select %[[ABOVE]], %[[C1]], %[[LO]]
+//       CHECK:   %[[T:.*]] = arith.mulf %[[C]], %[[C]]
+// CHECK-COUNT-3:   math.fma %{{.*}}, %[[T]], %{{.*}} : vector<32xf32>
+//       CHECK:   %[[NUM:.*]] = arith.mulf %[[C]], %{{.*}}
+// CHECK-COUNT-4:   math.fma %{{.*}}, %[[T]], %{{.*}} : vector<32xf32>
+//  CHECK-NEXT:   arith.divf %[[NUM]], %{{.*}} : vector<32xf32>
 //   CHECK-NOT:   math.tanh
+//   CHECK-NOT:   math.fma
 //       CHECK:   vector.transfer_write
-func.func @dyt_polynomial_tanh(%x: tensor<8x64xf32>, %a: tensor<f32>) -> tensor<8x64xf32> {
+func.func @dyt_rational_tanh_f32(%x: tensor<8x64xf32>, %a: tensor<f32>) -> tensor<8x64xf32> {
   %y = norm.dyt %x alpha(%a) : (tensor<8x64xf32>, tensor<f32>) -> tensor<8x64xf32>
   return %y : tensor<8x64xf32>
+}
+
+// -----
+
+// bf16 results take the [5/4] rational on [-5.1, 5.1]: 2 + 2 multiply-adds.
+// CHECK-LABEL: func @dyt_rational_tanh_bf16
+//   CHECK-DAG: arith.constant dense<5.100000e+00> : vector<32xf32>
+//       CHECK: scf.forall
+//       CHECK:   %[[T:.*]] = arith.mulf %[[C:.*]], %[[C]] : vector<32xf32>
+// CHECK-COUNT-2:   math.fma %{{.*}}, %[[T]], %{{.*}} : vector<32xf32>
+//       CHECK:   arith.mulf %[[C]], %{{.*}}
+// CHECK-COUNT-2:   math.fma %{{.*}}, %[[T]], %{{.*}} : vector<32xf32>
+//  CHECK-NEXT:   arith.divf
+//   CHECK-NOT:   math.fma
+//       CHECK:   arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
+func.func @dyt_rational_tanh_bf16(%x: tensor<8x64xbf16>, %a: tensor<f32>) -> tensor<8x64xbf16> {
+  %y = norm.dyt %x alpha(%a) : (tensor<8x64xbf16>, tensor<f32>) -> tensor<8x64xbf16>
+  return %y : tensor<8x64xbf16>
+}
+
+// -----
+
+// An f64 compute type keeps math.tanh (expanded later by the pipeline), and
+// the pass leaves other tanh ops of the function alone.
+// CHECK-LABEL: func @dyt_f64_compute_keeps_tanh
+//       CHECK: math.tanh %{{.*}} : f32
+//       CHECK: scf.forall
+//       CHECK:   math.tanh %{{.*}} : vector<16xf64>
+func.func @dyt_f64_compute_keeps_tanh(%x: tensor<8x64xf32>, %a: tensor<f32>, %u: f32) -> (tensor<8x64xf32>, f32) {
+  %t = math.tanh %u : f32
+  %y = norm.dyt %x alpha(%a) {compute_type = f64} : (tensor<8x64xf32>, tensor<f32>) -> tensor<8x64xf32>
+  return %y, %t : tensor<8x64xf32>, f32
 }
 
 // -----

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/TanhApproximation.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -83,11 +84,13 @@ Value mlir::norm::buildInverseScale(OpBuilder &b, Location loc,
 }
 
 Value mlir::norm::buildDyTCore(OpBuilder &b, Location loc, NormOpInterface op,
-                               Value alpha, Value x) {
+                               Value alpha, Value x, bool approximateTanh) {
   Type computeType = op.getComputeElementType();
   Value scaled =
       arith::MulFOp::create(b, loc, castFloat(b, loc, alpha, computeType),
                             castFloat(b, loc, x, computeType));
+  if (approximateTanh && computeType.isF32())
+    return buildApproximateTanh(b, loc, scaled, getInputElementType(op));
   return math::TanhOp::create(b, loc, scaled);
 }
 

@@ -41,9 +41,12 @@ Value buildInverseScale(OpBuilder &b, Location loc, NormOpInterface op,
                         Value stat);
 
 /// `tanh(alpha * x)` in the compute type; `alpha` and `x` are raw element
-/// values and are widened here.
+/// values and are widened here. With `approximateTanh` and an f32 compute
+/// type, tanh is the rational function of TanhApproximation.h chosen for
+/// the op's element type (the vectorized CPU lowering); otherwise it is
+/// `math.tanh`.
 Value buildDyTCore(OpBuilder &b, Location loc, NormOpInterface op, Value alpha,
-                   Value x);
+                   Value x, bool approximateTanh = false);
 
 /// From the normalized value `n` (compute type), applies `weight` (+
 /// `weight_offset`) and `bias` (raw element values, or null when absent)
