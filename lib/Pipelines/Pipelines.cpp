@@ -155,6 +155,16 @@ static bool isValidChip(StringRef chip) {
          number >= 50;
 }
 
+/// The architecture number of a valid `chip` (90 for sm_90a).
+static unsigned getChipNumber(StringRef chip) {
+  chip.consume_front("sm_");
+  if (!chip.consume_back("a"))
+    chip.consume_back("f");
+  unsigned number = 0;
+  (void)chip.getAsInteger(10, number);
+  return number;
+}
+
 /// Whether `features` is a PTX ISA version feature (`+ptxNN`).
 static bool isValidFeatures(StringRef features) {
   if (!features.consume_front("+ptx"))
@@ -233,6 +243,8 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
   NormLowerGPUPassOptions lowerOptions;
   lowerOptions.memory =
       memory == "device" ? GPUMemory::Device : GPUMemory::Copy;
+  // tanh.approx.f32 exists from sm_75 on.
+  lowerOptions.fastTanh = getChipNumber(options.chip) >= 75;
   pm.addNestedPass<func::FuncOp>(createNormLowerGPUPass(lowerOptions));
 
   // Kernels are outlined into a gpu.module right away, so that buffer
@@ -250,10 +262,11 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
       "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
       "func.func(convert-linalg-to-loops),"
       "func.func(gpu-async-region),"
-      // Device code: NVVM, with the target attached for serialization.
+      // Device code: NVVM, with the target attached for serialization; the
+      // kernels' buffer pointers marked noalias (readonly for inputs).
       "nvvm-attach-target{{chip={0} features={1} O={2}},"
-      "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,"
-      "reconcile-unrealized-casts),"
+      "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,"
+      "norm-annotate-kernel-args,cse,reconcile-unrealized-casts),"
       // Host code, as in norm-cpu-pipeline.
       "func.func(arith-emulate-unsupported-floats{{source-types=bf16,f16 "
       "target-type=f32},"

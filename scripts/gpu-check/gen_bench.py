@@ -9,6 +9,12 @@ alike: `_mlir_ciface_<op>_<M>x<N>_<dtype>(x, r, w, b, alpha, y, s)` with
 x, r, y, s of shape [M, N], w, b of shape [N] and alpha of shape [1]
 (unused operands are ignored). Results are materialized into y (and s), so
 no buffer is allocated per call.
+
+`sm_copy(src, dst)` is the floor the kernels are compared with: a kernel
+(not the copy engine) moving `memref<?xi32>` src to dst with 128-bit
+loads and stores, four independent vectors per thread and iteration, over a
+grid-stride loop of 1024 blocks of 256 threads (the length must be a
+multiple of 4).
 """
 
 import sys
@@ -28,6 +34,59 @@ OPS = [
      "{y} = norm.dyt %xt alpha(%at) weight(%wt) bias(%bt) : ({t}, {a}, {w}, "
      "{w}) -> {t}", 1),
 ]
+
+
+SM_COPY = """\
+func.func @sm_copy(%src: memref<?xi32>, %dst: memref<?xi32>) attributes {llvm.emit_c_interface} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %blocks = arith.constant 1024 : index
+  %threads = arith.constant 256 : index
+  %len = memref.dim %src, %c0 : memref<?xi32>
+  %vectors = arith.divui %len, %c4 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %blocks, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %threads, %sy = %c1, %sz = %c1) {
+    %stride = arith.muli %gx, %sx : index
+    %block0 = arith.muli %bx, %sx : index
+    %first = arith.addi %block0, %tx : index
+    %step = arith.muli %stride, %c4 : index
+    scf.for %i = %first to %vectors step %step {
+      %i1 = arith.addi %i, %stride : index
+      %i2 = arith.addi %i1, %stride : index
+      %i3 = arith.addi %i2, %stride : index
+      %full = arith.cmpi ult, %i3, %vectors : index
+      scf.if %full {
+        %e0 = arith.muli %i, %c4 : index
+        %e1 = arith.muli %i1, %c4 : index
+        %e2 = arith.muli %i2, %c4 : index
+        %e3 = arith.muli %i3, %c4 : index
+        %v0 = vector.load %src[%e0] {alignment = 16} : memref<?xi32>, vector<4xi32>
+        %v1 = vector.load %src[%e1] {alignment = 16} : memref<?xi32>, vector<4xi32>
+        %v2 = vector.load %src[%e2] {alignment = 16} : memref<?xi32>, vector<4xi32>
+        %v3 = vector.load %src[%e3] {alignment = 16} : memref<?xi32>, vector<4xi32>
+        vector.store %v0, %dst[%e0] {alignment = 16} : memref<?xi32>, vector<4xi32>
+        vector.store %v1, %dst[%e1] {alignment = 16} : memref<?xi32>, vector<4xi32>
+        vector.store %v2, %dst[%e2] {alignment = 16} : memref<?xi32>, vector<4xi32>
+        vector.store %v3, %dst[%e3] {alignment = 16} : memref<?xi32>, vector<4xi32>
+      } else {
+        scf.for %k = %c0 to %c4 step %c1 {
+          %off = arith.muli %k, %stride : index
+          %j = arith.addi %i, %off : index
+          %in = arith.cmpi ult, %j, %vectors : index
+          scf.if %in {
+            %e = arith.muli %j, %c4 : index
+            %v = vector.load %src[%e] {alignment = 16} : memref<?xi32>, vector<4xi32>
+            vector.store %v, %dst[%e] {alignment = 16} : memref<?xi32>, vector<4xi32>
+          }
+        }
+      }
+    }
+    gpu.terminator
+  }
+  return
+}
+"""
 
 
 def main(argv):
@@ -72,6 +131,8 @@ def main(argv):
                 table.append('  {"%s", %d, %d, "%s", %d, %d, '
                              '_mlir_ciface_%s},' %
                              (op, m, n, dtype, size, streams, name))
+    mlir.append(SM_COPY)
+    inc.append("extern \"C\" void _mlir_ciface_sm_copy(MemRef1 *, MemRef1 *);")
     inc += ["", "static const BenchCase kCases[] = {"] + table + ["};", ""]
     with open(argv[1], "w") as f:
         f.write("\n".join(mlir))

@@ -162,18 +162,46 @@ def NormLowerGPUPass : Pass<"norm-lower-gpu"> {
            "Rows of at most this many elements get a warp, longer rows a "
            "block">,
     Option<"maxBlockSize", "max-block-size", "int64_t", /*default=*/"1024",
-           "Most threads per block (a multiple of 32 in [32, 1024])">
+           "Most threads per block (a multiple of 32 in [32, 1024])">,
+    Option<"fastTanh", "fast-tanh", "bool", /*default=*/"false",
+           "DyT with f16/bf16 results uses the hardware tanh "
+           "(tanh.approx.f32, relative error < 2^-10.9; needs sm_75) instead "
+           "of libdevice's tanhf">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"
   ];
+}
+
+def NormAnnotateKernelArgsPass : Pass<"norm-annotate-kernel-args",
+                                      "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Mark the buffer pointers of norm kernels noalias (and "
+                "readonly where only loaded)";
+  let description = [{
+    On a `gpu.module` after `convert-gpu-to-nvvm` (and `canonicalize`): the
+    kernels of `norm-lower-gpu` are `llvm.func`s with `gpu.kernel` named
+    `<function>_norm_kernel` (with `_<n>` appended by the outliner for the
+    second and later kernels of a function), their memref arguments expanded
+    to descriptors (allocated pointer, aligned pointer, offset, sizes,
+    strides). The buffers are distinct: the inputs are only read, and each
+    output is a buffer of its own (a fresh allocation, or the memref a
+    result is materialized into, which must not overlap the inputs). The
+    pass gives each aligned pointer, the one loads and stores go through,
+    `llvm.noalias`, and `llvm.readonly` when every use (through
+    getelementptr and addrspacecast) is a load. The NVPTX backend then reads
+    inputs through the non-coherent cache (`ld.global.nc`) and may move
+    loads across stores. Upstream's conversion does not carry `llvm.noalias`
+    from memref arguments to descriptors, hence this pass. Other functions
+    are left alone.
+  }];
 }
 
 #endif // NORM_CONVERSION_PASSES_TD

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -51,6 +52,9 @@ Value KernelBodyBuilder::loadRow(Value buffer, Value index) {
 void KernelBodyBuilder::storeRow(Value value, Value buffer, Value index,
                                  Value valid) {
   OpBuilder::InsertionGuard guard(b);
+  if (rowValid)
+    valid = valid ? arith::AndIOp::create(b, loc, valid, rowValid).getResult()
+                  : rowValid;
   if (valid) {
     auto ifOp = scf::IfOp::create(b, loc, valid, /*withElseRegion=*/false);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
@@ -100,13 +104,16 @@ Value KernelBodyBuilder::loopInput(Value index, unsigned sweep) {
 }
 
 Value KernelBodyBuilder::groupReduce(Value value, Value scratch) {
-  for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+  // Butterfly within the group's lanes (a whole warp, or a power-of-two
+  // part of one when several rows share a warp).
+  int32_t lanes = static_cast<int32_t>(std::min(shape.groupSize, kWarpSize));
+  for (int32_t offset = lanes / 2; offset >= 1; offset /= 2) {
     Value other = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,
                                          gpu::ShuffleMode::XOR)
                       .getShuffleResult();
     value = arith::AddFOp::create(b, loc, value, other);
   }
-  if (shape.groupSize == kWarpSize)
+  if (shape.groupSize <= kWarpSize)
     return value;
 
   // Across warps: lane 0 of every warp publishes its warp's sum, and after
@@ -176,19 +183,43 @@ Value KernelBodyBuilder::rowSum(function_ref<Value(Value s)> term,
   return groupReduce(partial, scratch);
 }
 
+Value KernelBodyBuilder::buildNormOutputContracted(Value n, Value weight,
+                                                   Value bias) {
+  // With cast_mode = final, y = round_T(n * w' + bias) is formed in the
+  // compute type with no rounding point between the product and the sum:
+  // allow the backend to fuse them into one FMA (`contract`). The other
+  // cast mode rounds the product first and is left as built.
+  Block *block = b.getInsertionBlock();
+  Block::iterator point = b.getInsertionPoint();
+  Operation *previous =
+      point == block->begin() ? nullptr : &*std::prev(point);
+  Value y = buildNormOutput(b, loc, op, n, weight, bias);
+  if (op.getCastMode() != CastMode::final)
+    return y;
+  Operation *first = previous ? previous->getNextNode() : &block->front();
+  auto contract = arith::FastMathFlagsAttr::get(
+      b.getContext(), arith::FastMathFlags::contract);
+  for (Operation *created = first;
+       created && created != &*b.getInsertionPoint();
+       created = created->getNextNode())
+    if (auto mul = dyn_cast<arith::MulFOp>(created))
+      mul.setFastmathAttr(contract);
+    else if (auto add = dyn_cast<arith::AddFOp>(created))
+      add.setFastmathAttr(contract);
+  return y;
+}
+
 void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {
-  // Weight and bias are read at `paramIndex`: the clamped in-bounds index
-  // for lanes past the end of the row, whose store is skipped.
-  auto emit = [&](Value s, Value index, Value paramIndex, Value valid) {
+  // Cached chunks come with their weight and bias (loaded in buildRow); the
+  // loop over the rest of the row loads them with s.
+  auto emit = [&](Value s, Value weight, Value bias, Value index,
+                  Value valid) {
     Value n = normalize(castFloat(b, loc, s, computeType));
-    Value weight =
-        buffers.weight ? loadParam(buffers.weight, paramIndex) : Value();
-    Value bias = buffers.bias ? loadParam(buffers.bias, paramIndex) : Value();
-    Value y = buildNormOutput(b, loc, op, n, weight, bias);
+    Value y = buildNormOutputContracted(n, weight, bias);
     storeRow(y, buffers.y, index, valid);
   };
   for (const Chunk &chunk : chunks)
-    emit(chunk.s, chunk.index, chunk.loadIndex, chunk.valid);
+    emit(chunk.s, chunk.weight, chunk.bias, chunk.index, chunk.valid);
   if (!shape.needsLoop)
     return;
   unsigned sweep = loopSweeps++;
@@ -197,7 +228,11 @@ void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {
       [&](OpBuilder &lb, Location, Value index, ValueRange) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-        emit(loopInput(index, sweep), index, index, Value());
+        Value s = loopInput(index, sweep);
+        Value weight =
+            buffers.weight ? loadParam(buffers.weight, index) : Value();
+        Value bias = buffers.bias ? loadParam(buffers.bias, index) : Value();
+        emit(s, weight, bias, index, Value());
         scf::YieldOp::create(b, loc);
       });
 }
@@ -241,6 +276,15 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
     chunk.s = loadInput(chunk.loadIndex);
     chunks.push_back(chunk);
   }
+  // Weight and bias of the cached chunks are loaded right behind x, so that
+  // their latency overlaps the reductions instead of following them (lanes
+  // past the end read the clamped in-bounds index; their store is skipped).
+  for (Chunk &chunk : chunks) {
+    if (buffers.weight)
+      chunk.weight = loadParam(buffers.weight, chunk.loadIndex);
+    if (buffers.bias)
+      chunk.bias = loadParam(buffers.bias, chunk.loadIndex);
+  }
   if (buffers.residualOut)
     for (const Chunk &chunk : chunks)
       storeRow(chunk.s, buffers.residualOut, chunk.index, chunk.valid);
@@ -256,8 +300,18 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
   if (!op.hasReduction()) {
     // DyT: tanh(alpha * s) * weight + bias, no statistics.
     Value alpha = loadParam(buffers.alpha, constantIndex(0));
-    writeOutput(
-        [&](Value s) -> Value { return buildDyTCore(b, loc, op, alpha, s); });
+    writeOutput([&](Value s) -> Value {
+      if (!approximateTanh)
+        return buildDyTCore(b, loc, op, alpha, s);
+      // tanh.approx.f32 (relative error below 2^-10.9, PTX ISA): llvm.tanh
+      // with `afn`, which the NVPTX backend selects to it.
+      Value scaled =
+          arith::MulFOp::create(b, loc, widen(alpha), widen(s));
+      return LLVM::TanhOp::create(
+          b, loc, scaled,
+          LLVM::FastmathFlagsAttr::get(b.getContext(),
+                                       LLVM::FastmathFlags::afn));
+    });
     return;
   }
 
@@ -323,12 +377,21 @@ void KernelBodyBuilder::build(gpu::LaunchOp launch) {
         b, loc,
         arith::MulIOp::create(b, loc, row, constantIndex(shape.rowsPerBlock)),
         launch.getThreadIds().y);
-    // Warps past the last row have nothing to do (whole warps: no shuffle
-    // or barrier is left half-executed).
     Value inRange =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, numRows);
-    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    if (shape.groupSize >= kWarpSize) {
+      // Warps past the last row have nothing to do (whole warps: no shuffle
+      // or barrier is left half-executed).
+      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    } else {
+      // Rows share warps, whose lanes must all reach the shuffles: groups
+      // past the last row normalize the last row again and store nothing.
+      rowValid = inRange;
+      row = arith::MinUIOp::create(
+          b, loc, row,
+          arith::SubIOp::create(b, loc, numRows, constantIndex(1)));
+    }
   }
   buildRow(row, launch.getThreadIds().x);
 }

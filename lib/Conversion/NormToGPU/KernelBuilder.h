@@ -30,14 +30,20 @@ constexpr int64_t kMaxCachedChunks = 8;
 /// Warps per block when each warp normalizes its own row.
 constexpr int64_t kWarpsPerBlock = 4;
 /// Threads per block of the block-per-row kernel when the row length is only
-/// known at run time.
+/// known at run time and longer than every size class below.
 constexpr int64_t kDynamicBlockSize = 256;
+/// Size classes (most 128-bit vectors per row) of the block-per-row
+/// variants compiled for a dynamic row length, each sized like a static row
+/// of that many vectors: 512 is N = 4096 bf16 (128 threads, 4 vectors
+/// each), 1024 N = 8192 bf16, 4096 N = 32768 bf16 (1024 threads, 4 each).
+constexpr int64_t kDynamicRowClasses[] = {512, 1024, 4096};
 
 /// The thread layout of one kernel variant.
 struct KernelShape {
   /// Elements per vector access (divides the row length).
   int64_t vectorLength = 1;
-  /// Threads that normalize one row: a warp, or a whole block.
+  /// Threads that normalize one row: a whole block, a warp, or a
+  /// power-of-two part of a warp (rows of fewer vectors than 32).
   int64_t groupSize = kWarpSize;
   /// Rows per block (one per warp in the warp-per-row layout).
   int64_t rowsPerBlock = 1;
@@ -67,11 +73,15 @@ struct KernelBuffers {
 /// Emits the body of one kernel variant.
 class KernelBodyBuilder {
 public:
+  /// With `approximateTanh`, DyT's tanh is the hardware approximation
+  /// (`tanh.approx.f32`, sm_75 and later) instead of libdevice's.
   KernelBodyBuilder(OpBuilder &b, Location loc, NormOpInterface op,
                     const KernelShape &shape, const KernelBuffers &buffers,
-                    Value numRows, Value rowSize, int64_t staticRowSize)
+                    Value numRows, Value rowSize, int64_t staticRowSize,
+                    bool approximateTanh)
       : b(b), loc(loc), op(op), shape(shape), buffers(buffers),
-        numRows(numRows), rowSize(rowSize), staticRowSize(staticRowSize) {}
+        numRows(numRows), rowSize(rowSize), staticRowSize(staticRowSize),
+        approximateTanh(approximateTanh) {}
 
   /// Fills `launch`'s body.
   void build(gpu::LaunchOp launch);
@@ -87,6 +97,9 @@ private:
     Value valid;
     /// s = x (+ residual) in the input type.
     Value s;
+    /// The weight and bias vectors at `loadIndex` (null when absent), loaded
+    /// with x, before the reductions.
+    Value weight, bias;
   };
 
   /// Normalizes row `row`; `lane` is the thread's index among the group.
@@ -118,6 +131,9 @@ private:
   /// Sums `value` over the group of threads of a row; all of them get the
   /// same result.
   Value groupReduce(Value value, Value scratch);
+  /// buildNormOutput, with the multiply-add of `cast_mode = final` marked
+  /// contractible (one FMA).
+  Value buildNormOutputContracted(Value n, Value weight, Value bias);
   /// Applies `normalize` and the epilogue to every element of the row and
   /// writes y.
   void writeOutput(function_ref<Value(Value s)> normalize);
@@ -129,11 +145,15 @@ private:
   const KernelBuffers &buffers;
   Value numRows, rowSize;
   int64_t staticRowSize;
+  bool approximateTanh;
 
   SmallVector<Value> scratchBuffers;
   Type inputType, computeType;
   VectorType computeVectorType;
   Value lane, rowBase, numVectors, loopStart, groupSizeValue;
+  /// i1 "this group's row exists", when groups past the last row run (rows
+  /// sharing a warp); stores are skipped where it is false.
+  Value rowValid;
   SmallVector<Chunk> chunks;
   unsigned loopSweeps = 0;
 };

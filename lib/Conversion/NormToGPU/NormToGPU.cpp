@@ -24,6 +24,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <functional>
+
 namespace mlir {
 namespace norm {
 #define GEN_PASS_DEF_NORMLOWERGPUPASS
@@ -61,7 +63,10 @@ private:
   /// when the row length is dynamic.
   void emitLaunches(const KernelBuffers &buffers);
   /// The layout for vector length `vectorLength`, warp or block per row.
-  KernelShape chooseShape(int64_t vectorLength, bool warpPerRow) const;
+  /// `vectorBound` (dynamic row lengths only) is the most vectors a row
+  /// taking this variant has: the block and its registers are sized for it.
+  KernelShape chooseShape(int64_t vectorLength, bool warpPerRow,
+                          std::optional<int64_t> vectorBound = {}) const;
 
   RewriterBase &b;
   NormOpInterface op;
@@ -130,6 +135,22 @@ static Value allocateDevice(OpBuilder &b, Location loc, MemRefType type,
   alloc->setAttr(bufferization::BufferizationDialect::kManualDeallocation,
                  b.getUnitAttr());
   return alloc.getMemref();
+}
+
+/// The last user of `result` when every user is a norm op of the same block:
+/// those become kernels that read the result's buffer in place, so the
+/// buffer is neither returned nor viewed by another op and can be freed
+/// after them. Null otherwise.
+static Operation *getLastNormUser(Value result) {
+  Block *block = result.getParentBlock();
+  Operation *last = nullptr;
+  for (Operation *user : result.getUsers()) {
+    if (!isa<NormOpInterface>(user) || user->getBlock() != block)
+      return nullptr;
+    if (!last || last->isBeforeInBlock(user))
+      last = user;
+  }
+  return last;
 }
 
 /// Frees a device buffer from allocateDevice.
@@ -213,8 +234,9 @@ Value GPULoweringBuilder::outputBuffer(Value result, bool &direct) {
   return memref::AllocOp::create(b, loc, type, dynamicSizes);
 }
 
-KernelShape GPULoweringBuilder::chooseShape(int64_t vectorLength,
-                                            bool warpPerRow) const {
+KernelShape
+GPULoweringBuilder::chooseShape(int64_t vectorLength, bool warpPerRow,
+                                std::optional<int64_t> vectorBound) const {
   KernelShape shape;
   shape.vectorLength = vectorLength;
   int64_t staticVectors = ShapedType::isDynamic(staticRowSize)
@@ -222,18 +244,25 @@ KernelShape GPULoweringBuilder::chooseShape(int64_t vectorLength,
                               : staticRowSize / vectorLength;
   // Most vectors a row of this variant can have (dynamic: unbounded).
   int64_t maxVectors = staticVectors;
-  if (warpPerRow && ShapedType::isDynamic(maxVectors))
+  if (vectorBound)
+    maxVectors = *vectorBound;
+  else if (warpPerRow && ShapedType::isDynamic(maxVectors))
     maxVectors = llvm::divideCeil(options.warpMaxElements, vectorLength);
 
   if (warpPerRow) {
     shape.groupSize = kWarpSize;
-    shape.rowsPerBlock = kWarpsPerBlock;
+    // Rows of fewer vectors than a warp has lanes (head-dim norms: 64 or
+    // 128 elements) share a warp: a power-of-two group of lanes per row.
+    if (!ShapedType::isDynamic(maxVectors) && maxVectors < kWarpSize)
+      shape.groupSize = std::max<int64_t>(
+          llvm::PowerOf2Ceil(static_cast<uint64_t>(maxVectors)), 1);
+    shape.rowsPerBlock = kWarpsPerBlock * (kWarpSize / shape.groupSize);
   } else {
     shape.rowsPerBlock = 1;
     int64_t groupSize =
-        ShapedType::isDynamic(staticVectors)
+        ShapedType::isDynamic(maxVectors)
             ? kDynamicBlockSize
-            : llvm::alignTo(llvm::divideCeil(staticVectors, kTargetChunks),
+            : llvm::alignTo(llvm::divideCeil(maxVectors, kTargetChunks),
                             kWarpSize);
     shape.groupSize = std::min(std::max<int64_t>(groupSize, 2 * kWarpSize),
                                options.maxBlockSize);
@@ -256,6 +285,11 @@ KernelShape GPULoweringBuilder::chooseShape(int64_t vectorLength,
 
 void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
   Type computeType = op.getComputeElementType();
+  // The hardware tanh only where its error is below the result's rounding:
+  // 16-bit results computed in f32.
+  bool approximateTanh = options.fastTanh && !op.hasReduction() &&
+                         computeType.isF32() &&
+                         inputType.getIntOrFloatBitWidth() == 16;
   int64_t maxVectorLength = std::max<int64_t>(
       1, kAccessBytes * 8 / inputType.getIntOrFloatBitWidth());
   unsigned numScratch = !op.hasReduction() ? 0 : op.subtractsMean() ? 2 : 1;
@@ -275,13 +309,20 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
                           MemRefType::get({shape.groupSize / kWarpSize},
                                           computeType, AffineMap(), workgroup));
     }
+    // Named so that gpu-kernel-outlining gives the kernel (and its module)
+    // the name norm-annotate-kernel-args recognizes.
+    std::string kernelName = getNormKernelName(op);
+    auto kernelSymbol = FlatSymbolRefAttr::get(kb.getContext(), kernelName);
     auto launch = gpu::LaunchOp::create(
         kb, loc, grid, one, one, groupSize, rowsPerBlock, one,
         /*dynamicSharedMemorySize=*/Value(),
-        /*asyncTokenType=*/Type(), ValueRange{}, scratchTypes);
+        /*asyncTokenType=*/Type(), ValueRange{}, scratchTypes,
+        /*privateAttributions=*/TypeRange{}, /*clusterSizeX=*/Value(),
+        /*clusterSizeY=*/Value(), /*clusterSizeZ=*/Value(),
+        /*module=*/kernelSymbol, /*function=*/kernelSymbol);
     OpBuilder::InsertionGuard guard(kb);
     KernelBodyBuilder(kb, loc, op, shape, buffers, numRows, rowSize,
-                      staticRowSize)
+                      staticRowSize, approximateTanh)
         .build(launch);
   };
 
@@ -331,11 +372,40 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
           b, loc, rowSize,
           arith::ConstantIndexOp::create(b, loc, maxVectorLength)),
       arith::ConstantIndexOp::create(b, loc, 0));
+  // Long aligned rows: one variant per size class, so that a row fills the
+  // registers of its variant (no loads of lanes past the end at N = 4096
+  // bf16) and rows up to kDynamicRowClasses.back() vectors are read once.
+  auto emitLongAligned = [&](OpBuilder &ab) {
+    Value numVectors = arith::DivUIOp::create(
+        ab, loc, rowSize,
+        arith::ConstantIndexOp::create(ab, loc, maxVectorLength));
+    std::function<void(OpBuilder &, size_t)> emitClass = [&](OpBuilder &cb,
+                                                            size_t i) {
+      if (i == std::size(kDynamicRowClasses)) {
+        emitKernel(cb, chooseShape(maxVectorLength, false));
+        return;
+      }
+      int64_t bound = kDynamicRowClasses[i];
+      Value fits = arith::CmpIOp::create(
+          cb, loc, arith::CmpIPredicate::ule, numVectors,
+          arith::ConstantIndexOp::create(cb, loc, bound));
+      emitIf(
+          cb, fits,
+          [&](OpBuilder &tb) {
+            emitKernel(tb, chooseShape(maxVectorLength, false, bound));
+          },
+          [&](OpBuilder &eb) { emitClass(eb, i + 1); });
+    };
+    emitClass(ab, 0);
+  };
   auto emitForLayout = [&](OpBuilder &lb, bool warpPerRow) {
     emitIf(
         lb, isAligned,
         [&](OpBuilder &ab) {
-          emitKernel(ab, chooseShape(maxVectorLength, warpPerRow));
+          if (warpPerRow)
+            emitKernel(ab, chooseShape(maxVectorLength, warpPerRow));
+          else
+            emitLongAligned(ab);
         },
         [&](OpBuilder &ab) { emitKernel(ab, chooseShape(1, warpPerRow)); });
   };
@@ -402,6 +472,24 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
   }
   for (Value temporary : temporaries)
     freeDevice(b, loc, temporary);
+  // memory=device: a result buffer that nothing uses is freed after the
+  // kernel, one that only feeds other norm ops after the last of them;
+  // others belong to the caller.
+  if (options.memory == GPUMemory::Device) {
+    for (auto [result, shaped] : llvm::zip_equal(results, shapedOutputs)) {
+      if (!shaped.getDefiningOp<gpu::AllocOp>())
+        continue;
+      if (result.use_empty()) {
+        freeDevice(b, loc, shaped);
+        continue;
+      }
+      if (Operation *lastUser = getLastNormUser(result)) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointAfter(lastUser);
+        freeDevice(b, loc, shaped);
+      }
+    }
+  }
   for (auto [result, shaped] : llvm::zip_equal(results, shapedOutputs)) {
     bool absorbedResult = llvm::any_of(absorbed, [&](Operation *materialize) {
       return materialize->getOperand(0) == result;
@@ -475,6 +563,7 @@ void NormLowerGPUPass::runOnOperation() {
   options.memory = memory;
   options.warpMaxElements = warpMaxElements;
   options.maxBlockSize = maxBlockSize;
+  options.fastTanh = fastTanh;
 
   RewritePatternSet patterns(&getContext());
   populateNormToGPUPatterns(patterns, options);

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "norm/Runtime/CudaRuntime.h"
+#include "FunctionCache.h"
 
 #include <cstdarg>
 #include <cstdint>
@@ -228,6 +229,7 @@ void initialize(Runtime &rt) {
 
 Runtime runtime;
 pthread_once_t runtimeOnce = PTHREAD_ONCE_INIT;
+norm_cuda_runtime::FunctionCache functionCache;
 
 /// The runtime, initialized by the first caller (pthread_once rather than
 /// std::call_once: the library needs nothing but libc and libdl).
@@ -325,17 +327,22 @@ NORM_CUDA_RUNTIME_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
 }
 
 NORM_CUDA_RUNTIME_EXPORT void mgpuModuleUnload(void *module) {
+  functionCache.clear();
   NORM_CHECK(driver().moduleUnload(static_cast<CUmodule>(module)));
 }
 
 NORM_CUDA_RUNTIME_EXPORT void *mgpuModuleGetFunction(void *module,
                                                      const char *name) {
+  // Called before every launch: the driver is asked once per kernel.
+  if (void *cached = functionCache.lookup(module, name))
+    return cached;
   CUfunction function = nullptr;
   CUresult result = driver().moduleGetFunction(
       &function, static_cast<CUmodule>(module), name);
   if (result != kSuccess)
     fatal("kernel '%s' not found in the loaded GPU module (error %d)", name,
           result);
+  functionCache.insert(module, name, function);
   return function;
 }
 

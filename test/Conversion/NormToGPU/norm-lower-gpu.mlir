@@ -15,7 +15,7 @@
 //       CHECK:   gpu.memcpy %[[XD]], %{{.*}} : memref<?xf32>, memref<?xf32>
 //       CHECK:   %[[YH:.*]] = memref.alloc(%{{.*}}) : memref<?x768xf32>
 //       CHECK:   %[[YD:.*]] = gpu.alloc
-//       CHECK:   gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C32]], %{{.*}} = %[[C4]], %{{.*}} = %[[C1]]) {
+//       CHECK:   gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C32]], %{{.*}} = %[[C4]], %{{.*}} = %[[C1]]) module(@rms_norm_warp_per_row_norm_kernel) function(@rms_norm_warp_per_row_norm_kernel) {
 // CHECK-COUNT-6:     vector.load %[[XD]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
 //       CHECK:       vector.reduction <add>
 //       CHECK:       gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : f32
@@ -43,7 +43,7 @@ func.func @rms_norm_warp_per_row(%x: tensor<?x768xf32>, %w: tensor<768xf32>) -> 
 //   CHECK-DAG:   %[[C1:.*]] = arith.constant 1 : index
 //   CHECK-DAG:   %[[C8:.*]] = arith.constant 8 : index
 //   CHECK-DAG:   %[[C128:.*]] = arith.constant 128 : index
-//       CHECK:   gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C8]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C128]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) workgroup(%[[MEAN:.*]] : memref<4xf32, #gpu.address_space<workgroup>>, %[[VAR:.*]] : memref<4xf32, #gpu.address_space<workgroup>>) {
+//       CHECK:   gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C8]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C128]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) module(@layer_norm_block_per_row_norm_kernel) function(@layer_norm_block_per_row_norm_kernel) workgroup(%[[MEAN:.*]] : memref<4xf32, #gpu.address_space<workgroup>>, %[[VAR:.*]] : memref<4xf32, #gpu.address_space<workgroup>>) {
 // CHECK-COUNT-4:     vector.load %{{.*}} {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
 //       CHECK:       arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
 // CHECK-COUNT-5:     gpu.shuffle xor
@@ -183,4 +183,38 @@ func.func @fused_add_rms_norm_in_place(%x: memref<32x8192xbf16>, %r: memref<32x8
 func.func @warp_threshold_option(%x: tensor<16x2048xf32>) -> tensor<16x2048xf32> {
   %y = norm.rms_norm %x : (tensor<16x2048xf32>) -> tensor<16x2048xf32>
   return %y : tensor<16x2048xf32>
+}
+
+// -----
+
+// memory=device: the buffer of a result that only feeds another norm op is
+// freed after that op's kernel, the buffer of an unused result right after
+// its own kernel; a returned result's buffer belongs to the caller.
+// DEVICE-LABEL: func.func @device_intermediate_freed
+//       DEVICE:   %[[Y1:.*]] = gpu.alloc (%{{.*}}) {bufferization.manual_deallocation} : memref<?x1024xf32>
+//       DEVICE:   %[[S:.*]] = gpu.alloc (%{{.*}}) {bufferization.manual_deallocation} : memref<?x1024xf32>
+//       DEVICE:   gpu.launch {{.*}} module(@device_intermediate_freed_norm_kernel) function(@device_intermediate_freed_norm_kernel)
+//       DEVICE:   gpu.dealloc %[[S]] {bufferization.manual_deallocation}
+//       DEVICE:   %[[Y2:.*]] = gpu.alloc (%{{.*}}) {bufferization.manual_deallocation} : memref<?x1024xf32>
+//       DEVICE:   gpu.launch
+//       DEVICE:   %[[Y:.*]] = bufferization.to_tensor %[[Y2]] restrict writable
+//       DEVICE:   gpu.dealloc %[[Y1]] {bufferization.manual_deallocation}
+//   DEVICE-NOT:   gpu.dealloc
+//       DEVICE:   return %[[Y]]
+func.func @device_intermediate_freed(%x: tensor<?x1024xf32>, %r: tensor<?x1024xf32>, %a: tensor<f32>) -> tensor<?x1024xf32> {
+  %y1, %s = norm.rms_norm %x residual(%r) : (tensor<?x1024xf32>, tensor<?x1024xf32>) -> (tensor<?x1024xf32>, tensor<?x1024xf32>)
+  %y2 = norm.dyt %y1 alpha(%a) : (tensor<?x1024xf32>, tensor<f32>) -> tensor<?x1024xf32>
+  return %y2 : tensor<?x1024xf32>
+}
+
+// -----
+
+// A result that is also returned is not freed.
+// DEVICE-LABEL: func.func @device_returned_not_freed
+//   DEVICE-NOT:   gpu.dealloc
+//       DEVICE:   return
+func.func @device_returned_not_freed(%x: tensor<?x1024xf32>, %a: tensor<f32>) -> (tensor<?x1024xf32>, tensor<?x1024xf32>) {
+  %y1 = norm.rms_norm %x : (tensor<?x1024xf32>) -> tensor<?x1024xf32>
+  %y2 = norm.dyt %y1 alpha(%a) : (tensor<?x1024xf32>, tensor<f32>) -> tensor<?x1024xf32>
+  return %y1, %y2 : tensor<?x1024xf32>, tensor<?x1024xf32>
 }

@@ -42,6 +42,14 @@ lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
 void populateNormToGPUPatterns(RewritePatternSet &patterns,
                                const NormLowerGPUPassOptions &options);
 
+/// The name norm-lower-gpu gives the kernel of `op` (the `function` and
+/// `module` of its gpu.launch): `<enclosing symbol>_norm_kernel`.
+std::string getNormKernelName(Operation *op);
+
+/// Whether `name` is a kernel name of norm-lower-gpu after outlining:
+/// `getNormKernelName`'s form, possibly with the outliner's `_<n>`.
+bool isNormKernelName(StringRef name);
+
 /// Gives `gpu.launch_func` memory effects (it reads and writes its memref
 /// operands), so that host functions that launch kernels go through the
 /// ownership-based buffer deallocation pass. norm-gpu-pipeline outlines the
