@@ -32,7 +32,9 @@ failed=0
 for test in "$DIR"/tests/*; do
   name="$(basename "$test")"
   rc=0
-  timeout 150 "$test" "$DIR/refs/$name.ref" >"$LOGS/$name.log" 2>&1 || rc=$?
+  gzip -dc "$DIR/refs/$name.ref.gz" >"$LOGS/$name.ref"
+  timeout 150 "$test" "$LOGS/$name.ref" >"$LOGS/$name.log" 2>&1 || rc=$?
+  rm -f "$LOGS/$name.ref"
   summary="$(tail -n 1 "$LOGS/$name.log")"
   if [[ $rc == 0 ]]; then
     passed=$((passed + 1))

@@ -72,6 +72,9 @@ class Operand:
         self.shape = tuple(shape)
         self.dyn = tuple(dyn)  # indices of dims written as `?` in @case_K
         self.data = None  # float64 array, exactly representable in etype
+        # A Procedure that the module evaluates to `data` at run time (large
+        # inputs), or None: `data` is written as a constant.
+        self.proc = None
 
     def static_type(self):
         return tensor_type(self.shape, self.etype)
@@ -462,6 +465,120 @@ def gen_pattern(values):
     return gen
 
 
+# Procedural inputs: data that a formula of the flat index i defines, which
+# NumPy and the generated module (a tensor.generate in @main) evaluate to the
+# same values bit for bit, so that large inputs are computed at run time
+# instead of being embedded in the module (and in the GPU check's programs).
+# Every value is exact in f32: no rounding can differ between the two.
+
+def _hash32(i):
+    """A 32-bit integer hash (xor-shift-multiply) of uint32 array i."""
+    x = i.astype(np.uint32)
+    x ^= x >> np.uint32(16)
+    x *= np.uint32(0x7FEB352D)
+    x ^= x >> np.uint32(15)
+    x *= np.uint32(0x846CA68B)
+    x ^= x >> np.uint32(16)
+    return x
+
+
+class Uniform:
+    """x[i] = -4 + 8 * u(i), u(i) = (hash(i ^ seed) >> 8) * 2^-24: uniform in
+    [-4, 4) on a grid of 2^-21 (exact in f32)."""
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def values(self, size):
+        i = np.arange(size, dtype=np.uint64).astype(np.uint32)
+        u = (_hash32(i ^ np.uint32(self.seed)) >> np.uint32(8)).astype(
+            np.float64) * 2.0 ** -24
+        return -4.0 + 8.0 * u
+
+    def body(self, em, lin, etype):
+        i32 = em.fresh("i")
+        em.emit("  %s = arith.index_cast %s : index to i32" % (i32, lin))
+        x = em.fresh("h")
+        em.emit("  %s = arith.xori %s, %s : i32" % (
+            x, i32, em.int_constant(self.seed, "i32", "  ")))
+        for op, k in (("shrui", 16), ("muli", 0x7FEB352D), ("shrui", 15),
+                      ("muli", 0x846CA68B), ("shrui", 16)):
+            c = em.int_constant(k if k < 2 ** 31 else k - 2 ** 32, "i32",
+                                "  ")
+            t = em.fresh("h")
+            if op == "shrui":
+                em.emit("  %s = arith.shrui %s, %s : i32" % (t, x, c))
+                t2 = em.fresh("h")
+                em.emit("  %s = arith.xori %s, %s : i32" % (t2, x, t))
+                t = t2
+            else:
+                em.emit("  %s = arith.muli %s, %s : i32" % (t, x, c))
+            x = t
+        top = em.fresh("h")
+        em.emit("  %s = arith.shrui %s, %s : i32" % (
+            top, x, em.int_constant(8, "i32", "  ")))
+        u = em.fresh("u")
+        em.emit("  %s = arith.uitofp %s : i32 to f64" % (u, top))
+        v = em.fresh("v")
+        em.emit("  %s = arith.mulf %s, %s : f64" % (
+            v, u, em.float_constant(8.0 * 2.0 ** -24, "f64", "  ")))
+        w = em.fresh("v")
+        em.emit("  %s = arith.addf %s, %s : f64" % (
+            w, v, em.float_constant(-4.0, "f64", "  ")))
+        return em.narrow(w, etype, "  ")
+
+
+class Periodic:
+    """x[i] = head for i < head_len, else table[i % len(table)]."""
+
+    def __init__(self, table, head=0.0, head_len=0):
+        self.table = list(table)
+        self.head = head
+        self.head_len = head_len
+
+    def values(self, size):
+        i = np.arange(size)
+        out = np.array(self.table, dtype=np.float64)[i % len(self.table)]
+        out[:self.head_len] = self.head
+        return out
+
+    def body(self, em, lin, etype):
+        period = em.fresh("p")
+        em.emit("  %s = arith.remui %s, %s : index" % (
+            period, lin, em.int_constant(len(self.table), "index", "  ")))
+        value = em.float_constant(self.table[-1], etype, "  ")
+        for k in range(len(self.table) - 2, -1, -1):
+            hit = em.fresh("c")
+            em.emit("  %s = arith.cmpi eq, %s, %s : index" % (
+                hit, period, em.int_constant(k, "index", "  ")))
+            sel = em.fresh("s")
+            em.emit("  %s = arith.select %s, %s, %s : %s" % (
+                sel, hit, em.float_constant(self.table[k], etype, "  "),
+                value, etype))
+            value = sel
+        if self.head_len:
+            inside = em.fresh("c")
+            em.emit("  %s = arith.cmpi ult, %s, %s : index" % (
+                inside, lin, em.int_constant(self.head_len, "index", "  ")))
+            sel = em.fresh("s")
+            em.emit("  %s = arith.select %s, %s, %s : %s" % (
+                sel, inside, em.float_constant(self.head, etype, "  "), value,
+                etype))
+            value = sel
+        return value
+
+
+def gen_procedure(proc):
+    """gen hook: x is `proc` (Uniform or Periodic), computed at run time."""
+    def gen(case, rng):
+        if case.T not in ("f32", "f64"):
+            raise ValueError("procedural inputs are f32 or f64")
+        case.x.data = rnd(proc.values(case.x.data.size).reshape(case.shape),
+                          case.T)
+        case.x.proc = proc
+    return gen
+
+
 def gen_rows(make_row):
     """gen hook: every row of x is make_row(n, rng) (n = row length)."""
     def gen(case, rng):
@@ -569,16 +686,22 @@ def edge_suite():
                gen=gen_rows(gen), note=note))
         c(Case("layer_norm", "bf16", (2, 1000), weight="bf16", bias="bf16",
                residual=True, gen=gen_rows(gen), note=note))
+    # Rows of 2^20 are computed at run time (procedural inputs).
     c(Case("layer_norm", "f32", (1, 1 << 20), dyn=(),
-           gen=gen_rows(short_step_row), note="short step, N=2^20"))
+           gen=gen_procedure(Periodic([0.0, 1.0], head=1e4, head_len=16)),
+           note="short step, N=2^20"))
     # Very large N: random rows, and rows whose rounding errors do not
     # cancel (a constant row, a row of two alternating values).
-    c(Case("layer_norm", "f32", (1, 1 << 20), dyn=(), note="N=2^20"))
-    c(Case("rms_norm", "f32", (1, 1 << 20), dyn=(), note="N=2^20"))
+    c(Case("layer_norm", "f32", (1, 1 << 20), dyn=(),
+           gen=gen_procedure(Uniform(1)), note="N=2^20"))
+    c(Case("rms_norm", "f32", (1, 1 << 20), dyn=(),
+           gen=gen_procedure(Uniform(2)), note="N=2^20"))
     c(Case("rms_norm", "f32", (1, 1 << 20), dyn=(), gen=gen_pattern([1.1]),
            note="N=2^20, constant 1.1"))
     c(Case("layer_norm", "f32", (1, 1 << 20), dyn=(),
-           gen=gen_pattern([1.1, 1.3]), note="N=2^20, 1.1 1.3 1.1 1.3 ..."))
+           gen=gen_procedure(Periodic([float(np.float32(1.1)),
+                                       float(np.float32(1.3))])),
+           note="N=2^20, 1.1 1.3 1.1 1.3 ..."))
     # 3-D / 4-D inputs with several normalized dims, dynamic dims.
     c(Case("layer_norm", "f32", (2, 3, 16), axis=-2, weight="f32",
            bias="f32", dyn=(0,), note="3-D"))
@@ -642,13 +765,52 @@ class Emitter:
     def emit(self, s):
         self.lines.append("  " + s)
 
+    def int_constant(self, v, t, indent=""):
+        name = self.fresh("k")
+        self.emit("%s%s = arith.constant %d : %s" % (indent, name, v, t))
+        return name
+
+    def float_constant(self, v, t, indent=""):
+        name = self.fresh("k")
+        self.emit("%s%s = arith.constant %s : %s" % (indent, name, flit(v), t))
+        return name
+
+    def narrow(self, v, etype, indent=""):
+        if etype == "f64":
+            return v
+        name = self.fresh("n")
+        self.emit("%s%s = arith.truncf %s : f64 to %s" % (indent, name, v,
+                                                          etype))
+        return name
+
+    def generate(self, name, opd):
+        """`name` = a tensor.generate evaluating opd.proc at run time."""
+        st = opd.static_type()
+        idx = [self.fresh("d") for _ in opd.shape]
+        self.emit("%s = tensor.generate {" % name)
+        self.emit("^bb0(%s):" % ", ".join("%s: index" % d for d in idx))
+        lin = idx[0]
+        for d, size in zip(idx[1:], opd.shape[1:]):
+            scaled = self.fresh("l")
+            self.emit("  %s = arith.muli %s, %s : index" % (
+                scaled, lin, self.int_constant(size, "index", "  ")))
+            summed = self.fresh("l")
+            self.emit("  %s = arith.addi %s, %s : index" % (summed, scaled, d))
+            lin = summed
+        value = opd.proc.body(self, lin, opd.etype)
+        self.emit("  tensor.yield %s : %s" % (value, opd.etype))
+        self.emit("} : %s" % st)
+
     def value(self, opd, base):
         """Materializes an operand in @main (cast to its @case_K argument
         type); returns the SSA name."""
         name = self.fresh(base)
         st = opd.static_type()
-        self.emit("%s = arith.constant %s : %s" %
-                  (name, dense_lit(opd.data, opd.etype), st))
+        if opd.proc is not None:
+            self.generate(name, opd)
+        else:
+            self.emit("%s = arith.constant %s : %s" %
+                      (name, dense_lit(opd.data, opd.etype), st))
         at = opd.arg_type()
         if at != st:
             cast = self.fresh(base + "d")
