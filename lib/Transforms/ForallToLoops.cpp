@@ -98,14 +98,33 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
     }
   }
 
+  // norm.nontemporal_min_trips: only loops of that many rows (dynamic row
+  // counts; small calls keep their outputs in cache).
+  if (auto minTrips = loop->getAttrOfType<IntegerAttr>(
+          NormDialect::NontemporalMinTripsAttrHelper::getNameStr())) {
+    SmallVector<OpFoldResult> lower = loop.getMixedLowerBound();
+    SmallVector<OpFoldResult> upper = loop.getMixedUpperBound();
+    SmallVector<OpFoldResult> steps = loop.getMixedStep();
+    if (lower.size() == 1 && isConstantIntValue(lower[0], 0) &&
+        isConstantIntValue(steps[0], 1)) {
+      Value trips = getValueOrCreateConstantIndexOp(rewriter, loc, upper[0]);
+      Value enough = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::uge, trips,
+          arith::ConstantIndexOp::create(rewriter, loc, minTrips.getInt()));
+      aligned = arith::AndIOp::create(rewriter, loc, aligned, enough);
+    }
+  }
   auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange(), aligned,
                                 /*withElseRegion=*/true);
   rewriter.setInsertionPointToStart(ifOp.thenBlock());
   IRMapping mapping;
   auto alignedLoop = cast<scf::ForallOp>(rewriter.clone(*loop, mapping));
-  alignedLoop->removeAttr(
-      NormDialect::NontemporalStoresAttrHelper::getNameStr());
-  loop->removeAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr());
+  for (StringRef name :
+       {NormDialect::NontemporalStoresAttrHelper::getNameStr(),
+        NormDialect::NontemporalMinTripsAttrHelper::getNameStr()}) {
+    alignedLoop->removeAttr(name);
+    loop->removeAttr(name);
+  }
   rewriter.moveOpBefore(loop, ifOp.elseBlock()->getTerminator());
   for (vector::TransferWriteOp write : writes) {
     auto cloned =

@@ -38,6 +38,33 @@ func.func @nontemporal(%m: memref<?x64xf32>, %v: vector<16xf32>, %mask: vector<1
 
 // -----
 
+// norm.nontemporal_min_trips: the aligned, non-temporal version also needs
+// that many rows (a decode-sized call keeps its output in cache).
+// CHECK-LABEL: func @nontemporal_min_trips
+//  CHECK-SAME: (%[[M:.*]]: memref<?x64xf32>
+//       CHECK: %[[N:.*]] = memref.dim %[[M]]
+//       CHECK: %[[ALIGNED:.*]] = arith.andi
+//       CHECK: %[[ENOUGH:.*]] = arith.cmpi uge, %[[N]], %c512
+//       CHECK: %[[OK:.*]] = arith.andi %[[ALIGNED]], %[[ENOUGH]]
+//       CHECK: scf.if %[[OK]] {
+//       CHECK:   scf.for
+//       CHECK:     vector.store %{{.*}} {alignment = 64 : i64, nontemporal = true}
+//       CHECK: } else {
+//       CHECK:   scf.for
+//   CHECK-NOT:     vector.store
+//   CHECK-NOT: norm.nontemporal
+func.func @nontemporal_min_trips(%m: memref<?x64xf32>, %v: vector<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %m, %c0 : memref<?x64xf32>
+  scf.forall (%i) in (%n) {
+    %row = memref.subview %m[%i, 0] [1, 64] [1, 1] : memref<?x64xf32> to memref<64xf32, strided<[1], offset: ?>>
+    vector.transfer_write %v, %row[%c0] {in_bounds = [true]} : vector<16xf32>, memref<64xf32, strided<[1], offset: ?>>
+  } {norm.nontemporal_stores, norm.nontemporal_min_trips = 512 : i64}
+  return
+}
+
+// -----
+
 // Loops marked sequential stay scf.for even with threads; plain writes stay.
 // MT-LABEL: func @sequential
 //       MT: scf.for

@@ -84,7 +84,8 @@ def NormLowerCPUPass : Pass<"norm-lower-cpu"> {
     Option<"nontemporalThreshold", "nontemporal-threshold", "int64_t",
            /*default=*/"8388608",
            "Bytes of all results from which full-vector stores bypass the "
-           "caches (dynamic shapes count as large; -1: never)">
+           "caches (a dynamic row count is checked at run time, a dynamic "
+           "row length counts as large; -1: never)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -177,6 +177,9 @@ SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
   if (nontemporal)
     forall->setAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr(),
                     b.getUnitAttr());
+  if (nontemporal && nontemporalMinRows > 1)
+    forall->setAttr(NormDialect::NontemporalMinTripsAttrHelper::getNameStr(),
+                    b.getI64IntegerAttr(nontemporalMinRows));
   // Rows swept more than once leave memory idle while they are finished
   // from the cache; for large inputs the last sweep fetches the next row.
   if (nontemporal && op.hasReduction())
@@ -250,13 +253,24 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   alpha = prepareParameter(op.getAlpha());
 
   // Large write-once outputs bypass the caches. All results count: y and
-  // residual_out compete for the same cache.
-  if (options.nontemporalThreshold >= 0)
-    nontemporal = !xType.hasStaticShape() ||
-                  xType.getNumElements() *
-                          int64_t(inputType.getIntOrFloatBitWidth() / 8) *
-                          int64_t(op->getNumResults()) >=
-                      options.nontemporalThreshold;
+  // residual_out compete for the same cache. With a dynamic row count and a
+  // static row length, the loop decides at run time from its row count
+  // (norm.nontemporal_min_trips), so that decode-sized calls keep their
+  // outputs in cache; with a dynamic row length, non-temporal stores are
+  // used whenever the rows are aligned.
+  if (options.nontemporalThreshold >= 0) {
+    int64_t bytesPerElement = int64_t(inputType.getIntOrFloatBitWidth() / 8) *
+                              int64_t(op->getNumResults());
+    if (xType.hasStaticShape()) {
+      nontemporal = xType.getNumElements() * bytesPerElement >=
+                    options.nontemporalThreshold;
+    } else {
+      nontemporal = true;
+      if (!ShapedType::isDynamic(staticRowSize) && staticRowSize > 0)
+        nontemporalMinRows = llvm::divideCeil(
+            options.nontemporalThreshold, staticRowSize * bytesPerElement);
+    }
+  }
 
   SmallVector<Value> results;
   int64_t staticElements =

@@ -135,6 +135,9 @@ private:
   int64_t staticRowSize = ShapedType::kDynamic;
   int64_t vectorLength = 0;
   bool nontemporal = false;
+  /// With a dynamic row count: the fewest rows for non-temporal stores (0:
+  /// no run-time condition).
+  int64_t nontemporalMinRows = 0;
   VectorType inputVectorType, computeVectorType, maskType;
 };
 

@@ -4,8 +4,10 @@
 // RMSNorm over rows of 4096 f32 with 256-bit vectors: 4 registers of 8 lanes
 // per step (vector<32xf32>), blocks of 64 steps summed in f32 and added in
 // f64, one reduction per row, then the output sweep; no tail since 4096 is a
-// multiple of 32. The output is large (dynamic rows): non-temporal stores,
-// and the row, swept twice, asks for the next row to be prefetched.
+// multiple of 32. With dynamic rows the output may be large: non-temporal
+// stores from ceil(8 MiB / 16 KiB) = 512 rows on (decided at run time by
+// norm-forall-to-loops), and the row, swept twice, asks for the next row to
+// be prefetched.
 // CHECK-LABEL: func @rms_norm_rows
 //  CHECK-SAME: (%[[X:.*]]: tensor<?x4096xf32>, %[[W:.*]]: tensor<4096xf32>)
 //       CHECK: %[[ROWS:.*]] = tensor.dim %[[X]], %c0
@@ -24,7 +26,7 @@
 //       CHECK:     vector.transfer_write %{{.*}}, %[[ACC]][%[[K]]] {in_bounds = [true]} : vector<32xf32>, tensor<4096xf32>
 //       CHECK:   scf.forall.in_parallel
 //       CHECK:     tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[I]], 0] [1, 4096] [1, 1]
-//       CHECK: } {norm.nontemporal_stores, norm.prefetch_next_row, norm.sequential}
+//       CHECK: } {norm.nontemporal_min_trips = 512 : i64, norm.nontemporal_stores, norm.prefetch_next_row, norm.sequential}
 //       CHECK: return %[[RES]]
 // MT-LABEL: func @rms_norm_rows
 // With threads = 2 and dynamic rows, one loop writes the results; it runs
@@ -33,7 +35,7 @@
 //   MT-NOT: scf.if
 //       MT: scf.forall
 //       MT:   vector.transfer_read {{.*}} vector<64xf32>
-//       MT: } {norm.nontemporal_stores, norm.parallel_min_trips = 32 : i64, norm.prefetch_next_row}
+//       MT: } {norm.nontemporal_min_trips = 512 : i64, norm.nontemporal_stores, norm.parallel_min_trips = 32 : i64, norm.prefetch_next_row}
 //  MT-NEXT: return
 func.func @rms_norm_rows(%x: tensor<?x4096xf32>, %w: tensor<4096xf32>) -> tensor<?x4096xf32> {
   %y = norm.rms_norm %x weight(%w) : (tensor<?x4096xf32>, tensor<4096xf32>) -> tensor<?x4096xf32>
@@ -251,7 +253,7 @@ func.func @rms_norm_dynamic_row(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
 //       CHECK: scf.forall
 //   CHECK-NOT:   vector.broadcast
 //       CHECK:   arith.mulf %[[AV]], %{{.*}} : vector<32xf32>
-//       CHECK: } {norm.nontemporal_stores, norm.sequential}
+//       CHECK: } {norm.nontemporal_min_trips = 16384 : i64, norm.nontemporal_stores, norm.sequential}
 func.func @dyt_bf16_runtime_alpha(%x: tensor<?x256xbf16>, %a: tensor<bf16>) -> tensor<?x256xbf16> {
   %y = norm.dyt %x alpha(%a) : (tensor<?x256xbf16>, tensor<bf16>) -> tensor<?x256xbf16>
   return %y : tensor<?x256xbf16>

@@ -68,3 +68,22 @@ func.func @min_trips_not_integer() {
   } {norm.parallel_min_trips}
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @nontemporal_min_trips
+//       CHECK: {norm.nontemporal_min_trips = 64 : i64, norm.nontemporal_stores}
+func.func @nontemporal_min_trips() {
+  scf.forall (%i) in (4) {
+  } {norm.nontemporal_stores, norm.nontemporal_min_trips = 64 : i64}
+  return
+}
+
+// -----
+
+func.func @nontemporal_min_trips_not_i64() {
+  // expected-error @+1 {{attribute 'norm.nontemporal_min_trips' must be an i64 integer >= 2, got unit}}
+  scf.forall (%i) in (4) {
+  } {norm.nontemporal_min_trips}
+  return
+}

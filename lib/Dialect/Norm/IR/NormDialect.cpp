@@ -42,17 +42,19 @@ Operation *NormDialect::materializeConstant(OpBuilder &builder, Attribute value,
 
 /// The dialect's discardable attributes are markers on `scf.forall` (see
 /// `discardableAttrs` in NormDialect.td): units, and an i64 >= 2 for
-/// `norm.parallel_min_trips`; any other `norm.` attribute on an op of
-/// another dialect is unknown.
+/// `norm.parallel_min_trips` and `norm.nontemporal_min_trips`; any other
+/// `norm.` attribute on an op of another dialect is unknown.
 LogicalResult NormDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attribute) {
   StringRef name = attribute.getName().strref();
   if (name != SequentialAttrHelper::getNameStr() &&
       name != NontemporalStoresAttrHelper::getNameStr() &&
       name != PrefetchNextRowAttrHelper::getNameStr() &&
-      name != ParallelMinTripsAttrHelper::getNameStr())
+      name != ParallelMinTripsAttrHelper::getNameStr() &&
+      name != NontemporalMinTripsAttrHelper::getNameStr())
     return op->emitError("unknown norm dialect attribute '") << name << "'";
-  if (name == ParallelMinTripsAttrHelper::getNameStr()) {
+  if (name == ParallelMinTripsAttrHelper::getNameStr() ||
+      name == NontemporalMinTripsAttrHelper::getNameStr()) {
     auto trips = dyn_cast<IntegerAttr>(attribute.getValue());
     if (!trips || !trips.getType().isInteger(64) || trips.getInt() < 2)
       return op->emitError("attribute '")

@@ -37,13 +37,16 @@ def Norm_Dialect : Dialect {
   //                            when every row is 64-byte aligned;
   //   norm.prefetch_next_row   prefetch the next row in the last sweep;
   //   norm.parallel_min_trips  (i64 >= 2) run in parallel only from this
-  //                            many iterations on, else sequentially.
+  //                            many iterations on, else sequentially;
+  //   norm.nontemporal_min_trips (i64 >= 2) with nontemporal_stores: use
+  //                            them only from this many iterations on.
   // The verifier accepts them on scf.forall only.
   let discardableAttrs = (ins
     "::mlir::UnitAttr":$sequential,
     "::mlir::UnitAttr":$nontemporal_stores,
     "::mlir::UnitAttr":$prefetch_next_row,
-    "::mlir::IntegerAttr":$parallel_min_trips
+    "::mlir::IntegerAttr":$parallel_min_trips,
+    "::mlir::IntegerAttr":$nontemporal_min_trips
   );
   let hasOperationAttrVerify = 1;
 }
