@@ -61,3 +61,18 @@ func.func @epilogue_no_row_dims_batch(%a: tensor<2x4x8xf32>, %m: tensor<2x8x16xf
   %y = norm.dyt %p alpha(%alpha) {axis = 0 : i64} : (tensor<2x4x16xf32>, tensor<f32>) -> tensor<2x4x16xf32>
   return %y : tensor<2x4x16xf32>
 }
+
+// -----
+
+// Not fused: a matmul that reads the normalized operand transposed (its
+// rows are the norm op's columns) is left unchanged.
+// CHECK-LABEL: func @prologue_transposed_lhs
+//   CHECK-NOT: scf.for
+//       CHECK: norm.rms_norm
+//       CHECK: linalg.matmul
+func.func @prologue_transposed_lhs(%x: tensor<64x16xf32>, %w: tensor<64x32xf32>, %z: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  // expected-remark @+1 {{not fused with a matmul: the matmul reads the normalized operand transposed (a row tile needs a column block of the norm op)}}
+  %y = norm.rms_norm %x : (tensor<64x16xf32>) -> tensor<64x16xf32>
+  %o = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] ins(%y, %w : tensor<64x16xf32>, tensor<64x32xf32>) outs(%z : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %o : tensor<16x32xf32>
+}

@@ -26,6 +26,26 @@ func.func @prologue(%x: tensor<?x64xf32>, %w: tensor<64xf32>, %m: tensor<64x32xf
 
 // -----
 
+// Prologue with a dynamic normalized dim: the matmul's row tiles take
+// `tensor.dim` of the norm's result as the row length, which the norm op
+// accepts as whole rows; the untiled norm op and matmul are gone.
+// CHECK-LABEL: func @prologue_dynamic_row_length
+//  CHECK-SAME: (%[[X:.*]]: tensor<16x?xf32>
+//   CHECK-NOT: norm.rms_norm
+//       CHECK: scf.for %[[I:.*]] = %{{.*}} to %c16 step %c4
+//       CHECK:   %[[XS:.*]] = tensor.extract_slice %[[X]][%[[I]], 0] [4, %{{.*}}] [1, 1]
+//       CHECK:   %[[YS:.*]] = norm.rms_norm %[[XS]] : (tensor<4x?xf32>) -> tensor<4x?xf32>
+//       CHECK:   linalg.matmul ins(%[[YS]], %{{.*}} : tensor<4x?xf32>, tensor<?x32xf32>)
+//   CHECK-NOT: norm.rms_norm
+//   CHECK-NOT: linalg.matmul
+func.func @prologue_dynamic_row_length(%x: tensor<16x?xf32>, %m: tensor<?x32xf32>, %z: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %y = norm.rms_norm %x : (tensor<16x?xf32>) -> tensor<16x?xf32>
+  %o = linalg.matmul ins(%y, %m : tensor<16x?xf32>, tensor<?x32xf32>) outs(%z : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %o : tensor<16x32xf32>
+}
+
+// -----
+
 // Epilogue: the norm op is tiled over rows and the matmul producing its
 // input moves into the loop; each tile computes whole rows of the product.
 // CHECK-LABEL: func @epilogue

@@ -34,6 +34,27 @@ static void extendToFullRank(OpBuilder &b, Location loc, Value value,
   }
 }
 
+/// Whether `size` is the whole extent `dim` of dim `d` of the norm op `op`:
+/// equal to it, or a `tensor.dim` at `d` of x or of a result of a norm op
+/// reading the same x (all of x's shape), as a tile of a consumer of a
+/// dynamic result asks (tile-and-fuse tiles a clone of the producer).
+static bool isWholeDim(OpFoldResult size, OpFoldResult dim, Operation *op,
+                       int64_t d) {
+  if (isEqualConstantIntOrValue(size, dim))
+    return true;
+  auto dimOp = dyn_cast_if_present<tensor::DimOp>(
+      dyn_cast_if_present<Value>(size) ? cast<Value>(size).getDefiningOp()
+                                       : nullptr);
+  if (!dimOp)
+    return false;
+  std::optional<int64_t> index = dimOp.getConstantIndex();
+  Value x = cast<NormOpInterface>(op).getX();
+  Value source = dimOp.getSource();
+  auto producer = source.getDefiningOp<NormOpInterface>();
+  return index && *index == d &&
+         (source == x || (producer && producer.getX() == x));
+}
+
 namespace {
 
 /// TilingInterface of a norm op: its loops are the leading dims.
@@ -114,7 +135,8 @@ struct NormTilingInterface
     SmallVector<OpFoldResult> dims =
         tensor::getMixedSizes(b, op->getLoc(), norm.getX());
     for (size_t d = numLoops; d < offsets.size(); ++d) {
-      if (!isZeroInteger(offsets[d]) || !isEqualConstantIntOrValue(sizes[d], dims[d]))
+      if (!isZeroInteger(offsets[d]) ||
+          !isWholeDim(sizes[d], dims[d], op, static_cast<int64_t>(d)))
         return failure();
     }
     iterDomainOffsets.assign(offsets.begin(), offsets.begin() + numLoops);

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir {
 namespace norm {
@@ -30,9 +31,25 @@ static bool isMatmul(Operation *op) {
   return isa_and_nonnull<linalg::MatmulOp, linalg::BatchMatmulOp>(op);
 }
 
+/// Whether `matmul` reads its left operand in row-major (M, K) order (batch:
+/// (B, M, K)): a tile of its rows then needs whole rows of the operand.
+static bool readsLhsByRows(linalg::LinalgOp matmul) {
+  AffineMap map = matmul.getMatchingIndexingMap(matmul.getDpsInputOperand(0));
+  MLIRContext *ctx = matmul.getContext();
+  unsigned k = map.getNumDims() - 1;
+  SmallVector<AffineExpr> expected;
+  if (isa<linalg::BatchMatmulOp>(matmul))
+    expected.push_back(getAffineDimExpr(0, ctx));
+  expected.push_back(getAffineDimExpr(k - 2, ctx));
+  expected.push_back(getAffineDimExpr(k, ctx));
+  return map.getNumSymbols() == 0 && map.getResults() == ArrayRef(expected);
+}
+
 /// Tiles `consumer` with `tileSizes` and fuses the producers `shouldFuse`
-/// accepts into the loop nest; replaces the consumer's results.
-static LogicalResult
+/// accepts into the loop nest; replaces the consumer's results. Fails, and
+/// leaves the IR as it was, when the tiling fails; returns the producers
+/// that were fused.
+static FailureOr<llvm::SetVector<Operation *>>
 tileAndFuse(RewriterBase &rewriter, TilingInterface consumer,
             ArrayRef<OpFoldResult> tileSizes,
             function_ref<bool(Operation *)> shouldFuse) {
@@ -57,7 +74,7 @@ tileAndFuse(RewriterBase &rewriter, TilingInterface consumer,
   for (OpResult value : consumer->getResults())
     if (Value replacement = result->replacements.lookup(value))
       rewriter.replaceAllUsesWith(value, replacement);
-  return success();
+  return result->fusedProducers;
 }
 
 namespace {
@@ -94,6 +111,11 @@ struct NormFuseMatmulPass
         decline(norm, "the norm op normalizes several dims");
         continue;
       }
+      if (!readsLhsByRows(matmul)) {
+        decline(norm, "the matmul reads the normalized operand transposed "
+                      "(a row tile needs a column block of the norm op)");
+        continue;
+      }
       // Tile the rows (M) of the matmul; the batch dim of batch_matmul one
       // at a time; N and K stay whole so a tile needs whole rows of the norm.
       SmallVector<OpFoldResult> sizes;
@@ -102,12 +124,34 @@ struct NormFuseMatmulPass
       sizes.push_back(rewriter.getIndexAttr(tileRows));
       sizes.append({rewriter.getIndexAttr(0), rewriter.getIndexAttr(0)});
       Operation *normOp = norm.getOperation();
-      if (failed(tileAndFuse(rewriter, cast<TilingInterface>(*matmul), sizes,
-                             [&](Operation *op) { return op == normOp; }))) {
+      FailureOr<llvm::SetVector<Operation *>> fused =
+          tileAndFuse(rewriter, cast<TilingInterface>(*matmul), sizes,
+                      [&](Operation *op) { return op == normOp; });
+      if (failed(fused)) {
         decline(matmul, "tile-and-fuse failed");
         continue;
       }
+      if (!fused->contains(normOp)) {
+        // The matmul is tiled, the norm op computed whole before the loop.
+        decline(norm, "the matmul was tiled but the norm op could not be "
+                      "fused into its row tiles");
+        continue;
+      }
       ++numPrologue;
+      if (matmul->use_empty())
+        rewriter.eraseOp(matmul);
+      // Sizes of the tiles may still read the shape of the untiled result:
+      // take it from x (the same shape), so that the op can go.
+      // The slices tile-and-fuse replaced are left dead.
+      for (Value result : normOp->getResults())
+        for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
+          Operation *user = use.getOwner();
+          if (auto dim = dyn_cast<tensor::DimOp>(user))
+            rewriter.modifyOpInPlace(
+                dim, [&] { dim.getSourceMutable().assign(norm.getX()); });
+          else if (isOpTriviallyDead(user))
+            rewriter.eraseOp(user);
+        }
       if (normOp->use_empty())
         rewriter.eraseOp(normOp);
     }
@@ -127,9 +171,17 @@ struct NormFuseMatmulPass
       }
       SmallVector<OpFoldResult> sizes(loops, rewriter.getIndexAttr(1));
       sizes.back() = rewriter.getIndexAttr(tileRows);
-      if (failed(tileAndFuse(rewriter, cast<TilingInterface>(*norm), sizes,
-                             [&](Operation *op) { return op == producer; }))) {
+      FailureOr<llvm::SetVector<Operation *>> fused =
+          tileAndFuse(rewriter, cast<TilingInterface>(*norm), sizes,
+                      [&](Operation *op) { return op == producer; });
+      if (failed(fused)) {
         decline(norm, "tile-and-fuse failed");
+        continue;
+      }
+      if (!fused->contains(producer)) {
+        decline(norm, "the norm op was tiled but the matmul could not be "
+                      "fused into its row tiles");
+        rewriter.eraseOp(norm);
         continue;
       }
       ++numEpilogue;
