@@ -74,6 +74,8 @@ Value KernelBodyBuilder::loadInput(Value index) {
 
 Value KernelBodyBuilder::loadParam(const KernelParam &param, Value index) {
   if (!param.isScalar) {
+    if (paramBase)
+      index = arith::AddIOp::create(b, loc, index, paramBase);
     Type elementType =
         cast<MemRefType>(param.buffer.getType()).getElementType();
     auto vectorType = VectorType::get({shape.vectorLength}, elementType);
@@ -237,6 +239,36 @@ void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {
       });
 }
 
+void KernelBodyBuilder::storePartial(Value row, unsigned slot, Value value) {
+  OpBuilder::InsertionGuard guard(b);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                      constantIndex(0));
+  auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  Value at = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, row, constantIndex(2)),
+      constantIndex(slot));
+  memref::StoreOp::create(b, loc, castFloat(b, loc, value, b.getF32Type()),
+                          buffers.partials, ValueRange{at});
+}
+
+SmallVector<Value> KernelBodyBuilder::loadPartials(Value row, unsigned slot) {
+  Value parts = constantIndex(shape.parts);
+  Value firstPart = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, row, parts), parts);
+  SmallVector<Value> values;
+  for (int64_t k = 0; k < shape.parts; ++k) {
+    Value part = arith::AddIOp::create(b, loc, firstPart, constantIndex(k));
+    Value at = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, part, constantIndex(2)),
+        constantIndex(slot));
+    Value value =
+        memref::LoadOp::create(b, loc, buffers.partials, ValueRange{at});
+    values.push_back(castFloat(b, loc, value, computeType));
+  }
+  return values;
+}
+
 void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
   lane = laneValue;
   inputType = getInputElementType(op);
@@ -257,6 +289,14 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
                 .getResult()
           : constantIndex(staticVectors);
   rowBase = arith::MulIOp::create(b, loc, row, n);
+  fullRowBase = rowBase;
+  if (shape.split != RowSplit::None) {
+    Value part = arith::RemUIOp::create(b, loc, row,
+                                        constantIndex(shape.parts));
+    paramBase = arith::MulIOp::create(b, loc, part, numVectors);
+    fullRowBase = arith::SubIOp::create(
+        b, loc, rowBase, arith::MulIOp::create(b, loc, part, n));
+  }
   Value lastVector =
       arith::SubIOp::create(b, loc, numVectors, constantIndex(1));
 
@@ -279,13 +319,17 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
   // Weight and bias of the cached chunks are loaded right behind x, so that
   // their latency overlaps the reductions instead of following them (lanes
   // past the end read the clamped in-bounds index; their store is skipped).
+  // (The partials kernel writes no y and needs neither.)
   for (Chunk &chunk : chunks) {
+    if (shape.split == RowSplit::Partials)
+      break;
     if (buffers.weight)
       chunk.weight = loadParam(buffers.weight, chunk.loadIndex);
     if (buffers.bias)
       chunk.bias = loadParam(buffers.bias, chunk.loadIndex);
   }
-  if (buffers.residualOut)
+  // residual_out: written once, by the partials kernel when split.
+  if (buffers.residualOut && shape.split != RowSplit::Finish)
     for (const Chunk &chunk : chunks)
       storeRow(chunk.s, buffers.residualOut, chunk.index, chunk.valid);
   loopStart = arith::AddIOp::create(
@@ -315,15 +359,37 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
     return;
   }
 
+  // Split kernels: the statistics are over the whole row of parts * n.
+  Value fullCount = count;
+  if (shape.split != RowSplit::None)
+    fullCount = buildIndexToFloat(
+        b, loc, arith::MulIOp::create(b, loc, n, constantIndex(shape.parts)),
+        computeType);
+  auto sumInOrder = [&](ArrayRef<Value> values) {
+    Value total = values.front();
+    for (Value value : values.drop_front())
+      total = arith::AddFOp::create(b, loc, total, value);
+    return total;
+  };
+
   if (!op.subtractsMean()) {
     // RMSNorm: one sum of squares.
-    Value squares = rowSum(
-        [&](Value s) -> Value {
-          Value v = widen(s);
-          return arith::MulFOp::create(b, loc, v, v);
-        },
-        scratchBuffers.empty() ? Value() : scratchBuffers[0]);
-    Value meanSquare = arith::DivFOp::create(b, loc, squares, count);
+    Value squares;
+    if (shape.split == RowSplit::Finish) {
+      squares = sumInOrder(loadPartials(row, 0));
+    } else {
+      squares = rowSum(
+          [&](Value s) -> Value {
+            Value v = widen(s);
+            return arith::MulFOp::create(b, loc, v, v);
+          },
+          scratchBuffers.empty() ? Value() : scratchBuffers[0]);
+      if (shape.split == RowSplit::Partials) {
+        storePartial(row, 0, squares);
+        return;
+      }
+    }
+    Value meanSquare = arith::DivFOp::create(b, loc, squares, fullCount);
     Value scale = broadcast(buildInverseScale(b, loc, op, meanSquare));
     writeOutput([&](Value v) -> Value {
       return arith::MulFOp::create(b, loc, v, scale);
@@ -333,30 +399,58 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
 
   // LayerNorm: statistics of the row shifted by its first element (exact),
   // accurate for rows with a large common offset; the second sum runs over
-  // the registers again.
-  Value firstX = memref::LoadOp::create(b, loc, buffers.x, ValueRange{rowBase});
+  // the registers again. Split rows shift every part by the row's first
+  // element and combine the parts' means and squared deviations (Chan et
+  // al.'s pairwise update, all parts of equal size).
+  Value firstX =
+      memref::LoadOp::create(b, loc, buffers.x, ValueRange{fullRowBase});
   if (buffers.residual)
-    firstX = buildResidualSum(
-        b, loc, firstX,
-        memref::LoadOp::create(b, loc, buffers.residual, ValueRange{rowBase}));
+    firstX = buildResidualSum(b, loc, firstX,
+                              memref::LoadOp::create(b, loc, buffers.residual,
+                                                     ValueRange{fullRowBase}));
   Value shift = broadcast(widen(firstX));
-  Value shiftedSum = rowSum(
-      [&](Value s) -> Value {
-        return arith::SubFOp::create(b, loc, widen(s), shift);
-      },
-      scratchBuffers.empty() ? Value() : scratchBuffers[0]);
-  Value mean = broadcast(arith::DivFOp::create(b, loc, shiftedSum, count));
+  Value meanScalar, squares;
+  if (shape.split == RowSplit::Finish) {
+    SmallVector<Value> means = loadPartials(row, 0);
+    meanScalar = arith::DivFOp::create(
+        b, loc, sumInOrder(means),
+        buildFloatConstant(b, loc, computeType, double(shape.parts)));
+    SmallVector<Value> between;
+    for (Value partMean : means) {
+      Value delta = arith::SubFOp::create(b, loc, partMean, meanScalar);
+      between.push_back(arith::MulFOp::create(b, loc, delta, delta));
+    }
+    squares = arith::AddFOp::create(
+        b, loc, sumInOrder(loadPartials(row, 1)),
+        arith::MulFOp::create(b, loc, count, sumInOrder(between)));
+  } else {
+    Value shiftedSum = rowSum(
+        [&](Value s) -> Value {
+          return arith::SubFOp::create(b, loc, widen(s), shift);
+        },
+        scratchBuffers.empty() ? Value() : scratchBuffers[0]);
+    meanScalar = arith::DivFOp::create(b, loc, shiftedSum, count);
+    Value partMean = broadcast(meanScalar);
+    squares = rowSum(
+        [&](Value s) -> Value {
+          Value d = arith::SubFOp::create(
+              b, loc, arith::SubFOp::create(b, loc, widen(s), shift),
+              partMean);
+          return arith::MulFOp::create(b, loc, d, d);
+        },
+        scratchBuffers.empty() ? Value() : scratchBuffers[1]);
+    if (shape.split == RowSplit::Partials) {
+      storePartial(row, 0, meanScalar);
+      storePartial(row, 1, squares);
+      return;
+    }
+  }
+  Value mean = broadcast(meanScalar);
   auto centered = [&](Value v) -> Value {
     return arith::SubFOp::create(b, loc,
                                  arith::SubFOp::create(b, loc, v, shift), mean);
   };
-  Value squares = rowSum(
-      [&](Value s) -> Value {
-        Value d = centered(widen(s));
-        return arith::MulFOp::create(b, loc, d, d);
-      },
-      scratchBuffers.empty() ? Value() : scratchBuffers[1]);
-  Value variance = arith::DivFOp::create(b, loc, squares, count);
+  Value variance = arith::DivFOp::create(b, loc, squares, fullCount);
   Value scale = broadcast(buildInverseScale(b, loc, op, variance));
   writeOutput([&](Value v) -> Value {
     return arith::MulFOp::create(b, loc, centered(v), scale);

@@ -38,8 +38,30 @@ constexpr int64_t kDynamicBlockSize = 256;
 /// each), 1024 N = 8192 bf16, 4096 N = 32768 bf16 (1024 threads, 4 each).
 constexpr int64_t kDynamicRowClasses[] = {512, 1024, 4096};
 
+/// Rows of fewer than this many get the split kernels (when the row length
+/// allows): too few blocks to keep an H100/H200's 132 SMs busy otherwise.
+constexpr int64_t kSplitRowsBelow = 64;
+/// Fewest elements of a part of a split row.
+constexpr int64_t kMinSplitElements = 1024;
+
+/// How a kernel covers the rows of the op.
+enum class RowSplit {
+  /// A group of threads normalizes a whole row.
+  None,
+  /// Rows are cut in `parts` equal parts, which are the kernel's rows; each
+  /// part's statistics go to the partials buffer (and residual_out is
+  /// written).
+  Partials,
+  /// The same parts: the row's statistics combined from the partials, then
+  /// each part normalized.
+  Finish,
+};
+
 /// The thread layout of one kernel variant.
 struct KernelShape {
+  RowSplit split = RowSplit::None;
+  /// Parts per row of the split kernels (1 otherwise).
+  int64_t parts = 1;
   /// Elements per vector access (divides the row length).
   int64_t vectorLength = 1;
   /// Threads that normalize one row: a whole block, a warp, or a
@@ -68,6 +90,10 @@ struct KernelParam {
 struct KernelBuffers {
   Value x, residual, y, residualOut;
   KernelParam weight, bias, alpha;
+  /// The split kernels' `memref<?xf32>`: two values per part (RMSNorm: the
+  /// sum of squares; LayerNorm: the mean of s - shift and the sum of
+  /// squared deviations from it, shift being the row's first element).
+  Value partials;
 };
 
 /// Emits the body of one kernel variant.
@@ -154,6 +180,15 @@ private:
   /// i1 "this group's row exists", when groups past the last row run (rows
   /// sharing a warp); stores are skipped where it is false.
   Value rowValid;
+  /// Split kernels: the part's first vector within its row (weight and bias
+  /// are read from there), and the element offset of the whole row.
+  Value paramBase, fullRowBase;
+
+  /// Split kernels: lane 0 stores `value` as partial `slot` of this part.
+  void storePartial(Value row, unsigned slot, Value value);
+  /// Split kernels: partial `slot` of every part of this part's row, in
+  /// part order.
+  SmallVector<Value> loadPartials(Value row, unsigned slot);
   SmallVector<Chunk> chunks;
   unsigned loopSweeps = 0;
 };

@@ -153,6 +153,17 @@ static Operation *getLastNormUser(Value result) {
   return last;
 }
 
+/// Parts to cut rows of `rowSize` elements into for the split kernels: the
+/// most of 8, 4, 2 whose parts are whole vectors of at least
+/// kMinSplitElements elements; 1 when none is.
+static int64_t getSplitParts(int64_t rowSize, int64_t vectorLength) {
+  for (int64_t parts : {8, 4, 2})
+    if (rowSize % (parts * vectorLength) == 0 &&
+        rowSize / parts >= kMinSplitElements)
+      return parts;
+  return 1;
+}
+
 /// Frees a device buffer from allocateDevice.
 static void freeDevice(OpBuilder &b, Location loc, Value buffer) {
   auto dealloc = gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(),
@@ -294,12 +305,15 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
       1, kAccessBytes * 8 / inputType.getIntOrFloatBitWidth());
   unsigned numScratch = !op.hasReduction() ? 0 : op.subtractsMean() ? 2 : 1;
 
-  auto emitKernel = [&](OpBuilder &kb, const KernelShape &shape) {
+  // A launch over `rows` rows of `staticSize` (or `size`) elements; the
+  // split kernels pass the parts of the rows.
+  auto emitKernelOver = [&](OpBuilder &kb, const KernelShape &shape,
+                            const KernelBuffers &kernelBuffers, Value rows,
+                            Value size, int64_t staticSize) {
     Value one = arith::ConstantIndexOp::create(kb, loc, 1);
     Value rowsPerBlock =
         arith::ConstantIndexOp::create(kb, loc, shape.rowsPerBlock);
-    Value grid =
-        kb.createOrFold<arith::CeilDivUIOp>(loc, numRows, rowsPerBlock);
+    Value grid = kb.createOrFold<arith::CeilDivUIOp>(loc, rows, rowsPerBlock);
     Value groupSize = arith::ConstantIndexOp::create(kb, loc, shape.groupSize);
     SmallVector<Type> scratchTypes;
     if (shape.groupSize > kWarpSize) {
@@ -321,9 +335,35 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
         /*clusterSizeY=*/Value(), /*clusterSizeZ=*/Value(),
         /*module=*/kernelSymbol, /*function=*/kernelSymbol);
     OpBuilder::InsertionGuard guard(kb);
-    KernelBodyBuilder(kb, loc, op, shape, buffers, numRows, rowSize,
-                      staticRowSize, approximateTanh)
+    KernelBodyBuilder(kb, loc, op, shape, kernelBuffers, rows, size,
+                      staticSize, approximateTanh)
         .build(launch);
+  };
+  auto emitKernel = [&](OpBuilder &kb, const KernelShape &shape) {
+    emitKernelOver(kb, shape, buffers, numRows, rowSize, staticRowSize);
+  };
+  // Few long rows: each row cut in `parts`, one kernel for the parts'
+  // statistics and one that combines them and normalizes the parts, so that
+  // parts * rows blocks share the work.
+  auto emitSplitKernels = [&](OpBuilder &kb, int64_t vectorLength,
+                              int64_t parts) {
+    int64_t partSize = staticRowSize / parts;
+    Value partRows = arith::MulIOp::create(
+        kb, loc, numRows, arith::ConstantIndexOp::create(kb, loc, parts));
+    Value partSizeValue = arith::ConstantIndexOp::create(kb, loc, partSize);
+    KernelBuffers split = buffers;
+    split.partials = allocateDevice(
+        kb, loc, MemRefType::get({ShapedType::kDynamic}, kb.getF32Type()),
+        ValueRange{arith::MulIOp::create(
+            kb, loc, partRows, arith::ConstantIndexOp::create(kb, loc, 2))});
+    KernelShape shape =
+        chooseShape(vectorLength, /*warpPerRow=*/false, partSize / vectorLength);
+    shape.parts = parts;
+    shape.split = RowSplit::Partials;
+    emitKernelOver(kb, shape, split, partRows, partSizeValue, partSize);
+    shape.split = RowSplit::Finish;
+    emitKernelOver(kb, shape, split, partRows, partSizeValue, partSize);
+    freeDevice(kb, loc, split.partials);
   };
 
   /// Emits `then` or `otherwise` under `condition` (no results).
@@ -356,8 +396,28 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
     int64_t vectorLength = maxVectorLength;
     while (staticRowSize % vectorLength != 0)
       vectorLength /= 2;
-    emitKernel(
-        b, chooseShape(vectorLength, staticRowSize <= options.warpMaxElements));
+    bool warpPerRow = staticRowSize <= options.warpMaxElements;
+    int64_t parts = warpPerRow || !op.hasReduction()
+                        ? 1
+                        : getSplitParts(staticRowSize, vectorLength);
+    std::optional<int64_t> staticRows = getConstantIntValue(numRows);
+    if (parts == 1 || (staticRows && *staticRows >= kSplitRowsBelow)) {
+      emitKernel(b, chooseShape(vectorLength, warpPerRow));
+      return;
+    }
+    if (staticRows) {
+      emitSplitKernels(b, vectorLength, parts);
+      return;
+    }
+    Value fewRows = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ult, numRows,
+        arith::ConstantIndexOp::create(b, loc, kSplitRowsBelow));
+    emitIf(
+        b, fewRows,
+        [&](OpBuilder &sb) { emitSplitKernels(sb, vectorLength, parts); },
+        [&](OpBuilder &nb) {
+          emitKernel(nb, chooseShape(vectorLength, warpPerRow));
+        });
     return;
   }
 

@@ -24,11 +24,35 @@
 // RUN: od -An -c -N4 %t.cubin/layer_norm_bf16_norm_kernel.cubin | FileCheck %s --check-prefix=ELF
 // RUN: norm-opt %s --norm-gpu-pipeline | FileCheck %s --check-prefix=FATBIN
 
-// A block per row: x, weight and bias (4 vectors each) all loaded before the
-// first shuffle; after it only shared-memory loads until y is stored.
+// Rows of 4096 bf16, a dynamic row count: below 64 rows (decode) each row
+// is cut in 4 parts of 1024 and two kernels run over the parts (4 blocks
+// per row): the first reduces each part and stores its mean and squared
+// deviations (2 x f32, lane 0), the second combines the 4 parts' partials
+// (no shuffle) and writes its part of y with the weight and bias of that
+// part. From 64 rows on, a block per row: x, weight and bias (4 vectors
+// each) all loaded before the first shuffle; after it only shared-memory
+// loads until y is stored.
 // PTX-LABEL: // gpu.binary @layer_norm_bf16_norm_kernel
 //       PTX:   .target sm_90
 //       PTX:   .entry layer_norm_bf16_norm_kernel(
+//       PTX:   .maxntid 64, 1, 1
+// PTX-COUNT-2:   ld.global.nc.v4.b32
+//       PTX:   shfl.sync.bfly.b32
+//       PTX:   bar.sync
+//   PTX-NOT:   st.global.v4
+//       PTX:   st.global.b32
+//       PTX:   st.global.b32
+//       PTX:   ret;
+//       PTX:   .entry layer_norm_bf16_norm_kernel_0(
+//       PTX:   .maxntid 64, 1, 1
+// PTX-COUNT-6:   ld.global.nc.v4.b32
+// PTX-COUNT-8:   ld.global.nc.b32
+//   PTX-NOT:   shfl.sync
+//       PTX:   fma.rn.f32
+//       PTX:   st.global.v4.b32
+//   PTX-NOT:   shfl.sync
+//       PTX:   ret;
+//       PTX:   .entry layer_norm_bf16_norm_kernel_1(
 //       PTX:   .maxntid 128, 1, 1
 // PTX-COUNT-12:  ld.global.nc.v4.b32
 //   PTX-NOT:   st.global
@@ -43,6 +67,7 @@
 
 // SM80-LABEL: // gpu.binary @layer_norm_bf16_norm_kernel
 //       SM80:   .target sm_80
+//       SM80:   .entry layer_norm_bf16_norm_kernel_1(
 //       SM80:   ld.global.nc.v4.b32
 //       SM80:   shfl.sync.bfly.b32
 
@@ -50,7 +75,12 @@
 //       HOST:   llvm.call @mgpuStreamCreate()
 //       HOST:   llvm.call @mgpuMemAlloc
 //       HOST:   llvm.call @mgpuMemcpy
+//       HOST:   llvm.icmp "ult" %{{.*}}, %{{.*}} : i64
+//       HOST:   llvm.call @mgpuMemAlloc
 //       HOST:   gpu.launch_func <%{{.*}} : !llvm.ptr> @layer_norm_bf16_norm_kernel::@layer_norm_bf16_norm_kernel
+//       HOST:   gpu.launch_func <%{{.*}} : !llvm.ptr> @layer_norm_bf16_norm_kernel::@layer_norm_bf16_norm_kernel_0
+//       HOST:   llvm.call @mgpuMemFree
+//       HOST:   gpu.launch_func <%{{.*}} : !llvm.ptr> @layer_norm_bf16_norm_kernel::@layer_norm_bf16_norm_kernel_1
 //       HOST:   llvm.call @mgpuMemFree
 //       HOST:   llvm.call @mgpuStreamSynchronize
 // HOST-LABEL: gpu.binary @layer_norm_bf16_norm_kernel
@@ -64,7 +94,7 @@
 
 // FATBIN: gpu.binary @layer_norm_bf16_norm_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, "P\ED
 
-// PTXAS-COUNT-7: ptxas ok:
+// PTXAS-COUNT-8: ptxas ok:
 //     PTXAS-NOT: ptxas
 
 func.func @layer_norm_bf16(%x: tensor<?x4096xbf16>, %g: tensor<4096xbf16>, %b: tensor<4096xbf16>) -> tensor<?x4096xbf16> {
@@ -167,6 +197,22 @@ func.func @layer_norm_f64(%x: tensor<4x512xf64>) -> tensor<4x512xf64> {
 func.func @rms_norm_f16(%x: tensor<?x?xf16>) -> tensor<?x?xf16> {
   %y = norm.rms_norm %x : (tensor<?x?xf16>) -> tensor<?x?xf16>
   return %y : tensor<?x?xf16>
+}
+
+// Decode: 32 static rows of 8192 bf16 are always split, in 8 parts of 1024
+// (256 blocks); no per-row kernel is compiled.
+// PTX-LABEL: // gpu.binary @decode_rms_norm_bf16_norm_kernel
+//       PTX:   .entry decode_rms_norm_bf16_norm_kernel(
+//       PTX:   .maxntid 64, 1, 1
+//       PTX:   shfl.sync.bfly.b32
+//       PTX:   st.global.b32
+//       PTX:   .entry decode_rms_norm_bf16_norm_kernel_0(
+// PTX-COUNT-8:   ld.global.nc.b32
+//       PTX:   st.global.v4.b32
+//   PTX-NOT:   .entry
+func.func @decode_rms_norm_bf16(%x: tensor<32x8192xbf16>, %w: tensor<8192xbf16>) -> tensor<32x8192xbf16> {
+  %y = norm.rms_norm %x weight(%w) : (tensor<32x8192xbf16>, tensor<8192xbf16>) -> tensor<32x8192xbf16>
+  return %y : tensor<32x8192xbf16>
 }
 
 // Head-dim rows (128 bf16: 16 vectors) share warps: 16 lanes per row, 8 rows

@@ -41,9 +41,9 @@ func.func @rms_norm_warp_per_row(%x: tensor<?x768xf32>, %w: tensor<768xf32>) -> 
 
 // CHECK-LABEL: func.func @layer_norm_block_per_row
 //   CHECK-DAG:   %[[C1:.*]] = arith.constant 1 : index
-//   CHECK-DAG:   %[[C8:.*]] = arith.constant 8 : index
+//   CHECK-DAG:   %[[C64:.*]] = arith.constant 64 : index
 //   CHECK-DAG:   %[[C128:.*]] = arith.constant 128 : index
-//       CHECK:   gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C8]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C128]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) module(@layer_norm_block_per_row_norm_kernel) function(@layer_norm_block_per_row_norm_kernel) workgroup(%[[MEAN:.*]] : memref<4xf32, #gpu.address_space<workgroup>>, %[[VAR:.*]] : memref<4xf32, #gpu.address_space<workgroup>>) {
+//       CHECK:   gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C64]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C128]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) module(@layer_norm_block_per_row_norm_kernel) function(@layer_norm_block_per_row_norm_kernel) workgroup(%[[MEAN:.*]] : memref<4xf32, #gpu.address_space<workgroup>>, %[[VAR:.*]] : memref<4xf32, #gpu.address_space<workgroup>>) {
 // CHECK-COUNT-4:     vector.load %{{.*}} {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
 //       CHECK:       arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
 // CHECK-COUNT-5:     gpu.shuffle xor
@@ -56,9 +56,9 @@ func.func @rms_norm_warp_per_row(%x: tensor<?x768xf32>, %w: tensor<768xf32>) -> 
 //       CHECK:       math.rsqrt
 //       CHECK:       arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
 //       CHECK:       vector.store %{{.*}} {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
-func.func @layer_norm_block_per_row(%x: tensor<8x4096xbf16>, %g: tensor<4096xbf16>, %b: tensor<4096xbf16>) -> tensor<8x4096xbf16> {
-  %y = norm.layer_norm %x weight(%g) bias(%b) : (tensor<8x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>) -> tensor<8x4096xbf16>
-  return %y : tensor<8x4096xbf16>
+func.func @layer_norm_block_per_row(%x: tensor<64x4096xbf16>, %g: tensor<4096xbf16>, %b: tensor<4096xbf16>) -> tensor<64x4096xbf16> {
+  %y = norm.layer_norm %x weight(%g) bias(%b) : (tensor<64x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>) -> tensor<64x4096xbf16>
+  return %y : tensor<64x4096xbf16>
 }
 
 // -----
@@ -101,7 +101,8 @@ func.func @rms_norm_dynamic_rows(%x: tensor<?x?xf16>) -> tensor<?x?xf16> {
 
 // -----
 
-// Rows too long for the registers: 1024 threads keep four vectors each and
+// Rows too long for the registers (64 of them, too many to split): 1024
+// threads keep four vectors each and
 // loops sweep the rest, accumulating in f64; residual_out is written in the
 // first sweep and read back by the later ones.
 
@@ -123,9 +124,38 @@ func.func @rms_norm_dynamic_rows(%x: tensor<?x?xf16>) -> tensor<?x?xf16> {
 //       CHECK:       scf.for
 //       CHECK:         vector.load %[[SD]]
 //       CHECK:         vector.store %{{.*}}, %[[YD]]
-func.func @layer_norm_residual_long_rows(%x: tensor<2x65536xf32>, %r: tensor<2x65536xf32>) -> (tensor<2x65536xf32>, tensor<2x65536xf32>) {
-  %y, %s = norm.layer_norm %x residual(%r) : (tensor<2x65536xf32>, tensor<2x65536xf32>) -> (tensor<2x65536xf32>, tensor<2x65536xf32>)
-  return %y, %s : tensor<2x65536xf32>, tensor<2x65536xf32>
+func.func @layer_norm_residual_long_rows(%x: tensor<64x65536xf32>, %r: tensor<64x65536xf32>) -> (tensor<64x65536xf32>, tensor<64x65536xf32>) {
+  %y, %s = norm.layer_norm %x residual(%r) : (tensor<64x65536xf32>, tensor<64x65536xf32>) -> (tensor<64x65536xf32>, tensor<64x65536xf32>)
+  return %y, %s : tensor<64x65536xf32>, tensor<64x65536xf32>
+}
+
+// -----
+
+// Few long rows (2 x 4096 f32, below 64 rows): each row is cut in 4 parts of
+// 1024 (256 vectors: 64 threads x 4), 8 blocks. The first kernel reduces a
+// part and lane 0 stores its mean and squared deviations (about the row's
+// first element, x[row * 4096]); the second loads the 4 partials of its row
+// and normalizes its part, with the weight at the part's offset.
+// CHECK-LABEL: func.func @layer_norm_split_rows
+//   CHECK-DAG:   %[[C8:.*]] = arith.constant 8 : index
+//   CHECK-DAG:   %[[C64:.*]] = arith.constant 64 : index
+//       CHECK:   %[[P:.*]] = gpu.alloc (%{{.*}}) {bufferization.manual_deallocation} : memref<?xf32>
+//       CHECK:   gpu.launch {{.*}} in (%{{.*}} = %[[C8]], {{.*}} threads({{.*}}) in (%{{.*}} = %[[C64]],
+//       CHECK:     gpu.shuffle xor
+//       CHECK:     gpu.barrier
+//       CHECK:     scf.if
+//       CHECK:       memref.store %{{.*}}, %[[P]]
+//   CHECK-NOT:     vector.store
+//       CHECK:     gpu.terminator
+//       CHECK:   gpu.launch {{.*}} in (%{{.*}} = %[[C8]], {{.*}} threads({{.*}}) in (%{{.*}} = %[[C64]],
+// CHECK-COUNT-8:     memref.load %[[P]]
+//   CHECK-NOT:     gpu.shuffle
+//       CHECK:     vector.store
+//       CHECK:     gpu.terminator
+//       CHECK:   gpu.dealloc %[[P]]
+func.func @layer_norm_split_rows(%x: tensor<2x4096xf32>, %w: tensor<4096xf32>) -> tensor<2x4096xf32> {
+  %y = norm.layer_norm %x weight(%w) : (tensor<2x4096xf32>, tensor<4096xf32>) -> tensor<2x4096xf32>
+  return %y : tensor<2x4096xf32>
 }
 
 // -----
@@ -147,19 +177,28 @@ func.func @dyt_no_reduction(%x: tensor<4x2x64xf32>, %a: tensor<f32>) -> tensor<4
 // -----
 
 // memory=device: no copies; results materialized into memrefs are written
-// in place, and warp-max-elements moves the warp/block threshold.
+// in place, and warp-max-elements moves the warp/block threshold. The 32
+// decode rows of 8192 are split in 8 parts (256 blocks of 64 threads):
+// residual_out is written by the first kernel, y by the second.
 
 // DEVICE-LABEL: func.func @fused_add_rms_norm_in_place
 //  DEVICE-SAME:   %[[X:.*]]: memref<32x8192xbf16>, %[[R:.*]]: memref<32x8192xbf16>, %[[W:.*]]: memref<8192xbf16>, %[[Y:.*]]: memref<32x8192xbf16>, %[[S:.*]]: memref<32x8192xbf16>
 //   DEVICE-NOT:   gpu.memcpy
-//   DEVICE-DAG:   %[[C32:.*]] = arith.constant 32 : index
+//   DEVICE-DAG:   %[[C64:.*]] = arith.constant 64 : index
 //   DEVICE-DAG:   %[[C256:.*]] = arith.constant 256 : index
 //   DEVICE-DAG:   %[[YF:.*]] = memref.collapse_shape %[[Y]]
 //   DEVICE-DAG:   %[[SF:.*]] = memref.collapse_shape %[[S]]
-//       DEVICE:   gpu.launch {{.*}} in (%{{.*}} = %[[C32]], {{.*}} threads({{.*}}) in (%{{.*}} = %[[C256]],
+//       DEVICE:   %[[P:.*]] = gpu.alloc (%{{.*}}) {bufferization.manual_deallocation} : memref<?xf32>
+//       DEVICE:   gpu.launch {{.*}} in (%{{.*}} = %[[C256]], {{.*}} threads({{.*}}) in (%{{.*}} = %[[C64]],
 //       DEVICE:     vector.store %{{.*}}, %[[SF]]
 //       DEVICE:     gpu.barrier
+//       DEVICE:     memref.store %{{.*}}, %[[P]]
+//   DEVICE-NOT:     vector.store %{{.*}}, %[[YF]]
+//       DEVICE:   gpu.launch {{.*}} in (%{{.*}} = %[[C256]], {{.*}} threads({{.*}}) in (%{{.*}} = %[[C64]],
+//   DEVICE-NOT:     vector.store %{{.*}}, %[[SF]]
+//       DEVICE:     memref.load %[[P]]
 //       DEVICE:     vector.store %{{.*}}, %[[YF]]
+//       DEVICE:   gpu.dealloc %[[P]]
 //   DEVICE-NOT:   gpu.memcpy
 //   DEVICE-NOT:   materialize_in_destination
 //       DEVICE:   return
