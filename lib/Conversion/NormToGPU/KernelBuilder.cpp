@@ -248,7 +248,9 @@ void KernelBodyBuilder::storePartial(Value row, unsigned slot, Value value) {
   Value at = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, row, constantIndex(2)),
       constantIndex(slot));
-  memref::StoreOp::create(b, loc, castFloat(b, loc, value, b.getF32Type()),
+  Type partialType =
+      cast<MemRefType>(buffers.partials.getType()).getElementType();
+  memref::StoreOp::create(b, loc, castFloat(b, loc, value, partialType),
                           buffers.partials, ValueRange{at});
 }
 

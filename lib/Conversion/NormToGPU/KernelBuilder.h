@@ -90,7 +90,8 @@ struct KernelParam {
 struct KernelBuffers {
   Value x, residual, y, residualOut;
   KernelParam weight, bias, alpha;
-  /// The split kernels' `memref<?xf32>`: two values per part (RMSNorm: the
+  /// The split kernels' `memref<?xC>` (C the compute type): two values per
+  /// part (RMSNorm: the
   /// sum of squares; LayerNorm: the mean of s - shift and the sum of
   /// squared deviations from it, shift being the row's first element).
   Value partials;

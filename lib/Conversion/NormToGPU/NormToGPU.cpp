@@ -353,7 +353,7 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
     Value partSizeValue = arith::ConstantIndexOp::create(kb, loc, partSize);
     KernelBuffers split = buffers;
     split.partials = allocateDevice(
-        kb, loc, MemRefType::get({ShapedType::kDynamic}, kb.getF32Type()),
+        kb, loc, MemRefType::get({ShapedType::kDynamic}, computeType),
         ValueRange{arith::MulIOp::create(
             kb, loc, partRows, arith::ConstantIndexOp::create(kb, loc, 2))});
     KernelShape shape =
