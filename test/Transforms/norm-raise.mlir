@@ -679,3 +679,100 @@ func.func @softmax_is_no_candidate(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 //      REMARK: remark: normalization not raised: an intermediate value of the chain
 //      REMARK: remark: normalization not raised: epsilon is added both inside and outside the square root
 //  REMARK-NOT: remark:
+
+// -----
+
+// A post-norm stack (torch-mlir's form of two RMSNorms, the second reading
+// the first's output, sharing the inits): the analyzer sees the outer chain
+// through the inner one, so it is raised by a second sweep, once the inner
+// chain is a norm op.
+// CHECK-LABEL: func.func @post_norm_stack
+//       CHECK: %[[Y1:.*]] = norm.rms_norm %{{.*}} weight(%{{.*}})
+//       CHECK: %[[Y2:.*]] = norm.rms_norm %[[Y1]] weight(%{{.*}})
+//   CHECK-NOT: linalg.generic
+//       CHECK: return %[[Y2]]
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+func.func @post_norm_stack(%arg0: tensor<2x4x32xf32>) -> tensor<2x4x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %cst_0 = arith.constant 9.9999999999999995E-7 : f64
+  %cst_1 = arith.constant dense<1.5> : tensor<32xf32>
+  %cst_2 = arith.constant 3.200000e+01 : f32
+  %0 = tensor.empty() : tensor<2x4x32xf32>
+  %1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %arg0 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+  ^bb0(%in: f32, %in_3: f32, %out: f32):
+    %10 = arith.mulf %in, %in_3 : f32
+    linalg.yield %10 : f32
+  } -> tensor<2x4x32xf32>
+  %2 = tensor.empty() : tensor<2x4x1xf32>
+  %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+  %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = arith.addf %in, %out : f32
+    linalg.yield %10 : f32
+  } -> tensor<2x4x1xf32>
+  %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = arith.divf %in, %cst_2 : f32
+    linalg.yield %10 : f32
+  } -> tensor<2x4x1xf32>
+  %6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%5 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = arith.truncf %cst_0 : f64 to f32
+    %11 = arith.addf %in, %10 : f32
+    linalg.yield %11 : f32
+  } -> tensor<2x4x1xf32>
+  %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = math.rsqrt %in : f32
+    linalg.yield %10 : f32
+  } -> tensor<2x4x1xf32>
+  %8 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %7 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+  ^bb0(%in: f32, %in_3: f32, %out: f32):
+    %10 = arith.mulf %in, %in_3 : f32
+    linalg.yield %10 : f32
+  } -> tensor<2x4x32xf32>
+  %9 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8, %cst_1 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+  ^bb0(%in: f32, %in_3: f32, %out: f32):
+    %10 = arith.mulf %in, %in_3 : f32
+    linalg.yield %10 : f32
+  } -> tensor<2x4x32xf32>
+      %b1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9, %9 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+  ^bb0(%in: f32, %in_3: f32, %out: f32):
+    %b10 = arith.mulf %in, %in_3 : f32
+    linalg.yield %b10 : f32
+  } -> tensor<2x4x32xf32>
+  %b4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%b1 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %b10 = arith.addf %in, %out : f32
+    linalg.yield %b10 : f32
+  } -> tensor<2x4x1xf32>
+  %b5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%b4 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %b10 = arith.divf %in, %cst_2 : f32
+    linalg.yield %b10 : f32
+  } -> tensor<2x4x1xf32>
+  %b6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%b5 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %b10 = arith.truncf %cst_0 : f64 to f32
+    %b11 = arith.addf %in, %b10 : f32
+    linalg.yield %b11 : f32
+  } -> tensor<2x4x1xf32>
+  %b7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%b6 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %b10 = math.rsqrt %in : f32
+    linalg.yield %b10 : f32
+  } -> tensor<2x4x1xf32>
+  %b8 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9, %b7 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+  ^bb0(%in: f32, %in_3: f32, %out: f32):
+    %b10 = arith.mulf %in, %in_3 : f32
+    linalg.yield %b10 : f32
+  } -> tensor<2x4x32xf32>
+  %b9 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%b8, %cst_1 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+  ^bb0(%in: f32, %in_3: f32, %out: f32):
+    %b10 = arith.mulf %in, %in_3 : f32
+    linalg.yield %b10 : f32
+  } -> tensor<2x4x32xf32>
+  return %b9 : tensor<2x4x32xf32>
+}

@@ -371,8 +371,17 @@ void NormRaisePass::runOnOperation() {
   // analyzer's evaluations stay valid). The patterns erase the chain's ops
   // themselves; no folding or dead-code elimination touches the rest of the
   // IR.
-  SmallVector<Operation *> ops = collectOps(root);
-  {
+  //
+  // A chain whose input is another chain (a post-norm stack: the norm of
+  // `x + f(x)` with x itself a normalization) is seen by the analyzer
+  // through that inner chain, and matches only once the inner one is a norm
+  // op. So sweeps repeat while one raises something, each on the IR the
+  // previous one left (a stack of L norms takes L sweeps; the cap bounds
+  // the work on pathological inputs).
+  constexpr int kMaxSweeps = 64;
+  std::array<unsigned, 3> after = before;
+  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    SmallVector<Operation *> ops = collectOps(root);
     ChainAnalyzer analyzer;
     analyzer.prepare(ops);
     RewritePatternSet set(&getContext());
@@ -381,9 +390,13 @@ void NormRaisePass::runOnOperation() {
     ForgetErasedOps listener(analyzer);
     std::reverse(ops.begin(), ops.end());
     (void)applyPatternsOnce(ops, patterns, &listener);
+    std::array<unsigned, 3> counts = countNormOps(root);
+    bool raised = counts != after;
+    after = counts;
+    if (!raised)
+      break;
   }
 
-  std::array<unsigned, 3> after = countNormOps(root);
   numRaisedLayerNorm += after[0] - before[0];
   numRaisedRMSNorm += after[1] - before[1];
   numRaisedDyT += after[2] - before[2];
