@@ -56,6 +56,30 @@ getNontemporalCandidates(scf::ForallOp loop) {
   return writes;
 }
 
+/// The minimum trip count `loop` carries in attribute `name`
+/// (`norm.parallel_min_trips`, `norm.nontemporal_min_trips`) when it can be
+/// honoured (a 1-D loop from 0 by 1), else 0.
+static int64_t getMinTrips(scf::ForallOp loop, StringRef name) {
+  auto trips = loop->getAttrOfType<IntegerAttr>(name);
+  if (!trips || loop.getRank() != 1 ||
+      getConstantIntValue(loop.getMixedLowerBound()[0]) != 0 ||
+      getConstantIntValue(loop.getMixedStep()[0]) != 1)
+    return 0;
+  return trips.getInt();
+}
+
+/// i1 "`loop` (1-D, from 0 by 1) runs at least `minTrips` iterations",
+/// built at the rewriter's insertion point.
+static Value buildHasMinTrips(RewriterBase &rewriter, scf::ForallOp loop,
+                              int64_t minTrips) {
+  Location loc = loop.getLoc();
+  Value trips = getValueOrCreateConstantIndexOp(rewriter, loc,
+                                                loop.getMixedUpperBound()[0]);
+  return arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::uge, trips,
+      arith::ConstantIndexOp::create(rewriter, loc, minTrips));
+}
+
 /// Versions `loop` on the alignment of the rows it writes: when every
 /// written row starts on a kNontemporalAlignment boundary (the buffer and
 /// the row pitch are aligned), a clone writes full vectors with aligned
@@ -100,20 +124,10 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
 
   // norm.nontemporal_min_trips: only loops of that many rows (dynamic row
   // counts; small calls keep their outputs in cache).
-  if (auto minTrips = loop->getAttrOfType<IntegerAttr>(
-          NormDialect::NontemporalMinTripsAttrHelper::getNameStr())) {
-    SmallVector<OpFoldResult> lower = loop.getMixedLowerBound();
-    SmallVector<OpFoldResult> upper = loop.getMixedUpperBound();
-    SmallVector<OpFoldResult> steps = loop.getMixedStep();
-    if (lower.size() == 1 && isConstantIntValue(lower[0], 0) &&
-        isConstantIntValue(steps[0], 1)) {
-      Value trips = getValueOrCreateConstantIndexOp(rewriter, loc, upper[0]);
-      Value enough = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::uge, trips,
-          arith::ConstantIndexOp::create(rewriter, loc, minTrips.getInt()));
-      aligned = arith::AndIOp::create(rewriter, loc, aligned, enough);
-    }
-  }
+  if (int64_t minTrips = getMinTrips(
+          loop, NormDialect::NontemporalMinTripsAttrHelper::getNameStr()))
+    aligned = arith::AndIOp::create(rewriter, loc, aligned,
+                                    buildHasMinTrips(rewriter, loop, minTrips));
   auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange(), aligned,
                                 /*withElseRegion=*/true);
   rewriter.setInsertionPointToStart(ifOp.thenBlock());
@@ -214,11 +228,7 @@ static LogicalResult convertWithMinTrips(RewriterBase &rewriter,
                                          scf::ForallOp loop, int64_t minTrips) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
-  Value trips = getValueOrCreateConstantIndexOp(rewriter, loc,
-                                                loop.getMixedUpperBound()[0]);
-  Value large = arith::CmpIOp::create(
-      rewriter, loc, arith::CmpIPredicate::uge, trips,
-      arith::ConstantIndexOp::create(rewriter, loc, minTrips));
+  Value large = buildHasMinTrips(rewriter, loop, minTrips);
   auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, large,
                                 /*withElseRegion=*/true);
   rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
@@ -231,18 +241,6 @@ static LogicalResult convertWithMinTrips(RewriterBase &rewriter,
     return failure();
   rewriter.setInsertionPoint(sequential);
   return scf::forallToForLoop(rewriter, sequential);
-}
-
-/// The `norm.parallel_min_trips` of `loop` when it can be honoured (a 1-D
-/// loop from 0 by 1), else 0.
-static int64_t getParallelMinTrips(scf::ForallOp loop) {
-  auto trips = loop->getAttrOfType<IntegerAttr>(
-      NormDialect::ParallelMinTripsAttrHelper::getNameStr());
-  if (!trips || loop.getRank() != 1 ||
-      getConstantIntValue(loop.getMixedLowerBound()[0]) != 0 ||
-      getConstantIntValue(loop.getMixedStep()[0]) != 1)
-    return 0;
-  return trips.getInt();
 }
 
 namespace {
@@ -289,7 +287,11 @@ void NormForallToLoopsPass::runOnOperation() {
     bool sequential =
         threads <= 1 ||
         loop->hasAttr(NormDialect::SequentialAttrHelper::getNameStr());
-    int64_t minTrips = sequential ? 0 : getParallelMinTrips(loop);
+    int64_t minTrips =
+        sequential
+            ? 0
+            : getMinTrips(
+                  loop, NormDialect::ParallelMinTripsAttrHelper::getNameStr());
     LogicalResult converted =
         sequential     ? scf::forallToForLoop(rewriter, loop)
         : minTrips > 1 ? convertWithMinTrips(rewriter, loop, minTrips)

@@ -193,14 +193,13 @@ Value KernelBodyBuilder::buildNormOutputContracted(Value n, Value weight,
   // cast mode rounds the product first and is left as built.
   Block *block = b.getInsertionBlock();
   Block::iterator point = b.getInsertionPoint();
-  Operation *previous =
-      point == block->begin() ? nullptr : &*std::prev(point);
+  Operation *previous = point == block->begin() ? nullptr : &*std::prev(point);
   Value y = buildNormOutput(b, loc, op, n, weight, bias);
   if (op.getCastMode() != CastMode::final)
     return y;
   Operation *first = previous ? previous->getNextNode() : &block->front();
-  auto contract = arith::FastMathFlagsAttr::get(
-      b.getContext(), arith::FastMathFlags::contract);
+  auto contract = arith::FastMathFlagsAttr::get(b.getContext(),
+                                                arith::FastMathFlags::contract);
   for (Operation *created = first;
        created && created != &*b.getInsertionPoint();
        created = created->getNextNode())
@@ -214,8 +213,7 @@ Value KernelBodyBuilder::buildNormOutputContracted(Value n, Value weight,
 void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {
   // Cached chunks come with their weight and bias (loaded in buildRow); the
   // loop over the rest of the row loads them with s.
-  auto emit = [&](Value s, Value weight, Value bias, Value index,
-                  Value valid) {
+  auto emit = [&](Value s, Value weight, Value bias, Value index, Value valid) {
     Value n = normalize(castFloat(b, loc, s, computeType));
     Value y = buildNormOutputContracted(n, weight, bias);
     storeRow(y, buffers.y, index, valid);
@@ -239,15 +237,19 @@ void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {
       });
 }
 
+Value KernelBodyBuilder::partialIndex(Value part, unsigned slot) {
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, part, constantIndex(2)),
+      constantIndex(slot));
+}
+
 void KernelBodyBuilder::storePartial(Value row, unsigned slot, Value value) {
   OpBuilder::InsertionGuard guard(b);
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
                                       constantIndex(0));
   auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  Value at = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, row, constantIndex(2)),
-      constantIndex(slot));
+  Value at = partialIndex(row, slot);
   Type partialType =
       cast<MemRefType>(buffers.partials.getType()).getElementType();
   memref::StoreOp::create(b, loc, castFloat(b, loc, value, partialType),
@@ -261,11 +263,8 @@ SmallVector<Value> KernelBodyBuilder::loadPartials(Value row, unsigned slot) {
   SmallVector<Value> values;
   for (int64_t k = 0; k < shape.parts; ++k) {
     Value part = arith::AddIOp::create(b, loc, firstPart, constantIndex(k));
-    Value at = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, part, constantIndex(2)),
-        constantIndex(slot));
-    Value value =
-        memref::LoadOp::create(b, loc, buffers.partials, ValueRange{at});
+    Value value = memref::LoadOp::create(b, loc, buffers.partials,
+                                         ValueRange{partialIndex(part, slot)});
     values.push_back(castFloat(b, loc, value, computeType));
   }
   return values;
@@ -293,11 +292,11 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
   rowBase = arith::MulIOp::create(b, loc, row, n);
   fullRowBase = rowBase;
   if (shape.split != RowSplit::None) {
-    Value part = arith::RemUIOp::create(b, loc, row,
-                                        constantIndex(shape.parts));
+    Value part =
+        arith::RemUIOp::create(b, loc, row, constantIndex(shape.parts));
     paramBase = arith::MulIOp::create(b, loc, part, numVectors);
-    fullRowBase = arith::SubIOp::create(
-        b, loc, rowBase, arith::MulIOp::create(b, loc, part, n));
+    fullRowBase = arith::SubIOp::create(b, loc, rowBase,
+                                        arith::MulIOp::create(b, loc, part, n));
   }
   Value lastVector =
       arith::SubIOp::create(b, loc, numVectors, constantIndex(1));
@@ -351,8 +350,7 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
         return buildDyTCore(b, loc, op, alpha, s);
       // tanh.approx.f32 (relative error below 2^-10.9, PTX ISA): llvm.tanh
       // with `afn`, which the NVPTX backend selects to it.
-      Value scaled =
-          arith::MulFOp::create(b, loc, widen(alpha), widen(s));
+      Value scaled = arith::MulFOp::create(b, loc, widen(alpha), widen(s));
       return LLVM::TanhOp::create(
           b, loc, scaled,
           LLVM::FastmathFlagsAttr::get(b.getContext(),
@@ -411,6 +409,11 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
                               memref::LoadOp::create(b, loc, buffers.residual,
                                                      ValueRange{fullRowBase}));
   Value shift = broadcast(widen(firstX));
+  // (v - shift) - mean: the value centered on `mean`, a mean of v - shift.
+  auto centerOn = [&](Value v, Value mean) -> Value {
+    return arith::SubFOp::create(b, loc,
+                                 arith::SubFOp::create(b, loc, v, shift), mean);
+  };
   Value meanScalar, squares;
   if (shape.split == RowSplit::Finish) {
     SmallVector<Value> means = loadPartials(row, 0);
@@ -435,9 +438,7 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
     Value partMean = broadcast(meanScalar);
     squares = rowSum(
         [&](Value s) -> Value {
-          Value d = arith::SubFOp::create(
-              b, loc, arith::SubFOp::create(b, loc, widen(s), shift),
-              partMean);
+          Value d = centerOn(widen(s), partMean);
           return arith::MulFOp::create(b, loc, d, d);
         },
         scratchBuffers.empty() ? Value() : scratchBuffers[1]);
@@ -448,14 +449,10 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
     }
   }
   Value mean = broadcast(meanScalar);
-  auto centered = [&](Value v) -> Value {
-    return arith::SubFOp::create(b, loc,
-                                 arith::SubFOp::create(b, loc, v, shift), mean);
-  };
   Value variance = arith::DivFOp::create(b, loc, squares, fullCount);
   Value scale = broadcast(buildInverseScale(b, loc, op, variance));
   writeOutput([&](Value v) -> Value {
-    return arith::MulFOp::create(b, loc, centered(v), scale);
+    return arith::MulFOp::create(b, loc, centerOn(v, mean), scale);
   });
 }
 

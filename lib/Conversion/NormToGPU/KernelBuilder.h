@@ -91,9 +91,9 @@ struct KernelBuffers {
   Value x, residual, y, residualOut;
   KernelParam weight, bias, alpha;
   /// The split kernels' `memref<?xC>` (C the compute type): two values per
-  /// part (RMSNorm: the
-  /// sum of squares; LayerNorm: the mean of s - shift and the sum of
-  /// squared deviations from it, shift being the row's first element).
+  /// part (RMSNorm: the sum of squares; LayerNorm: the mean of s - shift and
+  /// the sum of squared deviations from it, shift being the row's first
+  /// element).
   Value partials;
 };
 
@@ -185,6 +185,9 @@ private:
   /// are read from there), and the element offset of the whole row.
   Value paramBase, fullRowBase;
 
+  /// Split kernels: the position of partial `slot` of part `part` in the
+  /// partials buffer.
+  Value partialIndex(Value part, unsigned slot);
   /// Split kernels: lane 0 stores `value` as partial `slot` of this part.
   void storePartial(Value row, unsigned slot, Value value);
   /// Split kernels: partial `slot` of every part of this part's row, in

@@ -25,10 +25,6 @@ namespace norm {
 Value buildApproximateTanh(OpBuilder &b, Location loc, Value x,
                            Type resultType);
 
-/// The absolute error bound of the approximation `buildApproximateTanh`
-/// uses for `resultType`.
-double getApproximateTanhErrorBound(Type resultType);
-
 } // namespace norm
 } // namespace mlir
 
