@@ -335,8 +335,8 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
         /*clusterSizeY=*/Value(), /*clusterSizeZ=*/Value(),
         /*module=*/kernelSymbol, /*function=*/kernelSymbol);
     OpBuilder::InsertionGuard guard(kb);
-    KernelBodyBuilder(kb, loc, op, shape, kernelBuffers, rows, size,
-                      staticSize, approximateTanh)
+    KernelBodyBuilder(kb, loc, op, shape, kernelBuffers, rows, size, staticSize,
+                      approximateTanh)
         .build(launch);
   };
   auto emitKernel = [&](OpBuilder &kb, const KernelShape &shape) {
@@ -356,8 +356,8 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
         kb, loc, MemRefType::get({ShapedType::kDynamic}, computeType),
         ValueRange{arith::MulIOp::create(
             kb, loc, partRows, arith::ConstantIndexOp::create(kb, loc, 2))});
-    KernelShape shape =
-        chooseShape(vectorLength, /*warpPerRow=*/false, partSize / vectorLength);
+    KernelShape shape = chooseShape(vectorLength, /*warpPerRow=*/false,
+                                    partSize / vectorLength);
     shape.parts = parts;
     shape.split = RowSplit::Partials;
     emitKernelOver(kb, shape, split, partRows, partSizeValue, partSize);
@@ -440,15 +440,15 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
         ab, loc, rowSize,
         arith::ConstantIndexOp::create(ab, loc, maxVectorLength));
     std::function<void(OpBuilder &, size_t)> emitClass = [&](OpBuilder &cb,
-                                                            size_t i) {
+                                                             size_t i) {
       if (i == std::size(kDynamicRowClasses)) {
         emitKernel(cb, chooseShape(maxVectorLength, false));
         return;
       }
       int64_t bound = kDynamicRowClasses[i];
-      Value fits = arith::CmpIOp::create(
-          cb, loc, arith::CmpIPredicate::ule, numVectors,
-          arith::ConstantIndexOp::create(cb, loc, bound));
+      Value fits =
+          arith::CmpIOp::create(cb, loc, arith::CmpIPredicate::ule, numVectors,
+                                arith::ConstantIndexOp::create(cb, loc, bound));
       emitIf(
           cb, fits,
           [&](OpBuilder &tb) {

@@ -104,7 +104,6 @@ void NormLowerCPUPass::runOnOperation() {
 
   // Fold the index arithmetic and constants the row loops were built with
   // (static trip counts, masks), as the greedy driver does with no patterns.
-  if (failed(applyPatternsGreedily(getOperation(),
-                                   FrozenRewritePatternSet())))
+  if (failed(applyPatternsGreedily(getOperation(), FrozenRewritePatternSet())))
     return signalPassFailure();
 }

@@ -267,8 +267,8 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
     } else {
       nontemporal = true;
       if (!ShapedType::isDynamic(staticRowSize) && staticRowSize > 0)
-        nontemporalMinRows = llvm::divideCeil(
-            options.nontemporalThreshold, staticRowSize * bytesPerElement);
+        nontemporalMinRows = llvm::divideCeil(options.nontemporalThreshold,
+                                              staticRowSize * bytesPerElement);
     }
   }
 

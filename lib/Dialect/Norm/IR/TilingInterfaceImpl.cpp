@@ -70,8 +70,7 @@ struct NormTilingInterface
   SmallVector<Range> getIterationDomain(Operation *op, OpBuilder &b) const {
     auto norm = cast<NormOpInterface>(op);
     Location loc = op->getLoc();
-    SmallVector<OpFoldResult> dims =
-        tensor::getMixedSizes(b, loc, norm.getX());
+    SmallVector<OpFoldResult> dims = tensor::getMixedSizes(b, loc, norm.getX());
     SmallVector<Range> domain;
     for (int64_t d = 0, e = norm.getNormalizedDim(); d < e; ++d)
       domain.push_back(Range{b.getIndexAttr(0), dims[d], b.getIndexAttr(1)});
@@ -102,25 +101,25 @@ struct NormTilingInterface
     }
     Type tileType = mapping.lookup(norm.getX()).getType();
     SmallVector<Type> resultTypes(op->getNumResults(), tileType);
-    Operation *tiled = mlir::clone(
-        b, op, resultTypes,
-        llvm::map_to_vector(op->getOperands(), [&](Value v) {
-          return mapping.lookupOrDefault(v);
-        }));
-    return TilingResult{{tiled},
-                        SmallVector<Value>(tiled->getResults()),
-                        slices};
+    Operation *tiled =
+        mlir::clone(b, op, resultTypes,
+                    llvm::map_to_vector(op->getOperands(), [&](Value v) {
+                      return mapping.lookupOrDefault(v);
+                    }));
+    return TilingResult{
+        {tiled}, SmallVector<Value>(tiled->getResults()), slices};
   }
 
-  LogicalResult getResultTilePosition(
-      Operation *op, OpBuilder &b, unsigned resultNumber,
-      ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
-      SmallVector<OpFoldResult> &resultOffsets,
-      SmallVector<OpFoldResult> &resultSizes) const {
+  LogicalResult
+  getResultTilePosition(Operation *op, OpBuilder &b, unsigned resultNumber,
+                        ArrayRef<OpFoldResult> offsets,
+                        ArrayRef<OpFoldResult> sizes,
+                        SmallVector<OpFoldResult> &resultOffsets,
+                        SmallVector<OpFoldResult> &resultSizes) const {
     // Every result has the shape of x (the result itself may not dominate
     // the tile loop).
-    extendToFullRank(b, op->getLoc(), cast<NormOpInterface>(op).getX(),
-                     offsets, sizes, resultOffsets, resultSizes);
+    extendToFullRank(b, op->getLoc(), cast<NormOpInterface>(op).getX(), offsets,
+                     sizes, resultOffsets, resultSizes);
     return success();
   }
 
