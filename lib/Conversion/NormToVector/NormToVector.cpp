@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
@@ -49,14 +50,82 @@ struct NormLowerCPUPass
 
 } // namespace
 
+QuantizeOp mlir::norm::getFusableQuantizeOp(NormOpInterface op) {
+  Value y = op.getY();
+  if (!y.hasOneUse())
+    return {};
+  auto quant = dyn_cast<QuantizeOp>(*y.getUsers().begin());
+  if (!quant || quant.getInput() != y ||
+      op.getNormalizedDim() != op.getInputType().getRank() - 1)
+    return {};
+  if (Value scale = quant.getScale())
+    if (!DominanceInfo().properlyDominates(scale, op))
+      return {};
+  return quant;
+}
+
+namespace {
+
+/// Rewrites a norm op (with the norm.quantize of its y, when fusable) into
+/// vector row loops.
+struct NormToVectorPattern : public OpInterfaceRewritePattern<NormOpInterface> {
+  NormToVectorPattern(MLIRContext *context,
+                      const NormLowerCPUPassOptions &options)
+      : OpInterfaceRewritePattern(context), options(options) {
+    setDebugName("NormOpToVectorLoops");
+  }
+
+  LogicalResult matchAndRewrite(NormOpInterface op,
+                                PatternRewriter &rewriter) const override {
+    QuantizeOp quant = getFusableQuantizeOp(op);
+    FailureOr<SmallVector<Value>> replacements =
+        lowerNormOpToVectorLoops(rewriter, op, options, quant);
+    if (failed(replacements))
+      return rewriter.notifyMatchFailure(op, "the lowering does not apply");
+    if (!quant) {
+      rewriter.replaceOp(op, *replacements);
+      return success();
+    }
+    unsigned numQuantResults = quant->getNumResults();
+    rewriter.replaceOp(quant,
+                       ArrayRef<Value>(*replacements).take_front(numQuantResults));
+    if (Value residualOut = op.getResidualOut())
+      rewriter.replaceAllUsesWith(residualOut,
+                                  (*replacements)[numQuantResults]);
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  NormLowerCPUPassOptions options;
+};
+
+/// Rewrites a norm.quantize that no norm op took in into vector row loops.
+struct QuantizeToVectorPattern : public OpRewritePattern<QuantizeOp> {
+  QuantizeToVectorPattern(MLIRContext *context,
+                          const NormLowerCPUPassOptions &options)
+      : OpRewritePattern(context), options(options) {
+    setDebugName("QuantizeOpToVectorLoops");
+  }
+
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<SmallVector<Value>> replacements =
+        lowerQuantizeOpToVectorLoops(rewriter, op, options);
+    if (failed(replacements))
+      return rewriter.notifyMatchFailure(op, "the lowering does not apply");
+    rewriter.replaceOp(op, *replacements);
+    return success();
+  }
+
+  NormLowerCPUPassOptions options;
+};
+
+} // namespace
+
 void mlir::norm::populateNormToVectorPatterns(
     RewritePatternSet &patterns, const NormLowerCPUPassOptions &options) {
-  // Rewrites a norm op into vector row loops.
-  patterns.add<LowerNormOpPattern>(
-      patterns.getContext(), "NormOpToVectorLoops",
-      [options](RewriterBase &rewriter, NormOpInterface op) {
-        return lowerNormOpToVectorLoops(rewriter, op, options);
-      });
+  patterns.add<NormToVectorPattern, QuantizeToVectorPattern>(
+      patterns.getContext(), options);
 }
 
 void NormLowerCPUPass::runOnOperation() {
@@ -90,7 +159,9 @@ void NormLowerCPUPass::runOnOperation() {
   options.nontemporalThreshold = nontemporalThreshold;
 
   bool hasNormOps = false;
-  getOperation()->walk([&](NormOpInterface) {
+  getOperation()->walk([&](Operation *op) {
+    if (!isa<NormOpInterface, QuantizeOp>(op))
+      return WalkResult::advance();
     hasNormOps = true;
     return WalkResult::interrupt();
   });

@@ -10,6 +10,7 @@
 #include "RowLoopBuilder.h"
 #include "norm/Conversion/NormToVector/NormToVector.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/Quantization.h"
 #include "norm/Dialect/Norm/Utils/RowView.h"
 #include "norm/Transforms/HostCPU.h"
 
@@ -25,8 +26,8 @@ using namespace mlir::norm::cpu_lowering;
 
 SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
                                             ValueRange rowInits) {
-  Value yRow = rowInits[0];
-  Value sRow = residual ? rowInits[1] : Value();
+  unsigned numPrimary = quant && quant.isDynamic() ? 2 : 1;
+  Value sRow = residual ? rowInits[numPrimary] : Value();
   auto widen = [&](OpBuilder &bb, Value v) {
     return castFloat(bb, loc, v, computeType);
   };
@@ -34,7 +35,9 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
   // Per-element normalization given the vector of s in the compute type.
   std::function<Value(OpBuilder &, Value)> normalize;
 
-  if (!op.hasReduction()) {
+  if (!op) {
+    // A quantization alone: y is the input.
+  } else if (!op.hasReduction()) {
     Value alphaVector = alpha.scalar;
     normalize = [&, alphaVector](OpBuilder &bb, Value s) {
       return buildDyTCore(bb, loc, op, alphaVector, s,
@@ -121,27 +124,121 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
     };
   }
 
-  // Output sweep (DyT also writes residual_out here).
+  // Output sweeps (DyT also writes residual_out here).
   bool writeResidualHere = sRow && !op.hasReduction();
-  SmallVector<Value> inits{yRow};
+  auto computeY = [&](OpBuilder &bb, Value col,
+                      Value mask) -> std::pair<Value, Value> {
+    Value s = readInput(bb, row, col, mask);
+    if (!op)
+      return {s, s};
+    Value n = normalize(bb, widen(bb, s));
+    Value w = weight ? readParameter(bb, weight, col, mask) : Value();
+    Value bv = bias ? readParameter(bb, bias, col, mask) : Value();
+    return {buildNormOutput(bb, loc, op, n, w, bv), s};
+  };
+  SmallVector<Value> outputs(rowInits.take_front(numPrimary));
   if (writeResidualHere)
-    inits.push_back(sRow);
-  SmallVector<Value> rows = sweep(
-      rb, inits, [&](OpBuilder &bb, Value col, Value mask, ValueRange iter) {
-        Value s = readInput(bb, row, col, mask);
-        Value n = normalize(bb, widen(bb, s));
-        Value w = weight ? readParameter(bb, weight, col, mask) : Value();
-        Value bv = bias ? readParameter(bb, bias, col, mask) : Value();
-        Value y = buildNormOutput(bb, loc, op, n, w, bv);
-        SmallVector<Value> next{writeRow(bb, y, iter[0], col, mask)};
-        if (writeResidualHere)
-          next.push_back(writeRow(bb, s, iter[1], col, mask));
-        return next;
-      });
-  SmallVector<Value> finished{rows[0]};
+    outputs.push_back(sRow);
+  SmallVector<Value> rows =
+      buildOutputSweeps(rb, outputs, writeResidualHere, computeY);
+  SmallVector<Value> finished(ArrayRef<Value>(rows).take_front(numPrimary));
   if (sRow)
-    finished.push_back(writeResidualHere ? rows[1] : sRow);
+    finished.push_back(writeResidualHere ? rows.back() : sRow);
   return finished;
+}
+
+SmallVector<Value> RowLoopBuilder::buildOutputSweeps(
+    OpBuilder &rb, ValueRange outputs, bool writeResidual,
+    function_ref<std::pair<Value, Value>(OpBuilder &, Value, Value)>
+        computeY) {
+  // y, or q with the static inverse scale.
+  if (!quant || !quant.isDynamic()) {
+    return sweep(
+        rb, outputs,
+        [&](OpBuilder &bb, Value col, Value mask, ValueRange iter) {
+          auto [y, s] = computeY(bb, col, mask);
+          if (quant)
+            y = buildQuantize(bb, loc, y, inverseScale, quantizedType);
+          SmallVector<Value> next{writeRow(bb, y, iter[0], col, mask)};
+          if (writeResidual)
+            next.push_back(writeRow(bb, s, iter[1], col, mask));
+          return next;
+        });
+  }
+
+  // Dynamic scales: for each group, max |y| in one sweep, then y again
+  // (recomputed from the row, which the statistics sweep left in cache)
+  // quantized in a second one; y never goes to memory.
+  Value groupLength =
+      ShapedType::isDynamic(staticGroupSize)
+          ? rowSize
+          : Value(arith::ConstantIndexOp::create(rb, loc, staticGroupSize));
+  VectorType f32VectorType = VectorType::get({vectorLength}, rb.getF32Type());
+  auto groups = scf::ForOp::create(
+      rb, loc, arith::ConstantIndexOp::create(rb, loc, 0),
+      arith::ConstantIndexOp::create(rb, loc, numGroups),
+      arith::ConstantIndexOp::create(rb, loc, 1), outputs,
+      [&](OpBuilder &gb, Location, Value group, ValueRange iter) {
+        Value begin = arith::MulIOp::create(gb, loc, group, groupLength);
+        Value amaxVector =
+            sweepRange(
+                gb, begin, groupLength, staticGroupSize,
+                ValueRange{buildFloatConstant(gb, loc, f32VectorType, 0.0)},
+                [&](OpBuilder &bb, Value col, Value mask, ValueRange it) {
+                  Value magnitude = maskLanes(
+                      bb, loc, buildMagnitude(bb, loc, computeY(bb, col, mask).first),
+                      mask);
+                  return SmallVector<Value>{
+                      arith::MaximumFOp::create(bb, loc, it[0], magnitude)};
+                })
+                .front();
+        Value amax = vector::ReductionOp::create(
+            gb, loc, vector::CombiningKind::MAXIMUMF, amaxVector);
+        Value scale = buildGroupScale(gb, loc, quant, amax);
+        Value inverse = vector::BroadcastOp::create(
+            gb, loc, f32VectorType, buildReciprocal(gb, loc, scale));
+        int64_t scalesRank =
+            cast<RankedTensorType>(iter[1].getType()).getRank();
+        SmallVector<Value> indices(scalesRank - 1,
+                                   arith::ConstantIndexOp::create(gb, loc, 0));
+        indices.push_back(group);
+        Value scalesRow =
+            tensor::InsertOp::create(gb, loc, scale, iter[1], indices);
+
+        SmallVector<Value> inits{iter[0]};
+        if (writeResidual)
+          inits.push_back(iter[2]);
+        SmallVector<Value> rows = sweepRange(
+            gb, begin, groupLength, staticGroupSize, inits,
+            [&](OpBuilder &bb, Value col, Value mask, ValueRange it) {
+              auto [y, s] = computeY(bb, col, mask);
+              Value q = buildQuantize(bb, loc, y, inverse, quantizedType);
+              SmallVector<Value> next{writeRow(bb, q, it[0], col, mask)};
+              if (writeResidual)
+                next.push_back(writeRow(bb, s, it[1], col, mask));
+              return next;
+            });
+        SmallVector<Value> next{rows[0], scalesRow};
+        if (writeResidual)
+          next.push_back(rows[1]);
+        scf::YieldOp::create(gb, loc, next);
+      });
+  return SmallVector<Value>(groups.getResults());
+}
+
+SmallVector<RowLoopBuilder::OutputSpec> RowLoopBuilder::getOutputSpecs() {
+  SmallVector<OutputSpec> specs;
+  if (!quant) {
+    specs.push_back({inputType, getAsOpFoldResult(rowSize), staticRowSize});
+  } else {
+    specs.push_back({quantizedType, getAsOpFoldResult(rowSize), staticRowSize});
+    if (quant.isDynamic())
+      specs.push_back(
+          {b.getF32Type(), b.getIndexAttr(numGroups), numGroups});
+  }
+  if (residual)
+    specs.push_back({inputType, getAsOpFoldResult(rowSize), staticRowSize});
+  return specs;
 }
 
 SmallVector<Value> RowLoopBuilder::buildSingleRow() {
@@ -150,23 +247,23 @@ SmallVector<Value> RowLoopBuilder::buildSingleRow() {
   // written in place. (A one-iteration scf.forall would be folded by
   // canonicalization into an insert_slice whose source starts from a slice
   // of a fresh tensor, which bufferizes to a temporary and a copy.)
-  SmallVector<OpFoldResult> matrixSizes{b.getIndexAttr(1),
-                                        getAsOpFoldResult(rowSize)};
   SmallVector<Value> inits;
-  for (int i = 0, e = residual ? 2 : 1; i < e; ++i)
-    inits.push_back(tensor::EmptyOp::create(b, loc, matrixSizes, inputType));
+  for (const OutputSpec &spec : getOutputSpecs())
+    inits.push_back(tensor::EmptyOp::create(
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(1), spec.size},
+        spec.elementType));
   return buildRow(b, arith::ConstantIndexOp::create(b, loc, 0), inits);
 }
 
 SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
   if (getConstantIntValue(numRows) == 1)
     return buildSingleRow();
+  SmallVector<OutputSpec> specs = getOutputSpecs();
   SmallVector<Value> outputs;
-  SmallVector<OpFoldResult> matrixSizes{getAsOpFoldResult(numRows),
-                                        getAsOpFoldResult(rowSize)};
-  outputs.push_back(tensor::EmptyOp::create(b, loc, matrixSizes, inputType));
-  if (residual)
-    outputs.push_back(tensor::EmptyOp::create(b, loc, matrixSizes, inputType));
+  for (const OutputSpec &spec : specs)
+    outputs.push_back(tensor::EmptyOp::create(
+        b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(numRows), spec.size},
+        spec.elementType));
 
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(numRows)}, outputs,
@@ -182,53 +279,102 @@ SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
                     b.getI64IntegerAttr(nontemporalMinRows));
   // Rows swept more than once leave memory idle while they are finished
   // from the cache; for large inputs the last sweep fetches the next row.
-  if (nontemporal && op.hasReduction())
+  if (nontemporal && op && op.hasReduction())
     forall->setAttr(NormDialect::PrefetchNextRowAttrHelper::getNameStr(),
                     b.getUnitAttr());
 
   OpBuilder rb = OpBuilder::atBlockBegin(forall.getBody());
   Value row = forall.getInductionVar(0);
-  auto rowType = RankedTensorType::get({staticRowSize}, inputType);
-  SmallVector<OpFoldResult> offsets{row, rb.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes{rb.getIndexAttr(1),
-                                  getAsOpFoldResult(rowSize)};
   SmallVector<OpFoldResult> strides{rb.getIndexAttr(1), rb.getIndexAttr(1)};
   SmallVector<Value> rowInits;
-  for (Value shared : forall.getRegionIterArgs())
-    rowInits.push_back(tensor::ExtractSliceOp::create(rb, loc, rowType, shared,
-                                                      offsets, sizes, strides));
+  for (auto [spec, shared] : llvm::zip_equal(specs, forall.getRegionIterArgs()))
+    rowInits.push_back(tensor::ExtractSliceOp::create(
+        rb, loc, RankedTensorType::get({spec.staticSize}, spec.elementType),
+        shared, ArrayRef<OpFoldResult>{row, rb.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rb.getIndexAttr(1), spec.size}, strides));
   rb.setInsertionPoint(forall.getTerminator());
   SmallVector<Value> finished = buildRow(rb, row, rowInits);
 
   rb.setInsertionPointToStart(forall.getTerminator().getBody());
-  for (auto [rowValue, shared] :
-       llvm::zip_equal(finished, forall.getRegionIterArgs()))
-    tensor::ParallelInsertSliceOp::create(rb, loc, rowValue, shared, offsets,
-                                          sizes, strides);
+  for (auto [spec, rowValue, shared] :
+       llvm::zip_equal(specs, finished, forall.getRegionIterArgs()))
+    tensor::ParallelInsertSliceOp::create(
+        rb, loc, rowValue, shared,
+        ArrayRef<OpFoldResult>{row, rb.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rb.getIndexAttr(1), spec.size}, strides);
   return SmallVector<Value>(forall.getResults());
 }
 
 FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(op);
-  RankedTensorType xType = op.getInputType();
+  b.setInsertionPoint(op ? op.getOperation() : quant.getOperation());
+  Value input = op ? op.getX() : quant.getInput();
+  xType = cast<RankedTensorType>(input.getType());
   rank = xType.getRank();
-  axis = op.getNormalizedDim();
+  axis = op ? op.getNormalizedDim() : rank - 1;
   inputType = xType.getElementType();
-  computeType = op.getComputeElementType();
-  xSizes = tensor::getMixedSizes(b, loc, op.getX());
+  computeType = op ? op.getComputeElementType() : b.getF32Type();
+  xSizes = tensor::getMixedSizes(b, loc, input);
+
+  // The results: y (or q and the scales) and residual_out, with their types
+  // and sizes.
+  SmallVector<RankedTensorType> resultTypes;
+  SmallVector<SmallVector<OpFoldResult>> resultSizes;
+  if (quant) {
+    quantizedType = quant.getQuantizedElementType();
+    resultTypes.push_back(cast<RankedTensorType>(quant.getQ().getType()));
+    resultSizes.push_back(xSizes);
+    if (quant.isDynamic()) {
+      auto scalesType = cast<RankedTensorType>(quant.getScales().getType());
+      numGroups = scalesType.getShape().back();
+      staticGroupSize = quant.getStaticGroupSize();
+      resultTypes.push_back(scalesType);
+      resultSizes.push_back(xSizes);
+      resultSizes.back().back() = b.getIndexAttr(numGroups);
+    }
+  } else {
+    resultTypes.push_back(xType);
+    resultSizes.push_back(xSizes);
+  }
+  if (op && op.getResidual()) {
+    resultTypes.push_back(xType);
+    resultSizes.push_back(xSizes);
+  }
 
   // A statically empty input has empty results: nothing to compute, and the
   // row reshapes below assume that folding the sizes keeps them dynamic.
-  RowView view(op);
-  if (view.isStaticallyEmpty()) {
-    Value empty = tensor::EmptyOp::create(b, loc, xSizes, inputType);
-    return SmallVector<Value>(op->getNumResults(), empty);
+  bool staticallyEmpty = false;
+  if (op) {
+    RowView view(op);
+    staticallyEmpty = view.isStaticallyEmpty();
+    staticRowSize = view.getStaticRowSize();
+    if (!staticallyEmpty)
+      std::tie(numRows, rowSize) = view.buildRowCounts(b, loc, xSizes);
+  } else {
+    staticallyEmpty = llvm::is_contained(xType.getShape(), 0);
+    staticRowSize = xType.getShape().back();
+    if (!staticallyEmpty) {
+      numRows = arith::ConstantIndexOp::create(b, loc, 1);
+      for (OpFoldResult size : ArrayRef<OpFoldResult>(xSizes).drop_back())
+        numRows = b.createOrFold<arith::MulIOp>(
+            loc, numRows, getValueOrCreateConstantIndexOp(b, loc, size));
+      rowSize = getValueOrCreateConstantIndexOp(b, loc, xSizes.back());
+    }
   }
-
-  // Rows and row size.
-  staticRowSize = view.getStaticRowSize();
-  std::tie(numRows, rowSize) = view.buildRowCounts(b, loc, xSizes);
+  if (staticallyEmpty) {
+    // One empty tensor per distinct result type.
+    SmallVector<Value> empties;
+    for (auto [index, type, sizes] :
+         llvm::enumerate(resultTypes, resultSizes)) {
+      auto same = llvm::find(ArrayRef(resultTypes).take_front(index), type);
+      empties.push_back(
+          same != resultTypes.begin() + index
+              ? empties[same - resultTypes.begin()]
+              : Value(tensor::EmptyOp::create(b, loc, sizes,
+                                              type.getElementType())));
+    }
+    return empties;
+  }
   rowSizeFloat = buildIndexToFloat(b, loc, rowSize,
                                    RowView::getRowSumType(b.getContext()));
 
@@ -240,27 +386,41 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   computeVectorType = VectorType::get({vectorLength}, computeType);
   maskType = VectorType::get({vectorLength}, b.getI1Type());
 
-  x = toMatrix(op.getX());
-  if (Value r = op.getResidual()) {
-    // The residual may know more or fewer static dims than x: reshape it as
-    // x is reshaped.
-    if (r.getType() != xType)
-      r = tensor::CastOp::create(b, loc, xType, r);
-    residual = toMatrix(r);
+  x = toMatrix(input);
+  if (op) {
+    if (Value r = op.getResidual()) {
+      // The residual may know more or fewer static dims than x: reshape it
+      // as x is reshaped.
+      if (r.getType() != xType)
+        r = tensor::CastOp::create(b, loc, xType, r);
+      residual = toMatrix(r);
+    }
+    weight = prepareParameter(op.getWeight());
+    bias = prepareParameter(op.getBias());
+    alpha = prepareParameter(op.getAlpha());
   }
-  weight = prepareParameter(op.getWeight());
-  bias = prepareParameter(op.getBias());
-  alpha = prepareParameter(op.getAlpha());
+  if (quant && !quant.isDynamic()) {
+    // The static scale's reciprocal, once.
+    Value scale = quant.getScale();
+    SmallVector<Value> indices(
+        cast<RankedTensorType>(scale.getType()).getRank(),
+        arith::ConstantIndexOp::create(b, loc, 0));
+    inverseScale = vector::BroadcastOp::create(
+        b, loc, VectorType::get({vectorLength}, b.getF32Type()),
+        buildReciprocal(b, loc,
+                        tensor::ExtractOp::create(b, loc, scale, indices)));
+  }
 
-  // Large write-once outputs bypass the caches. All results count: y and
-  // residual_out compete for the same cache. With a dynamic row count and a
-  // static row length, the loop decides at run time from its row count
-  // (norm.nontemporal_min_trips), so that decode-sized calls keep their
-  // outputs in cache; with a dynamic row length, non-temporal stores are
-  // used whenever the rows are aligned.
+  // Large write-once outputs bypass the caches. All results count: y (or q
+  // and the scales) and residual_out compete for the same cache. With a
+  // dynamic row count and a static row length, the loop decides at run
+  // time from its row count (norm.nontemporal_min_trips), so that
+  // decode-sized calls keep their outputs in cache; with a dynamic row
+  // length, non-temporal stores are used whenever the rows are aligned.
   if (options.nontemporalThreshold >= 0) {
-    int64_t bytesPerElement = int64_t(inputType.getIntOrFloatBitWidth() / 8) *
-                              int64_t(op->getNumResults());
+    int64_t bytesPerElement = 0;
+    for (RankedTensorType type : resultTypes)
+      bytesPerElement += type.getElementTypeBitWidth() / 8;
     if (xType.hasStaticShape()) {
       nontemporal = xType.getNumElements() * bytesPerElement >=
                     options.nontemporalThreshold;
@@ -298,10 +458,11 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   }
 
   SmallVector<Value> replacements;
-  for (Value result : results) {
-    Value reshaped = fromMatrix(result);
-    if (reshaped.getType() != xType)
-      reshaped = tensor::CastOp::create(b, loc, xType, reshaped);
+  for (auto [result, type, sizes] :
+       llvm::zip_equal(results, resultTypes, resultSizes)) {
+    Value reshaped = fromMatrix(result, type, sizes);
+    if (reshaped.getType() != type)
+      reshaped = tensor::CastOp::create(b, loc, type, reshaped);
     replacements.push_back(reshaped);
   }
   return replacements;
@@ -309,6 +470,14 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
 
 FailureOr<SmallVector<Value>>
 mlir::norm::lowerNormOpToVectorLoops(RewriterBase &rewriter, NormOpInterface op,
-                                     const NormLowerCPUPassOptions &options) {
-  return RowLoopBuilder(rewriter, op, options).build();
+                                     const NormLowerCPUPassOptions &options,
+                                     QuantizeOp quant) {
+  return RowLoopBuilder(rewriter, op, quant, options).build();
+}
+
+FailureOr<SmallVector<Value>>
+mlir::norm::lowerQuantizeOpToVectorLoops(RewriterBase &rewriter,
+                                         QuantizeOp op,
+                                         const NormLowerCPUPassOptions &options) {
+  return RowLoopBuilder(rewriter, NormOpInterface(), op, options).build();
 }

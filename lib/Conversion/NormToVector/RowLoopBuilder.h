@@ -39,27 +39,46 @@ struct Parameter {
   explicit operator bool() const { return row || scalar; }
 };
 
-/// Builds the direct lowering of one norm op.
+/// Builds the direct lowering of one norm op, of a norm op fused with the
+/// norm.quantize of its `y`, or of a norm.quantize alone.
 class RowLoopBuilder {
 public:
-  RowLoopBuilder(RewriterBase &b, NormOpInterface op,
+  /// `op` may be null (a quantization alone); `quant` is null or quantizes
+  /// `op`'s `y` (or, alone, any input) along the rows of the lowering.
+  RowLoopBuilder(RewriterBase &b, NormOpInterface op, QuantizeOp quant,
                  const NormLowerCPUPassOptions &options)
-      : b(b), op(op), loc(op.getLoc()), options(options) {}
+      : b(b), op(op), quant(quant),
+        loc(op ? op.getLoc() : quant.getLoc()), options(options) {}
 
+  /// Replacements of the results of the op (without `quant`), or of
+  /// `quant`'s results followed by the norm op's `residual_out`.
   FailureOr<SmallVector<Value>> build();
 
 private:
   /// Reshapes a tensor of x's shape to [rows, N].
   Value toMatrix(Value value);
-  /// Reshapes a [rows, N] tensor back to x's shape.
-  Value fromMatrix(Value matrix);
-  /// Expands `value` to x's shape along `groups`: a tensor.expand_shape, or
-  /// a tensor.reshape when a group holds several dynamic dims (LLVM 22's
+  /// Reshapes a [rows, M] tensor back to `resultType`, x's shape with the
+  /// last dim M (`lastSize`) and its own element type.
+  Value fromMatrix(Value matrix, RankedTensorType resultType,
+                   ArrayRef<OpFoldResult> sizes);
+  /// Expands `value` to `resultType` along `groups`: a tensor.expand_shape,
+  /// or a tensor.reshape when a group holds several dynamic dims (LLVM 22's
   /// expand-strided-metadata crashes on such a memref.expand_shape,
   /// llvm/llvm-project#186830).
-  Value expandToInput(Value value, ArrayRef<ReassociationIndices> groups);
+  Value expandToInput(Value value, RankedTensorType resultType,
+                      ArrayRef<OpFoldResult> sizes,
+                      ArrayRef<ReassociationIndices> groups);
   /// Prepares a weight/bias/alpha operand for reads in the row loop.
   Parameter prepareParameter(Value value);
+
+  /// A [rows, size] result of the row loop: y (or q, then the scales), then
+  /// residual_out.
+  struct OutputSpec {
+    Type elementType;
+    OpFoldResult size;
+    int64_t staticSize;
+  };
+  SmallVector<OutputSpec> getOutputSpecs();
 
   /// Emits the scf.forall over rows; `sequential` marks it so.
   SmallVector<Value> buildRowLoop(bool sequential);
@@ -90,6 +109,24 @@ private:
         function_ref<SmallVector<Value>(OpBuilder &, Value col, Value mask,
                                         ValueRange iterArgs)>
             body);
+  /// sweep() over the columns [begin, begin + length) of the row;
+  /// `staticLength` is `length` when static (no tail when it is a multiple
+  /// of the vector length).
+  SmallVector<Value>
+  sweepRange(OpBuilder &rb, Value begin, Value length, int64_t staticLength,
+             ValueRange inits,
+             function_ref<SmallVector<Value>(OpBuilder &, Value col, Value mask,
+                                             ValueRange iterArgs)>
+                 body);
+
+  /// The output sweeps of a row: `y` (the result of `computeY`, which
+  /// returns y and s at a column) written as it is or quantized, and
+  /// residual_out when `sRow` is given (DyT). `outputs` are the row tensors
+  /// of y (or q, then the scales), then sRow. Returns the finished rows.
+  SmallVector<Value> buildOutputSweeps(
+      OpBuilder &rb, ValueRange outputs, bool writeResidual,
+      function_ref<std::pair<Value, Value>(OpBuilder &, Value col, Value mask)>
+          computeY);
 
   /// Sums each of the `numTerms` vectors `terms(v)` over the row, v being
   /// s = x + residual (read fresh in every step) widened to the compute
@@ -123,11 +160,20 @@ private:
 
   RewriterBase &b;
   NormOpInterface op;
+  QuantizeOp quant;
   Location loc;
   const NormLowerCPUPassOptions &options;
 
   int64_t rank = 0, axis = 0;
+  RankedTensorType xType;
   Type inputType, computeType;
+  /// With `quant`: the element type of q, the elements of a group (dynamic
+  /// for per-token scales of a dynamic N), the groups of a row, and (static
+  /// form) the broadcast inverse scale.
+  Type quantizedType;
+  int64_t staticGroupSize = ShapedType::kDynamic;
+  int64_t numGroups = 1;
+  Value inverseScale;
   SmallVector<OpFoldResult> xSizes;
   Value x, residual;
   Parameter weight, bias, alpha;

@@ -49,7 +49,8 @@ Value RowLoopBuilder::toMatrix(Value value) {
       b, loc, value, ArrayRef<ReassociationIndices>{lead, normalized});
 }
 
-Value RowLoopBuilder::fromMatrix(Value matrix) {
+Value RowLoopBuilder::fromMatrix(Value matrix, RankedTensorType resultType,
+                                 ArrayRef<OpFoldResult> sizes) {
   if (rank == 2 && axis == 1)
     return matrix;
   if (axis == 0) {
@@ -60,22 +61,22 @@ Value RowLoopBuilder::fromMatrix(Value matrix) {
     ReassociationIndices all;
     for (int64_t d = 0; d < rank; ++d)
       all.push_back(d);
-    return expandToInput(flat, {all});
+    return expandToInput(flat, resultType, sizes, {all});
   }
   ReassociationIndices lead, normalized;
   for (int64_t d = 0; d < rank; ++d)
     (d < axis ? lead : normalized).push_back(d);
-  return expandToInput(matrix, {lead, normalized});
+  return expandToInput(matrix, resultType, sizes, {lead, normalized});
 }
 
-Value RowLoopBuilder::expandToInput(Value value,
+Value RowLoopBuilder::expandToInput(Value value, RankedTensorType resultType,
+                                    ArrayRef<OpFoldResult> sizes,
                                     ArrayRef<ReassociationIndices> groups) {
-  RankedTensorType resultType = op.getInputType();
   if (!hasGroupWithSeveralDynamicDims(resultType, groups))
     return tensor::ExpandShapeOp::create(b, loc, resultType, value, groups,
-                                         xSizes);
+                                         sizes);
   Value shape = tensor::FromElementsOp::create(
-      b, loc, getValueOrCreateConstantIndexOp(b, loc, xSizes));
+      b, loc, getValueOrCreateConstantIndexOp(b, loc, sizes));
   return tensor::ReshapeOp::create(b, loc, resultType, value, shape);
 }
 
@@ -162,20 +163,29 @@ SmallVector<Value> RowLoopBuilder::sweep(
     OpBuilder &rb, ValueRange inits,
     function_ref<SmallVector<Value>(OpBuilder &, Value, Value, ValueRange)>
         body) {
-  Value zero = arith::ConstantIndexOp::create(rb, loc, 0);
+  return sweepRange(rb, arith::ConstantIndexOp::create(rb, loc, 0), rowSize,
+                    staticRowSize, inits, body);
+}
+
+SmallVector<Value> RowLoopBuilder::sweepRange(
+    OpBuilder &rb, Value begin, Value length, int64_t staticLength,
+    ValueRange inits,
+    function_ref<SmallVector<Value>(OpBuilder &, Value, Value, ValueRange)>
+        body) {
   Value step = arith::ConstantIndexOp::create(rb, loc, vectorLength);
-  Value fullEnd = arith::MulIOp::create(
-      rb, loc, arith::DivUIOp::create(rb, loc, rowSize, step), step);
+  Value fullLength = arith::MulIOp::create(
+      rb, loc, arith::DivUIOp::create(rb, loc, length, step), step);
+  Value fullEnd = arith::AddIOp::create(rb, loc, begin, fullLength);
   auto loop = scf::ForOp::create(
-      rb, loc, zero, fullEnd, step, inits,
+      rb, loc, begin, fullEnd, step, inits,
       [&](OpBuilder &lb, Location, Value col, ValueRange iterArgs) {
         scf::YieldOp::create(lb, loc, body(lb, col, Value(), iterArgs));
       });
-  // The tail: one masked step, statically absent when N is a multiple of
-  // the vector length.
-  if (hasNoTail())
+  // The tail: one masked step, statically absent when the length is a
+  // multiple of the vector length.
+  if (!ShapedType::isDynamic(staticLength) && staticLength % vectorLength == 0)
     return SmallVector<Value>(loop.getResults());
-  Value remaining = arith::SubIOp::create(rb, loc, rowSize, fullEnd);
+  Value remaining = arith::SubIOp::create(rb, loc, length, fullLength);
   Value mask =
       vector::CreateMaskOp::create(rb, loc, maskType, ValueRange{remaining});
   return body(rb, fullEnd, mask, loop.getResults());

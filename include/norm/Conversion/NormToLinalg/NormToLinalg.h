@@ -23,6 +23,11 @@ namespace norm {
 FailureOr<SmallVector<Value>> decomposeNormOp(OpBuilder &b,
                                               NormOpInterface op);
 
+/// Decomposes `op` into `linalg.generic` ops on tensors: the elementwise
+/// conversion, preceded in the dynamic form by the group `max |y|`
+/// reduction and the scales. Returns the replacement values of its results.
+FailureOr<SmallVector<Value>> decomposeQuantizeOp(OpBuilder &b, QuantizeOp op);
+
 /// Adds the patterns rewriting every norm op into linalg (`norm-to-linalg`).
 void populateNormToLinalgPatterns(RewritePatternSet &patterns);
 

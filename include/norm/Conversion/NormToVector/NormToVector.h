@@ -17,12 +17,30 @@ namespace norm {
 
 /// Lowers `op` to an scf.forall over rows with vector sweeps on tensors and
 /// returns the replacement values of its results. `options` are those of
-/// norm-lower-cpu (defaults in Passes.td).
+/// norm-lower-cpu (defaults in Passes.td). With `quant` (a norm.quantize of
+/// `op`'s `y`, normalized over the last dim only; see
+/// getFusableQuantizeOp), the rows are quantized as they are computed and
+/// the replacements are those of `quant`'s results followed by `op`'s
+/// `residual_out`: y never goes to memory.
 FailureOr<SmallVector<Value>>
 lowerNormOpToVectorLoops(RewriterBase &rewriter, NormOpInterface op,
-                         const NormLowerCPUPassOptions &options);
+                         const NormLowerCPUPassOptions &options,
+                         QuantizeOp quant = {});
 
-/// Adds the pattern rewriting every norm op with lowerNormOpToVectorLoops.
+/// Lowers a norm.quantize on its own to vector row loops.
+FailureOr<SmallVector<Value>>
+lowerQuantizeOpToVectorLoops(RewriterBase &rewriter, QuantizeOp op,
+                             const NormLowerCPUPassOptions &options);
+
+/// The norm.quantize that a lowering of `op` can compute in the same
+/// kernel: the only user of `y`, quantizing along the rows `op` normalizes
+/// (its axis is the last dim), with a static scale (if any) defined before
+/// `op`. Null otherwise.
+QuantizeOp getFusableQuantizeOp(NormOpInterface op);
+
+/// Adds the patterns rewriting every norm op with lowerNormOpToVectorLoops
+/// (fused with its norm.quantize where getFusableQuantizeOp finds one) and
+/// every other norm.quantize with lowerQuantizeOpToVectorLoops.
 void populateNormToVectorPatterns(RewritePatternSet &patterns,
                                   const NormLowerCPUPassOptions &options);
 

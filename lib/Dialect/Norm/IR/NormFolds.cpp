@@ -14,6 +14,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -407,4 +408,96 @@ LogicalResult RMSNormOp::fold(FoldAdaptor adaptor,
 LogicalResult DyTOp::fold(FoldAdaptor adaptor,
                           SmallVectorImpl<OpFoldResult> &results) {
   return foldNormOp(*this, results);
+}
+
+//===----------------------------------------------------------------------===//
+// QuantizeOp folding
+//===----------------------------------------------------------------------===//
+
+/// Quantizes one f32 value that is already multiplied by the inverse scale,
+/// as the op semantics define it.
+static APFloat quantizeToFloat8(float value) {
+  const llvm::fltSemantics &semantics = APFloat::Float8E4M3FN();
+  if (std::isnan(value))
+    return APFloat::getNaN(semantics, std::signbit(value));
+  APFloat result(std::clamp(value, -448.0f, 448.0f));
+  bool losesInfo = false;
+  result.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
+  return result;
+}
+
+static int8_t quantizeToInt8(float value) {
+  if (std::isnan(value))
+    return 0;
+  // std::nearbyint rounds to nearest even in the default rounding mode.
+  float rounded = std::nearbyint(value);
+  return static_cast<int8_t>(std::clamp(rounded, -128.0f, 127.0f));
+}
+
+/// Constant-folds a quantization of a small dense constant (with a constant
+/// scale in the static form).
+LogicalResult QuantizeOp::fold(FoldAdaptor adaptor,
+                               SmallVectorImpl<OpFoldResult> &results) {
+  std::optional<FloatConstant> input =
+      readFloatConstant(getInput(), kMaxFoldedElements);
+  if (!input)
+    return failure();
+  std::optional<FloatConstant> scale;
+  if (getScale()) {
+    scale = readFloatConstant(getScale(), 1);
+    if (!scale)
+      return failure();
+  }
+  auto qType = cast<RankedTensorType>(getQ().getType());
+  if (!qType.hasStaticShape())
+    return failure();
+  bool isFloat8 = isa<Float8E4M3FNType>(qType.getElementType());
+  int64_t numElements = qType.getNumElements();
+  int64_t groupSize = getStaticGroupSize();
+  int64_t numGroups = groupSize == 0 ? 0 : numElements / groupSize;
+  float qmax = static_cast<float>(getQMax());
+  float scaleUb = getScaleUb().convertToFloat();
+  float minScale = getMinScaleValue();
+
+  SmallVector<APFloat> floatValues;
+  SmallVector<APInt> intValues;
+  SmallVector<APFloat> scales;
+  auto quantizeRange = [&](int64_t begin, int64_t end, float s) {
+    float inverse = 1.0f / s;
+    for (int64_t i = begin; i < end; ++i) {
+      float v = static_cast<float>(getAsDouble(input->values[i])) * inverse;
+      if (isFloat8)
+        floatValues.push_back(quantizeToFloat8(v));
+      else
+        intValues.push_back(APInt(8, static_cast<uint64_t>(quantizeToInt8(v)),
+                                  /*isSigned=*/true));
+    }
+  };
+  if (scale) {
+    quantizeRange(0, numElements, scale->values.front().convertToFloat());
+  } else {
+    for (int64_t g = 0; g < numGroups; ++g) {
+      float amax = 0.0f;
+      for (int64_t i = g * groupSize; i < (g + 1) * groupSize; ++i) {
+        float magnitude =
+            std::fabs(static_cast<float>(getAsDouble(input->values[i])));
+        amax = std::isnan(magnitude) || std::isnan(amax)
+                   ? std::numeric_limits<float>::quiet_NaN()
+                   : std::max(amax, magnitude);
+      }
+      float s = std::isnan(amax)
+                    ? amax
+                    : std::max(std::min(amax, scaleUb) / qmax, minScale);
+      scales.push_back(APFloat(s));
+      quantizeRange(g * groupSize, (g + 1) * groupSize, s);
+    }
+  }
+  if (isFloat8)
+    results.push_back(DenseElementsAttr::get(qType, floatValues));
+  else
+    results.push_back(DenseElementsAttr::get(qType, intValues));
+  if (!scale)
+    results.push_back(DenseElementsAttr::get(
+        cast<ShapedType>(getScales().getType()), scales));
+  return success();
 }

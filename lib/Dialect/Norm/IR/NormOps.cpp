@@ -347,3 +347,132 @@ Type mlir::norm::getBeforeWeightArithmeticType(NormOpInterface op) {
     type = widerFloatType(type, getElementTypeOrSelf(bias.getType()));
   return type;
 }
+
+//===----------------------------------------------------------------------===//
+// QuantizeOp
+//===----------------------------------------------------------------------===//
+
+double QuantizeOp::getQMax() {
+  return isa<Float8E4M3FNType>(getQuantizedElementType()) ? 448.0 : 127.0;
+}
+
+float QuantizeOp::getMinScaleValue() {
+  if (std::optional<APFloat> minScale = getMinScale())
+    return minScale->convertToFloat();
+  return static_cast<float>(1.0 / (getQMax() * 512.0));
+}
+
+int64_t QuantizeOp::getStaticGroupSize() {
+  if (int64_t groupSize = getGroupSize())
+    return groupSize;
+  return getInputType().getShape().back();
+}
+
+/// True for the two quantized element types: f8E4M3FN and signless i8.
+static bool isQuantizedElementType(Type type) {
+  return isa<Float8E4M3FNType>(type) || type.isSignlessInteger(8);
+}
+
+LogicalResult QuantizeOp::verify() {
+  auto inputType = dyn_cast<RankedTensorType>(getInput().getType());
+  if (!inputType)
+    return emitOpError("operand 'input' must be a ranked tensor, got ")
+           << getInput().getType();
+  if (inputType.getRank() < 1)
+    return emitOpError("operand 'input' must have rank >= 1, got ")
+           << inputType;
+  Type elementType = inputType.getElementType();
+  if (!elementType.isF16() && !elementType.isBF16() && !elementType.isF32())
+    return emitOpError(
+               "operand 'input' element type must be f16, bf16 or f32, got ")
+           << elementType;
+
+  auto qType = dyn_cast<RankedTensorType>(getQ().getType());
+  if (!qType)
+    return emitOpError("result 'q' must be a ranked tensor, got ")
+           << getQ().getType();
+  if (!isQuantizedElementType(qType.getElementType()))
+    return emitOpError("result 'q' element type must be f8E4M3FN or i8, got ")
+           << qType.getElementType();
+  if (qType.getShape() != inputType.getShape())
+    return emitOpError("result 'q' shape ")
+           << formatShape(qType.getShape()) << " must equal the shape "
+           << formatShape(inputType.getShape()) << " of 'input'";
+
+  int64_t groupSize = getGroupSize();
+  if (groupSize < 0)
+    return emitOpError("attribute 'group_size' must be >= 0, got ")
+           << groupSize;
+  APFloat scaleUb = getScaleUb();
+  if (scaleUb.isNaN() || scaleUb.isNegative() || scaleUb.isZero())
+    return emitOpError("attribute 'scale_ub' must be > 0, got ")
+           << scaleUb.convertToDouble();
+  if (std::optional<APFloat> minScale = getMinScale())
+    if (!minScale->isFiniteNonZero() || minScale->isNegative())
+      return emitOpError("attribute 'min_scale' must be finite and > 0, got ")
+             << minScale->convertToDouble();
+
+  if (Value scale = getScale()) {
+    // Static form: one given scale, one result.
+    auto scaleType = dyn_cast<RankedTensorType>(scale.getType());
+    if (!scaleType || !scaleType.getElementType().isF32() ||
+        !isScalarParameterShape(scaleType.getShape()))
+      return emitOpError("operand 'scale' must be tensor<f32> or "
+                         "tensor<1xf32>, got ")
+             << scale.getType();
+    if (getScales())
+      return emitOpError("with a 'scale' operand has one result, got 2");
+    if (groupSize != 0)
+      return emitOpError("attribute 'group_size' needs the dynamic form (no "
+                         "'scale' operand)");
+    if (!scaleUb.isInfinity())
+      return emitOpError("attribute 'scale_ub' needs the dynamic form (no "
+                         "'scale' operand)");
+    if (getMinScale())
+      return emitOpError("attribute 'min_scale' needs the dynamic form (no "
+                         "'scale' operand)");
+    return success();
+  }
+
+  // Dynamic form: the scales are the second result.
+  if (!getScales())
+    return emitOpError("without a 'scale' operand expects a second result "
+                       "'scales'");
+  int64_t rowSize = inputType.getShape().back();
+  int64_t numGroups = 1;
+  if (groupSize != 0) {
+    if (ShapedType::isDynamic(rowSize))
+      return emitOpError("attribute 'group_size' needs a static last dim of "
+                         "'input', got ")
+             << inputType;
+    if (rowSize % groupSize != 0)
+      return emitOpError("attribute 'group_size' = ")
+             << groupSize << " must divide the last dim " << rowSize
+             << " of 'input'";
+    numGroups = rowSize / groupSize;
+  }
+  SmallVector<int64_t> expected(inputType.getShape());
+  expected.back() = numGroups;
+  auto scalesType = dyn_cast<RankedTensorType>(getScales().getType());
+  if (!scalesType || !scalesType.getElementType().isF32() ||
+      scalesType.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result 'scales' must be a tensor of f32 of shape ")
+           << formatShape(expected) << ", got " << getScales().getType();
+  return success();
+}
+
+LogicalResult
+QuantizeOp::reifyResultShapes(OpBuilder &builder,
+                              ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(builder, getLoc(), getInput());
+  reifiedReturnShapes.push_back(sizes);
+  if (getScales()) {
+    SmallVector<OpFoldResult> scaleSizes(sizes);
+    int64_t groupSize = getGroupSize();
+    scaleSizes.back() = builder.getIndexAttr(
+        groupSize == 0 ? 1 : getInputType().getShape().back() / groupSize);
+    reifiedReturnShapes.push_back(scaleSizes);
+  }
+  return success();
+}

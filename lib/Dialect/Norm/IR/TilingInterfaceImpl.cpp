@@ -161,6 +161,117 @@ struct NormTilingInterface
   }
 };
 
+/// TilingInterface of norm.quantize: its loops are all dims but the last
+/// (a group never spans two rows). The scale operand is used whole; the
+/// scales result is tiled like q, its last dim whole.
+struct QuantizeTilingInterface
+    : public TilingInterface::ExternalModel<QuantizeTilingInterface,
+                                            QuantizeOp> {
+  static int64_t getNumLoops(Operation *op) {
+    return cast<QuantizeOp>(op).getInputType().getRank() - 1;
+  }
+
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return SmallVector<utils::IteratorType>(getNumLoops(op),
+                                            utils::IteratorType::parallel);
+  }
+
+  SmallVector<Range> getIterationDomain(Operation *op, OpBuilder &b) const {
+    SmallVector<OpFoldResult> dims = tensor::getMixedSizes(
+        b, op->getLoc(), cast<QuantizeOp>(op).getInput());
+    SmallVector<Range> domain;
+    for (int64_t d = 0, e = getNumLoops(op); d < e; ++d)
+      domain.push_back(Range{b.getIndexAttr(0), dims[d], b.getIndexAttr(1)});
+    return domain;
+  }
+
+  /// The last dim of result `resultNumber`: N for q, N / G for the scales.
+  static OpFoldResult getLastResultDim(Operation *op, OpBuilder &b,
+                                       unsigned resultNumber) {
+    auto quantize = cast<QuantizeOp>(op);
+    if (resultNumber == 1) {
+      auto scalesType = cast<RankedTensorType>(quantize.getScales().getType());
+      return b.getIndexAttr(scalesType.getShape().back());
+    }
+    return tensor::getMixedSizes(b, op->getLoc(), quantize.getInput()).back();
+  }
+
+  FailureOr<TilingResult>
+  getTiledImplementation(Operation *op, OpBuilder &b,
+                         ArrayRef<OpFoldResult> offsets,
+                         ArrayRef<OpFoldResult> sizes) const {
+    auto quantize = cast<QuantizeOp>(op);
+    Location loc = op->getLoc();
+    SmallVector<OpFoldResult> fullOffsets, fullSizes;
+    extendToFullRank(b, loc, quantize.getInput(), offsets, sizes, fullOffsets,
+                     fullSizes);
+    SmallVector<OpFoldResult> strides(fullOffsets.size(), b.getIndexAttr(1));
+    auto slice = tensor::ExtractSliceOp::create(
+        b, loc, quantize.getInput(), fullOffsets, fullSizes, strides);
+    auto tileType = cast<RankedTensorType>(slice.getType());
+    SmallVector<Type> resultTypes{tileType.clone(
+        quantize.getQuantizedElementType())};
+    if (Value scales = quantize.getScales()) {
+      SmallVector<int64_t> shape(tileType.getShape());
+      shape.back() = cast<RankedTensorType>(scales.getType()).getShape().back();
+      resultTypes.push_back(tileType.clone(shape, b.getF32Type()));
+    }
+    SmallVector<Value> operands{slice.getResult()};
+    if (Value scale = quantize.getScale())
+      operands.push_back(scale);
+    Operation *tiled = mlir::clone(b, op, resultTypes, operands);
+    return TilingResult{{tiled},
+                        SmallVector<Value>(tiled->getResults()),
+                        SmallVector<Operation *>{slice}};
+  }
+
+  LogicalResult
+  getResultTilePosition(Operation *op, OpBuilder &b, unsigned resultNumber,
+                        ArrayRef<OpFoldResult> offsets,
+                        ArrayRef<OpFoldResult> sizes,
+                        SmallVector<OpFoldResult> &resultOffsets,
+                        SmallVector<OpFoldResult> &resultSizes) const {
+    resultOffsets.assign(offsets.begin(), offsets.end());
+    resultSizes.assign(sizes.begin(), sizes.end());
+    resultOffsets.push_back(b.getIndexAttr(0));
+    resultSizes.push_back(getLastResultDim(op, b, resultNumber));
+    return success();
+  }
+
+  LogicalResult getIterationDomainTileFromResultTile(
+      Operation *op, OpBuilder &b, unsigned resultNumber,
+      ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
+      SmallVectorImpl<OpFoldResult> &iterDomainOffsets,
+      SmallVectorImpl<OpFoldResult> &iterDomainSizes) const {
+    // Only tiles of whole rows can be produced.
+    int64_t numLoops = getNumLoops(op);
+    if (static_cast<int64_t>(offsets.size()) != numLoops + 1 ||
+        !isZeroInteger(offsets.back()) ||
+        !isEqualConstantIntOrValue(sizes.back(),
+                                   getLastResultDim(op, b, resultNumber)))
+      return failure();
+    iterDomainOffsets.assign(offsets.begin(), offsets.begin() + numLoops);
+    iterDomainSizes.assign(sizes.begin(), sizes.begin() + numLoops);
+    return success();
+  }
+
+  FailureOr<TilingResult>
+  generateResultTileValue(Operation *op, OpBuilder &b, unsigned resultNumber,
+                          ArrayRef<OpFoldResult> offsets,
+                          ArrayRef<OpFoldResult> sizes) const {
+    SmallVector<OpFoldResult> tileOffsets, tileSizes;
+    if (failed(getIterationDomainTileFromResultTile(
+            op, b, resultNumber, offsets, sizes, tileOffsets, tileSizes)))
+      return failure();
+    FailureOr<TilingResult> result =
+        getTiledImplementation(op, b, tileOffsets, tileSizes);
+    if (failed(result))
+      return failure();
+    result->tiledValues = {result->tiledValues[resultNumber]};
+    return result;
+  }
+};
+
 } // namespace
 
 void mlir::norm::registerTilingInterfaceExternalModels(
@@ -169,5 +280,6 @@ void mlir::norm::registerTilingInterfaceExternalModels(
     LayerNormOp::attachInterface<NormTilingInterface<LayerNormOp>>(*ctx);
     RMSNormOp::attachInterface<NormTilingInterface<RMSNormOp>>(*ctx);
     DyTOp::attachInterface<NormTilingInterface<DyTOp>>(*ctx);
+    QuantizeOp::attachInterface<QuantizeTilingInterface>(*ctx);
   });
 }

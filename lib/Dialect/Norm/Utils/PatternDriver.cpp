@@ -57,10 +57,15 @@ mlir::norm::applyPatternsOnce(ArrayRef<Operation *> ops,
 LogicalResult mlir::norm::applyNormLoweringPatterns(
     Operation *root, const FrozenRewritePatternSet &patterns, StringRef error) {
   SmallVector<Operation *> ops;
-  root->walk([&](NormOpInterface op) { ops.push_back(op); });
+  root->walk([&](Operation *op) {
+    if (isa<NormOpInterface, QuantizeOp>(op))
+      ops.push_back(op);
+  });
   applyPatternsOnce(ops, patterns);
   bool failed = false;
-  root->walk([&](NormOpInterface op) {
+  root->walk([&](Operation *op) {
+    if (!isa<NormOpInterface, QuantizeOp>(op))
+      return;
     op->emitError(error);
     failed = true;
   });

@@ -14,6 +14,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "norm/Dialect/Norm/IR/NormDialect.h"
 
+#include <limits>
+
 #include "norm/Dialect/Norm/IR/NormEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES

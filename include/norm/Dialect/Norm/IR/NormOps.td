@@ -222,4 +222,78 @@ def Norm_DyTOp : Norm_NormalizationOp<"dyt",
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// QuantizeOp
+//===----------------------------------------------------------------------===//
+
+def Norm_QuantizeOp : Norm_Op<"quantize", [
+    Pure,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+                              ["reifyResultShapes"]>]> {
+  let summary = "FP8 (e4m3fn) or int8 quantization along the last dim";
+  let description = [{
+    Quantizes `input` (f16, bf16 or f32) along its last dim to `f8E4M3FN`
+    (QMAX = 448) or `i8` (QMAX = 127, stored range [-128, 127]).
+
+    Static form: `scale(%s)` with `%s : tensor<f32>` or `tensor<1xf32>`;
+    one result. Dynamic form (no `scale`): a second result holds the f32
+    scales, one per group of `group_size` elements of the last dim
+    (`group_size = 0`, the default: one per row, "per token"), of the input
+    shape with the last dim `N / group_size` (1 per token). For a group,
+    `s = max(min(amax, scale_ub) / QMAX, min_scale)` with `amax = max |y|`
+    over the group, `scale_ub` (default +inf) and `min_scale` (default
+    `1 / (QMAX * 512)`).
+
+    Per element: `v = y * (1 / s)` in f32 (the reciprocal once per scale).
+    f8E4M3FN: NaN stays NaN, other values are clamped to [-448, 448] and
+    rounded to nearest even (keeping the sign of zero). i8: NaN becomes 0,
+    other values are rounded to nearest even and clamped to [-128, 127]. A
+    NaN in a dynamic group makes its `amax` and scale NaN.
+
+    Example:
+
+    ```mlir
+    %q = norm.quantize %y scale(%s)
+         : (tensor<?x4096xbf16>, tensor<f32>) -> tensor<?x4096xf8E4M3FN>
+    %q, %sc = norm.quantize %y {group_size = 128 : i64}
+         : (tensor<8x4096xbf16>) -> (tensor<8x4096xf8E4M3FN>, tensor<8x32xf32>)
+    ```
+  }];
+  let arguments = (ins
+    AnyType:$input,
+    Optional<AnyType>:$scale,
+    DefaultValuedAttr<I64Attr, "0">:$group_size,
+    DefaultValuedAttr<F32Attr,
+                      "std::numeric_limits<double>::infinity()">:$scale_ub,
+    OptionalAttr<F32Attr>:$min_scale
+  );
+  let results = (outs AnyType:$q, Optional<AnyType>:$scales);
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let assemblyFormat = [{
+    $input (`scale` `(` $scale^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The type of `input`.
+    ::mlir::RankedTensorType getInputType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getInput().getType());
+    }
+    /// The element type of `q`: f8E4M3FN or i8.
+    ::mlir::Type getQuantizedElementType() {
+      return ::llvm::cast<::mlir::ShapedType>(getQ().getType())
+          .getElementType();
+    }
+    /// 448 for f8E4M3FN, 127 for i8.
+    double getQMax();
+    /// `min_scale`, or its default 1 / (QMAX * 512), as an f32 value.
+    float getMinScaleValue();
+    /// The number of elements of a group: `group_size`, or N when 0
+    /// (dynamic when N is).
+    int64_t getStaticGroupSize();
+    /// True for the dynamic form (scales computed, second result).
+    bool isDynamic() { return !getScale(); }
+  }];
+}
+
 #endif // NORM_DIALECT_NORM_IR_NORMOPS_TD

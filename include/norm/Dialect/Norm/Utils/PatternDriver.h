@@ -67,7 +67,7 @@ private:
   LowerFn lower;
 };
 
-/// Applies `patterns` once to every norm op nested under `root`
+/// Applies `patterns` once to every norm op (and norm.quantize) nested under `root`
 /// (applyPatternsOnce, in program order), then reports `error` at every
 /// norm op still there. Fails when one is.
 LogicalResult applyNormLoweringPatterns(Operation *root,

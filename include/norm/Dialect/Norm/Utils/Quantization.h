@@ -1,0 +1,46 @@
+//===- Quantization.h - Element arithmetic of norm.quantize ----*- C++ -*-===//
+//
+// The element-level arithmetic of norm.quantize (docs/Ops.md#normquantize),
+// emitted by every lowering: the group scale from `max |y|`, the reciprocal,
+// and the conversion of an f32 value to FP8 e4m3fn or int8 with integer and
+// float ops that every backend lowers (MLIR lowers no `arith.truncf` to an
+// 8-bit float). Each builder works on scalars and on vectors alike.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORM_DIALECT_NORM_UTILS_QUANTIZATION_H
+#define NORM_DIALECT_NORM_UTILS_QUANTIZATION_H
+
+#include "norm/Dialect/Norm/IR/NormOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace norm {
+
+/// The scale of a group from its `amax = max |y|` (f32):
+/// `max(min(amax, scale_ub) / QMAX, min_scale)`, NaN when amax is NaN.
+Value buildGroupScale(OpBuilder &b, Location loc, QuantizeOp op, Value amax);
+
+/// `1 / scale` in f32.
+Value buildReciprocal(OpBuilder &b, Location loc, Value scale);
+
+/// `|y|` widened to f32, the term of a group's `max |y|` (combine terms with
+/// `arith.maximumf`, which propagates NaN).
+Value buildMagnitude(OpBuilder &b, Location loc, Value y);
+
+/// Quantizes `y` (the op's input element type) with the inverse scale
+/// `inverse` (f32, same shape): `v = f32(y) * inverse`, then the saturating,
+/// round-to-nearest-even conversion to `quantizedType` (f8E4M3FN or i8).
+/// Returns a value of `quantizedType` (or a vector of it).
+Value buildQuantize(OpBuilder &b, Location loc, Value y, Value inverse,
+                    Type quantizedType);
+
+/// The bits of the f8E4M3FN value nearest to the f32 `v` (saturating to
+/// +-448, NaN stays NaN, ties to even) as an i8, with i32 and f32 ops only.
+Value buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v);
+
+} // namespace norm
+} // namespace mlir
+
+#endif // NORM_DIALECT_NORM_UTILS_QUANTIZATION_H

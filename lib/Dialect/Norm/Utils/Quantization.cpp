@@ -1,0 +1,121 @@
+//===- Quantization.cpp - Element arithmetic of norm.quantize ---*- C++ -*-===//
+//
+// Scale, reciprocal and the FP8/int8 conversion of norm.quantize, on scalars
+// and vectors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "norm/Dialect/Norm/Utils/Quantization.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::norm;
+
+/// An integer constant of `type` (an integer type or a vector of one).
+static Value buildIntConstant(OpBuilder &b, Location loc, Type type,
+                              int64_t value) {
+  auto elementType = cast<IntegerType>(getElementTypeOrSelf(type));
+  IntegerAttr scalar = b.getIntegerAttr(elementType, value);
+  if (auto vectorType = dyn_cast<VectorType>(type))
+    return arith::ConstantOp::create(
+        b, loc, vectorType, DenseElementsAttr::get(vectorType, scalar));
+  return arith::ConstantOp::create(b, loc, elementType, scalar);
+}
+
+Value mlir::norm::buildGroupScale(OpBuilder &b, Location loc, QuantizeOp op,
+                                  Value amax) {
+  Type type = amax.getType();
+  Value capped = arith::MinimumFOp::create(
+      b, loc, amax,
+      buildFloatConstant(b, loc, type, op.getScaleUb().convertToDouble()));
+  Value scaled = arith::DivFOp::create(
+      b, loc, capped, buildFloatConstant(b, loc, type, op.getQMax()));
+  return arith::MaximumFOp::create(
+      b, loc, scaled, buildFloatConstant(b, loc, type, op.getMinScaleValue()));
+}
+
+Value mlir::norm::buildReciprocal(OpBuilder &b, Location loc, Value scale) {
+  return arith::DivFOp::create(
+      b, loc, buildFloatConstant(b, loc, scale.getType(), 1.0), scale);
+}
+
+Value mlir::norm::buildMagnitude(OpBuilder &b, Location loc, Value y) {
+  return math::AbsFOp::create(b, loc, castFloat(b, loc, y, b.getF32Type()));
+}
+
+Value mlir::norm::buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v) {
+  Type f32Type = v.getType();
+  Type i32Type = getTypeLike(f32Type, b.getI32Type());
+  auto i32 = [&](int64_t value) {
+    return buildIntConstant(b, loc, i32Type, value);
+  };
+  Value bits = arith::BitcastOp::create(b, loc, i32Type, v);
+  Value sign = arith::AndIOp::create(b, loc, bits, i32(std::numeric_limits<int32_t>::min()));
+  Value magnitude = arith::AndIOp::create(b, loc, bits, i32(0x7FFFFFFF));
+  // NaN: any f32 NaN. Everything else saturates at 448 (0x43E00000),
+  // infinities included.
+  Value isNaN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                      magnitude, i32(0x7F800000));
+  Value clamped = arith::MinUIOp::create(b, loc, magnitude, i32(0x43E00000));
+
+  // Normal results (|v| >= 2^-6): round the 23-bit mantissa to 3 bits, ties
+  // to even, with a carry into the exponent, then rebias (127 -> 7).
+  Value lsb = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, clamped, i32(20)), i32(1));
+  Value rounded = arith::AddIOp::create(
+      b, loc, clamped, arith::AddIOp::create(b, loc, lsb, i32(0x7FFFF)));
+  Value normal = arith::SubIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, rounded, i32(20)),
+      i32((127 - 7) << 3));
+
+  // Subnormal results (|v| < 2^-6, multiples of 2^-9): adding 2^14, whose
+  // f32 ulp is 2^-9, rounds |v| to the nearest multiple (ties to even); the
+  // low bits of the sum count the multiples (8 is 2^-6, the smallest
+  // normal, which has the same encoding).
+  Value magnitudeFloat = arith::BitcastOp::create(b, loc, f32Type, clamped);
+  Value shifted = arith::AddFOp::create(
+      b, loc, magnitudeFloat, buildFloatConstant(b, loc, f32Type, 16384.0));
+  Value subnormal = arith::SubIOp::create(
+      b, loc, arith::BitcastOp::create(b, loc, i32Type, shifted),
+      i32(0x46800000));
+  Value isSubnormal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            clamped, i32(0x3C800000));
+  Value encoded =
+      arith::SelectOp::create(b, loc, isSubnormal, subnormal, normal);
+  encoded = arith::SelectOp::create(b, loc, isNaN, i32(0x7F), encoded);
+  encoded = arith::OrIOp::create(
+      b, loc, encoded, arith::ShRUIOp::create(b, loc, sign, i32(24)));
+  return arith::TruncIOp::create(b, loc, getTypeLike(f32Type, b.getI8Type()),
+                                 encoded);
+}
+
+Value mlir::norm::buildQuantize(OpBuilder &b, Location loc, Value y,
+                                Value inverse, Type quantizedType) {
+  Value v = arith::MulFOp::create(
+      b, loc, castFloat(b, loc, y, b.getF32Type()), inverse);
+  Type type = v.getType();
+  if (isa<Float8E4M3FNType>(quantizedType))
+    return arith::BitcastOp::create(
+        b, loc, getTypeLike(type, quantizedType),
+        buildFloat8E4M3FNBits(b, loc, v));
+  // int8: round to nearest even, clamp to [-128, 127]; NaN -> 0.
+  Value rounded = math::RoundEvenOp::create(b, loc, v);
+  Value clamped = arith::MinimumFOp::create(
+      b, loc,
+      arith::MaximumFOp::create(b, loc, rounded,
+                                buildFloatConstant(b, loc, type, -128.0)),
+      buildFloatConstant(b, loc, type, 127.0));
+  Value isNaN =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
+  clamped = arith::SelectOp::create(
+      b, loc, isNaN, buildFloatConstant(b, loc, type, 0.0), clamped);
+  return arith::FPToSIOp::create(b, loc, getTypeLike(type, quantizedType),
+                                 clamped);
+}

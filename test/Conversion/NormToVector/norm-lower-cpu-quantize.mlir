@@ -1,0 +1,142 @@
+// RUN: norm-opt %s -norm-lower-cpu="vector-width=256" -split-input-file | FileCheck %s
+
+// A norm whose y only feeds norm.quantize becomes one row loop that writes
+// q (and residual_out) and never y. Static scale: its reciprocal is taken
+// once, before the loop.
+// CHECK-LABEL: func @rms_norm_static_fp8
+//  CHECK-SAME: (%[[X:.*]]: tensor<?x256xbf16>, %[[W:.*]]: tensor<256xbf16>, %[[S:.*]]: tensor<f32>)
+//       CHECK: %[[SV:.*]] = tensor.extract %[[S]][]
+//       CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %[[SV]] : f32
+//       CHECK: %[[INVV:.*]] = vector.broadcast %[[INV]] : f32 to vector<32xf32>
+//       CHECK: %[[Q:.*]] = scf.forall (%[[ROW:.*]]) in (%{{.*}}) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<?x256xf8E4M3FN>)
+//       CHECK:   vector.reduction <add>
+//       CHECK:   math.rsqrt
+//       CHECK:   scf.for {{.*}} -> (tensor<256xf8E4M3FN>)
+//       CHECK:     %[[YB:.*]] = arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
+//       CHECK:     %[[YF:.*]] = arith.extf %[[YB]] : vector<32xbf16> to vector<32xf32>
+//       CHECK:     arith.mulf %[[YF]], %[[INVV]] : vector<32xf32>
+//       CHECK:     %[[BITS:.*]] = arith.trunci %{{.*}} : vector<32xi32> to vector<32xi8>
+//       CHECK:     %[[F8:.*]] = arith.bitcast %[[BITS]] : vector<32xi8> to vector<32xf8E4M3FN>
+//       CHECK:     vector.transfer_write %[[F8]]
+//   CHECK-NOT: vector.transfer_write {{.*}} : vector<32xbf16>
+//   CHECK-NOT: norm.rms_norm
+//   CHECK-NOT: norm.quantize
+//       CHECK: return %[[Q]]
+func.func @rms_norm_static_fp8(%x: tensor<?x256xbf16>, %w: tensor<256xbf16>, %s: tensor<f32>) -> tensor<?x256xf8E4M3FN> {
+  %y = norm.rms_norm %x weight(%w) : (tensor<?x256xbf16>, tensor<256xbf16>) -> tensor<?x256xbf16>
+  %q = norm.quantize %y scale(%s) : (tensor<?x256xbf16>, tensor<f32>) -> tensor<?x256xf8E4M3FN>
+  return %q : tensor<?x256xf8E4M3FN>
+}
+
+// -----
+
+// Groups of 128 with a residual: per group, one sweep for max |y| and one
+// writing q; residual_out is written by the statistics sweep; the scales
+// (capped by scale_ub) go into their own row.
+// CHECK-LABEL: func @add_rms_norm_group_int8
+//       CHECK: %[[RES:.*]]:3 = scf.forall (%{{.*}}) in (%{{.*}}) shared_outs(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<?x256xi8>, tensor<?x2xf32>, tensor<?x256xbf16>)
+//       CHECK:   vector.transfer_write %{{.*}} : vector<32xbf16>, tensor<256xbf16>
+//       CHECK:   scf.for %[[G:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[SC:.*]] = %{{.*}}) -> (tensor<256xi8>, tensor<2xf32>)
+//       CHECK:     %[[BEGIN:.*]] = arith.muli %[[G]], %{{.*}} : index
+//       CHECK:     %[[AMAXV:.*]] = scf.for {{.*}} = %[[BEGIN]] to {{.*}} -> (vector<32xf32>)
+//       CHECK:       math.absf
+//       CHECK:       arith.maximumf
+//       CHECK:     %[[AMAX:.*]] = vector.reduction <maximumf>, %[[AMAXV]]
+//       CHECK:     %[[CAP:.*]] = arith.minimumf %[[AMAX]]
+//       CHECK:     %[[DIV:.*]] = arith.divf %[[CAP]], %{{.*}} : f32
+//       CHECK:     %[[SCALE:.*]] = arith.maximumf %[[DIV]]
+//       CHECK:     tensor.insert %[[SCALE]] into %[[SC]][%[[G]]]
+//       CHECK:     scf.for {{.*}} = %[[BEGIN]] to {{.*}} -> (tensor<256xi8>)
+//       CHECK:       math.roundeven
+//       CHECK:       arith.fptosi %{{.*}} : vector<32xf32> to vector<32xi8>
+//       CHECK:       vector.transfer_write %{{.*}} : vector<32xi8>, tensor<256xi8>
+//   CHECK-NOT: vector.transfer_write {{.*}} : vector<32xbf16>
+//       CHECK: return %[[RES]]#0, %[[RES]]#1, %[[RES]]#2
+func.func @add_rms_norm_group_int8(%x: tensor<?x256xbf16>, %r: tensor<?x256xbf16>) -> (tensor<?x256xi8>, tensor<?x2xf32>, tensor<?x256xbf16>) {
+  %y, %s = norm.rms_norm %x residual(%r) : (tensor<?x256xbf16>, tensor<?x256xbf16>) -> (tensor<?x256xbf16>, tensor<?x256xbf16>)
+  %q, %sc = norm.quantize %y {group_size = 128 : i64, scale_ub = 1000.0 : f32} : (tensor<?x256xbf16>) -> (tensor<?x256xi8>, tensor<?x2xf32>)
+  return %q, %sc, %s : tensor<?x256xi8>, tensor<?x2xf32>, tensor<?x256xbf16>
+}
+
+// -----
+
+// DyT with a residual and per-token FP8 scales: residual_out is written by
+// the quantizing sweep only.
+// CHECK-LABEL: func @dyt_per_token_fp8
+//       CHECK: scf.forall {{.*}} -> (tensor<4x96xf8E4M3FN>, tensor<4x1xf32>, tensor<4x96xf32>)
+//       CHECK:   vector.reduction <maximumf>
+//       CHECK:   scf.for {{.*}} -> (tensor<96xf8E4M3FN>, tensor<96xf32>)
+//       CHECK:     vector.transfer_write %{{.*}} : vector<32xf8E4M3FN>, tensor<96xf8E4M3FN>
+//       CHECK:     vector.transfer_write %{{.*}} : vector<32xf32>, tensor<96xf32>
+func.func @dyt_per_token_fp8(%x: tensor<4x96xf32>, %a: tensor<f32>, %r: tensor<4x96xf32>) -> (tensor<4x96xf8E4M3FN>, tensor<4x1xf32>, tensor<4x96xf32>) {
+  %y, %s = norm.dyt %x alpha(%a) residual(%r) : (tensor<4x96xf32>, tensor<f32>, tensor<4x96xf32>) -> (tensor<4x96xf32>, tensor<4x96xf32>)
+  %q, %sc = norm.quantize %y : (tensor<4x96xf32>) -> (tensor<4x96xf8E4M3FN>, tensor<4x1xf32>)
+  return %q, %sc, %s : tensor<4x96xf8E4M3FN>, tensor<4x1xf32>, tensor<4x96xf32>
+}
+
+// -----
+
+// y has another user: the norm and the quantization are lowered apart.
+// CHECK-LABEL: func @not_fused_two_users
+//       CHECK: %[[Y:.*]] = scf.forall {{.*}} -> (tensor<8x64xf32>)
+//       CHECK: %[[Q:.*]] = scf.forall {{.*}} -> (tensor<8x64xi8>)
+//       CHECK:   vector.transfer_read %[[Y]]
+//       CHECK: return %[[Q]], %[[Y]]
+func.func @not_fused_two_users(%x: tensor<8x64xf32>, %s: tensor<1xf32>) -> (tensor<8x64xi8>, tensor<8x64xf32>) {
+  %y = norm.layer_norm %x : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  %q = norm.quantize %y scale(%s) : (tensor<8x64xf32>, tensor<1xf32>) -> tensor<8x64xi8>
+  return %q, %y : tensor<8x64xi8>, tensor<8x64xf32>
+}
+
+// -----
+
+// The norm normalizes two dims: its rows are not the quantization rows.
+// CHECK-LABEL: func @not_fused_axis
+//       CHECK: scf.forall {{.*}} -> (tensor<2x192xf32>)
+//       CHECK: scf.forall {{.*}} -> (tensor<6x64xi8>, tensor<6x1xf32>)
+func.func @not_fused_axis(%x: tensor<2x3x64xf32>) -> (tensor<2x3x64xi8>, tensor<2x3x1xf32>) {
+  %y = norm.rms_norm %x {axis = -2 : i64} : (tensor<2x3x64xf32>) -> tensor<2x3x64xf32>
+  %q, %sc = norm.quantize %y : (tensor<2x3x64xf32>) -> (tensor<2x3x64xi8>, tensor<2x3x1xf32>)
+  return %q, %sc : tensor<2x3x64xi8>, tensor<2x3x1xf32>
+}
+
+// -----
+
+// The static scale is computed after the norm: not fused.
+// CHECK-LABEL: func @not_fused_late_scale
+//  CHECK-SAME: (%{{.*}}: tensor<8x64xf32>, %[[F:.*]]: f32)
+//       CHECK: scf.forall {{.*}} -> (tensor<8x64xf32>)
+//       CHECK: arith.divf %{{.*}}, %[[F]] : f32
+//       CHECK: scf.forall {{.*}} -> (tensor<8x64xf8E4M3FN>)
+func.func @not_fused_late_scale(%x: tensor<8x64xf32>, %f: f32) -> tensor<8x64xf8E4M3FN> {
+  %y = norm.rms_norm %x : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  %s = tensor.from_elements %f : tensor<f32>
+  %q = norm.quantize %y scale(%s) : (tensor<8x64xf32>, tensor<f32>) -> tensor<8x64xf8E4M3FN>
+  return %q : tensor<8x64xf8E4M3FN>
+}
+
+// -----
+
+// A quantization alone, per token over a dynamic row length: the groups
+// loop runs once over the row with a masked tail.
+// CHECK-LABEL: func @quantize_alone_dynamic_row
+//       CHECK: scf.forall {{.*}} -> (tensor<4x?xf8E4M3FN>, tensor<4x1xf32>)
+//       CHECK:   vector.create_mask
+//       CHECK:   vector.reduction <maximumf>
+//       CHECK:   vector.transfer_write {{.*}} : vector<32xf8E4M3FN>, tensor<?xf8E4M3FN>
+func.func @quantize_alone_dynamic_row(%x: tensor<4x?xf16>) -> (tensor<4x?xf8E4M3FN>, tensor<4x1xf32>) {
+  %q, %sc = norm.quantize %x : (tensor<4x?xf16>) -> (tensor<4x?xf8E4M3FN>, tensor<4x1xf32>)
+  return %q, %sc : tensor<4x?xf8E4M3FN>, tensor<4x1xf32>
+}
+
+// -----
+
+// A statically empty input gives empty results.
+// CHECK-LABEL: func @quantize_empty
+//   CHECK-DAG: %[[Q:.*]] = tensor.empty() : tensor<0x64xi8>
+//   CHECK-DAG: %[[S:.*]] = tensor.empty() : tensor<0x1xf32>
+//       CHECK: return %[[Q]], %[[S]]
+func.func @quantize_empty(%x: tensor<0x64xf32>) -> (tensor<0x64xi8>, tensor<0x1xf32>) {
+  %q, %sc = norm.quantize %x : (tensor<0x64xf32>) -> (tensor<0x64xi8>, tensor<0x1xf32>)
+  return %q, %sc : tensor<0x64xi8>, tensor<0x1xf32>
+}
