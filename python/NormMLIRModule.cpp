@@ -92,7 +92,19 @@ std::string printOp(Operation *op) {
 enum class ValueKind { Tensor, MemRef, Scalar };
 
 /// The element (or scalar) types a NumPy array can carry.
-enum class ElementKind { F16, BF16, F32, F64, I1, I8, I16, I32, I64, Index };
+enum class ElementKind {
+  F16,
+  BF16,
+  F32,
+  F64,
+  I1,
+  I8,
+  I16,
+  I32,
+  I64,
+  Index,
+  F8E4M3FN
+};
 
 /// One argument or result of a function, as declared before lowering.
 struct ValueSpec {
@@ -114,8 +126,9 @@ const char *kindName(ValueKind kind) {
 }
 
 const char *elementName(ElementKind element) {
-  static const char *names[] = {"f16", "bf16", "f32", "f64", "i1",
-                                "i8",  "i16",  "i32", "i64", "index"};
+  static const char *names[] = {"f16", "bf16", "f32", "f64",   "i1",
+                                "i8",  "i16",  "i32", "i64",   "index",
+                                "f8E4M3FN"};
   return names[static_cast<int>(element)];
 }
 
@@ -131,6 +144,7 @@ size_t elementBytes(ElementKind element) {
     return 4;
   case ElementKind::I1:
   case ElementKind::I8:
+  case ElementKind::F8E4M3FN:
     return 1;
   default:
     return 8;
@@ -146,6 +160,8 @@ std::optional<ElementKind> classifyElement(Type type) {
     return ElementKind::F32;
   if (type.isF64())
     return ElementKind::F64;
+  if (llvm::isa<Float8E4M3FNType>(type))
+    return ElementKind::F8E4M3FN;
   if (type.isIndex())
     return ElementKind::Index;
   if (auto integer = llvm::dyn_cast<IntegerType>(type)) {
@@ -185,7 +201,8 @@ std::optional<ValueSpec> classifyType(Type type) {
                                           memref.getShape().end())};
   }
   auto element = classifyElement(type);
-  if (!element || *element == ElementKind::F16 || *element == ElementKind::BF16)
+  if (!element || *element == ElementKind::F16 ||
+      *element == ElementKind::BF16 || *element == ElementKind::F8E4M3FN)
     return std::nullopt;
   return ValueSpec{ValueKind::Scalar, *element, {}};
 }
@@ -223,7 +240,7 @@ std::map<std::string, FunctionSpec> prepareFunctions(ModuleOp module) {
                            " has type " + typeToString(t) +
                            ", which the bindings cannot pass (supported: "
                            "ranked tensors and identity-layout memrefs of "
-                           "f16/bf16/f32/f64/i1/i8/i16/i32/i64/index, and "
+                           "f16/bf16/f32/f64/f8E4M3FN/i1/i8/i16/i32/i64/index, and "
                            "f32/f64/integer/index scalars)";
       }
     };
@@ -287,8 +304,9 @@ void checkArray(const InputArray &array, const ValueSpec &spec,
   }
 }
 
-/// The dlpack dtype of a result array (bf16 travels as uint16; Python views
-/// it as ml_dtypes.bfloat16).
+/// The dlpack dtype of a result array (bf16 travels as uint16 and
+/// f8E4M3FN as uint8; Python views them as ml_dtypes.bfloat16 and
+/// ml_dtypes.float8_e4m3fn).
 nb::dlpack::dtype resultDType(ElementKind element) {
   using Code = nb::dlpack::dtype_code;
   auto make = [](Code code, unsigned bits) {
@@ -308,6 +326,8 @@ nb::dlpack::dtype resultDType(ElementKind element) {
     return make(Code::Bool, 8);
   case ElementKind::I8:
     return make(Code::Int, 8);
+  case ElementKind::F8E4M3FN:
+    return make(Code::UInt, 8);
   case ElementKind::I16:
     return make(Code::Int, 16);
   case ElementKind::I32:

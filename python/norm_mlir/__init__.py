@@ -8,9 +8,11 @@
 
 Parse, verify and transform modules given as text (`compile`, `verify`),
 JIT-compile a module for the host CPU and call its public functions on
-NumPy arrays (`jit`), and call `layer_norm`, `rms_norm` and `dyt` directly
-(compiled once per signature and cached). Element types: f32, f64, f16 and
-bf16 (`ml_dtypes.bfloat16`). Every MLIR diagnostic is raised as `MLIRError`
+NumPy arrays (`jit`), and call `layer_norm`, `rms_norm`, `dyt` and
+`quantize` directly (compiled once per signature and cached); the norms
+take `quant=` to return their output quantized in the same kernel.
+Element types: f32, f64, f16 and bf16 (`ml_dtypes.bfloat16`); quantized
+results are int8 or `ml_dtypes.float8_e4m3fn`. Every MLIR diagnostic is raised as `MLIRError`
 (a `ValueError`) carrying its text; bad dtypes raise `TypeError` and bad
 shapes `ValueError`.
 """
@@ -27,7 +29,7 @@ from ._kernels import KernelSpec
 from ._norm_mlir import MLIRError
 
 __all__ = ["MLIRError", "Module", "compile", "dyt", "jit", "layer_norm",
-           "rms_norm", "verify"]
+           "quantize", "rms_norm", "verify"]
 
 #===----------------------------------------------------------------------===#
 # Element types
@@ -40,10 +42,18 @@ def _bfloat16():
     return np.dtype(ml_dtypes.bfloat16)
 
 
+@functools.lru_cache(maxsize=None)
+def _float8_e4m3fn():
+    import ml_dtypes
+    return np.dtype(ml_dtypes.float8_e4m3fn)
+
+
 def _numpy_dtype(name):
     """The NumPy dtype of an MLIR element type name."""
     if name == "bf16":
         return _bfloat16()
+    if name == "f8E4M3FN":
+        return _float8_e4m3fn()
     return np.dtype({"f16": np.float16, "f32": np.float32, "f64": np.float64,
                      "i1": np.bool_, "i8": np.int8, "i16": np.int16,
                      "i32": np.int32, "i64": np.int64,
@@ -69,12 +79,20 @@ def _contiguous(array):
 
 def _to_native(array, name):
     """How an array of element type `name` crosses into the extension:
-    bf16 travels as its uint16 bit pattern."""
-    return array.view(np.uint16) if name == "bf16" else array
+    bf16 travels as its uint16 bit pattern, f8E4M3FN as its uint8 one."""
+    if name == "bf16":
+        return array.view(np.uint16)
+    if name == "f8E4M3FN":
+        return array.view(np.uint8)
+    return array
 
 
 def _from_native(array, name):
-    return array.view(_bfloat16()) if name == "bf16" else array
+    if name == "bf16":
+        return array.view(_bfloat16())
+    if name == "f8E4M3FN":
+        return array.view(_float8_e4m3fn())
+    return array
 
 
 #===----------------------------------------------------------------------===#
@@ -278,23 +296,129 @@ def _compute_type(compute_dtype):
     return name
 
 
-def _run(spec, x, normalized_size, operands, residual):
-    """Runs the kernel of `spec` on x seen as [rows, normalized_size]."""
+def _run(spec, x, normalized_size, operands, residual, scale=None):
+    """Runs the kernel of `spec` on x seen as [rows, normalized_size]:
+    returns y (or q and the scales) and residual_out, as the ready-made ops
+    do."""
     rows = x.size // normalized_size if normalized_size else 0
-    y = np.empty(x.shape, x.dtype)
+    out_dtype = (x.dtype if spec.quant is None
+                 else _numpy_dtype(spec.quant["dtype"]))
+    out = np.empty(x.shape, out_dtype)
+    scales = None
+    if spec.quant is not None and not spec.quant.get("static"):
+        scales = np.empty(x.shape[:-1] + (spec.scales_shape[-1],),
+                          np.float32)
     residual_out = np.empty(x.shape, x.dtype) if residual is not None else None
     if x.size:
-        def flat(a):
-            return _contiguous(a).reshape(rows, normalized_size)
+        def flat(a, size=normalized_size):
+            return _contiguous(a).reshape(rows, size)
         args = [flat(x)]
         args += [_contiguous(a) for a in operands]
         if residual is not None:
             args.append(flat(residual))
-        args.append(y.reshape(rows, normalized_size))
+        if scale is not None:
+            args.append(scale)
+        args.append(out.reshape(rows, normalized_size))
+        if scales is not None:
+            args.append(scales.reshape(rows, scales.shape[-1]))
         if residual is not None:
             args.append(residual_out.reshape(rows, normalized_size))
         _kernel(spec).invoke(spec.name, *args)
-    return (y, residual_out) if residual is not None else y
+    results = [out]
+    if spec.quant is not None:
+        results.append(scales)
+    if residual is not None:
+        results.append(residual_out)
+    return tuple(results) if len(results) > 1 else out
+
+
+_QUANT_NAMES = {"fp8": "f8E4M3FN", "float8_e4m3fn": "f8E4M3FN",
+                "f8e4m3fn": "f8E4M3FN", "int8": "i8", "i8": "i8"}
+
+
+def _quant_dtype(dtype):
+    """'f8E4M3FN' or 'i8' for a quantized dtype given by name or dtype."""
+    if isinstance(dtype, str):
+        name = _QUANT_NAMES.get(dtype.lower())
+    else:
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            dtype = None
+        name = ("i8" if dtype == np.int8 else
+                "f8E4M3FN" if dtype is not None
+                and dtype.name == "float8_e4m3fn" else None)
+    if name is None:
+        raise TypeError(f"the quantized dtype must be 'fp8' "
+                        f"(ml_dtypes.float8_e4m3fn) or 'int8', got {dtype!r}")
+    return name
+
+
+def _quant_spec(x_type, size, dtype="fp8", scale=None, group_size=0,
+                scale_ub=None, min_scale=None):
+    """The `quant` of a KernelSpec and the 0-d f32 scale array (static)."""
+    if x_type == "f64":
+        raise TypeError("float64 input cannot be quantized (float16, "
+                        "bfloat16 or float32)")
+    name = _quant_dtype(dtype)
+    group_size = int(group_size)
+    if group_size < 0 or (group_size and size % group_size):
+        raise ValueError(f"group_size {group_size} must be >= 0 and divide "
+                         f"the last dim {size}")
+    scale_array = None
+    if scale is not None:
+        if group_size or scale_ub is not None or min_scale is not None:
+            raise ValueError("group_size, scale_ub and min_scale are for "
+                             "dynamic scales (scale=None)")
+        scale_array = np.asarray(scale, dtype=np.float32)
+        if scale_array.size != 1:
+            raise ValueError(f"scale must be one number, got shape "
+                             f"{scale_array.shape}")
+        scale_array = scale_array.reshape(())
+    if scale_ub is not None and not float(scale_ub) > 0:
+        raise ValueError(f"scale_ub must be > 0, got {scale_ub}")
+    if min_scale is not None and not (math.isfinite(float(min_scale))
+                                      and float(min_scale) > 0):
+        raise ValueError(f"min_scale must be finite and > 0, got "
+                         f"{min_scale}")
+    quant = {"dtype": name, "static": scale is not None,
+             "group_size": group_size,
+             "scale_ub": None if scale_ub is None else float(scale_ub),
+             "min_scale": None if min_scale is None else float(min_scale)}
+    return quant, scale_array
+
+
+def _quant_arg(quant, x_type, shape):
+    """Reads the `quant=` argument of the norms: None, a dtype ('fp8',
+    'int8': dynamic per-token scales) or a dict of quantize()'s keywords."""
+    if quant is None:
+        return None, None
+    if len(shape) != 1:
+        raise ValueError("quant= needs the norm over the last dim only")
+    if isinstance(quant, dict):
+        unknown = set(quant) - {"dtype", "scale", "group_size", "scale_ub",
+                                "min_scale"}
+        if unknown:
+            raise TypeError(f"unknown quant keys {sorted(unknown)}")
+        return _quant_spec(x_type, shape[0], **quant)
+    return _quant_spec(x_type, shape[0], quant)
+
+
+def quantize(input, dtype="fp8", *, scale=None, group_size=0, scale_ub=None,
+             min_scale=None):
+    """Quantizes `input` (float16, bfloat16 or float32) along its last dim
+    to FP8 e4m3fn (`ml_dtypes.float8_e4m3fn`) or int8, as norm.quantize
+    (docs/Ops.md): with `scale` (a number), returns q = sat(round(x /
+    scale)); without, returns (q, scales) with one float32 scale per group
+    of `group_size` elements (0: per row), s = max(min(amax, scale_ub) /
+    QMAX, min_scale)."""
+    x_type = _check_input(input)
+    size = input.shape[-1]
+    quant, scale_array = _quant_spec(x_type, size, dtype, scale, group_size,
+                                     scale_ub, min_scale)
+    spec = _spec("quantize", x_type, size, quant=quant)
+    result = _run(spec, input, size, [], None, scale_array)
+    return result[0] if quant["static"] else result
 
 
 def _spec(op, x_type, normalized_size, **kwargs):
@@ -302,37 +426,41 @@ def _spec(op, x_type, normalized_size, **kwargs):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *,
-               residual=None, compute_dtype=None, cast_mode="final"):
+               residual=None, compute_dtype=None, cast_mode="final",
+               quant=None):
     """Layer normalization over the trailing `normalized_shape` dims, as
     torch.nn.functional.layer_norm: (x - mean) / sqrt(var + eps) * weight +
     bias (biased variance). With `residual=r`, normalizes s = input + r
-    (rounded to the input dtype) and returns (y, s)."""
+    (rounded to the input dtype) and returns (y, s). With `quant` ('fp8',
+    'int8' or a dict of quantize()'s keywords), y is quantized in the same
+    kernel and (q, scales) (scales None for a given scale) replaces y."""
     x_type = _check_input(input)
     shape = _normalized_shape(input, normalized_shape)
     w = _check_param(weight, "weight", x_type, shape)
     b = _check_param(bias, "bias", x_type, shape)
     _check_residual(residual, input, x_type)
     size = math.prod(shape)
+    q, scale = _quant_arg(quant, x_type, shape)
     spec = _spec("layer_norm", x_type, size, weight=w, bias=b,
-                 residual=residual is not None,
+                 residual=residual is not None, quant=q,
                  attrs={"epsilon": _check_eps(eps),
                         "compute_type": _compute_type(compute_dtype),
                         "cast_mode": None if cast_mode == "final"
                         else cast_mode})
     operands = [a.reshape(size) for a in (weight, bias) if a is not None]
-    return _run(spec, input, size, operands, residual)
+    return _run(spec, input, size, operands, residual, scale)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None, *,
              residual=None, epsilon_mode="inside_sqrt", weight_offset=0.0,
-             compute_dtype=None, cast_mode="final"):
+             compute_dtype=None, cast_mode="final", quant=None):
     """RMS normalization over the trailing `normalized_shape` dims, as
     torch.nn.functional.rms_norm: x / sqrt(mean(x^2) + eps) * weight; `eps`
     None means the machine epsilon of the input dtype (as PyTorch).
     `weight_offset` is added to the weight in the compute type (Gemma's
     1 + w); `epsilon_mode` 'outside_sqrt' and 'clamp' give 1/(rms + eps) and
     1/max(rms, eps). With `residual=r`, normalizes s = input + r and returns
-    (y, s)."""
+    (y, s). `quant` as for layer_norm."""
     x_type = _check_input(input)
     shape = _normalized_shape(input, normalized_shape)
     w = _check_param(weight, "weight", x_type, shape)
@@ -342,8 +470,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *,
     if weight_offset and weight is None:
         raise ValueError("weight_offset needs a weight")
     size = math.prod(shape)
+    q, scale = _quant_arg(quant, x_type, shape)
     spec = _spec("rms_norm", x_type, size, weight=w,
-                 residual=residual is not None,
+                 residual=residual is not None, quant=q,
                  attrs={"epsilon": _check_eps(eps),
                         "epsilon_mode": None if epsilon_mode == "inside_sqrt"
                         else epsilon_mode,
@@ -352,16 +481,17 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *,
                         "cast_mode": None if cast_mode == "final"
                         else cast_mode})
     operands = [weight.reshape(size)] if weight is not None else []
-    return _run(spec, input, size, operands, residual)
+    return _run(spec, input, size, operands, residual, scale)
 
 
 def dyt(input, alpha, weight=None, bias=None, *, residual=None,
-        compute_dtype=None, cast_mode="final"):
+        compute_dtype=None, cast_mode="final", quant=None):
     """Dynamic Tanh: tanh(alpha * x) * weight + bias, with weight and bias
     over the trailing dims of their shape (default: the last dim). `alpha`
     is a Python number (used in float32 for 16-bit inputs, else in the
     input dtype) or a one-element array of the input dtype or float32. With
-    `residual=r`, applies to s = input + r and returns (y, s)."""
+    `residual=r`, applies to s = input + r and returns (y, s). `quant` as
+    for layer_norm."""
     x_type = _check_input(input)
     reference = weight if weight is not None else bias
     if reference is not None and isinstance(reference, np.ndarray):
@@ -382,11 +512,12 @@ def dyt(input, alpha, weight=None, bias=None, *, residual=None,
         a_type = "f32" if x_type in ("f16", "bf16") else x_type
         alpha_array = np.array(float(alpha), dtype=_numpy_dtype(a_type))
     size = math.prod(shape)
+    q, scale = _quant_arg(quant, x_type, shape)
     spec = _spec("dyt", x_type, size, weight=w, bias=b, alpha=a_type,
-                 residual=residual is not None,
+                 residual=residual is not None, quant=q,
                  attrs={"compute_type": _compute_type(compute_dtype),
                         "cast_mode": None if cast_mode == "final"
                         else cast_mode})
     operands = [alpha_array]
     operands += [a.reshape(size) for a in (weight, bias) if a is not None]
-    return _run(spec, input, size, operands, residual)
+    return _run(spec, input, size, operands, residual, scale)

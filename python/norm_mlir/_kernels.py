@@ -16,8 +16,9 @@ ahead-of-time tool (norm-aot) both use it.
 
 import math
 
-OPS = ("layer_norm", "rms_norm", "dyt")
+OPS = ("layer_norm", "rms_norm", "dyt", "quantize")
 DTYPES = ("f16", "bf16", "f32", "f64")
+QUANT_DTYPES = ("f8E4M3FN", "i8")
 EPSILON_MODES = ("inside_sqrt", "outside_sqrt", "clamp")
 CAST_MODES = ("final", "before_weight")
 
@@ -48,10 +49,16 @@ class KernelSpec:
     attrs: op attributes, {name: python value}: epsilon (float),
       epsilon_mode, cast_mode (str), weight_offset (float), compute_type
       (str).
+    quant: None, or how y is quantized by a norm.quantize in the same
+      kernel (op "quantize": the kernel is that op alone): {"dtype":
+      "f8E4M3FN" or "i8", "static": bool (a 0-d f32 `scale` input; else the
+      `scales` output), "group_size": int, "scale_ub", "min_scale": float
+      or None}. The outputs are then q (and the scales) instead of y.
     """
 
     def __init__(self, op, shape, dtype, *, axis=-1, weight=None, bias=None,
-                 alpha=None, residual=False, attrs=None, name="kernel"):
+                 alpha=None, residual=False, attrs=None, name="kernel",
+                 quant=None):
         if op not in OPS:
             raise ValueError(f"unknown op '{op}' (expected one of {OPS})")
         if dtype not in DTYPES:
@@ -70,6 +77,20 @@ class KernelSpec:
             raise ValueError("rms_norm takes no bias")
         if not name.isidentifier():
             raise ValueError(f"invalid function name '{name}'")
+        if op == "quantize" and (quant is None or residual or weight or bias
+                                 or attrs):
+            raise ValueError("quantize takes only its input and quant")
+        if quant is not None:
+            quant = dict(quant)
+            if quant.get("dtype") not in QUANT_DTYPES:
+                raise ValueError(f"unsupported quantized dtype "
+                                 f"'{quant.get('dtype')}' (expected one of "
+                                 f"{QUANT_DTYPES})")
+            if dtype == "f64":
+                raise ValueError("f64 cannot be quantized (f16, bf16, f32)")
+            if axis % len(shape) != len(shape) - 1:
+                raise ValueError("quantization needs the last dim normalized")
+        self.quant = quant
         self.op, self.shape, self.dtype, self.axis = op, shape, dtype, axis
         self.weight, self.bias, self.alpha = weight, bias, alpha
         self.residual = bool(residual)
@@ -79,6 +100,30 @@ class KernelSpec:
     @property
     def normalized_shape(self):
         return self.shape[self.axis % len(self.shape):]
+
+    @property
+    def scales_shape(self):
+        """Shape of the dynamic form's scales: x's with the last dim N / G."""
+        group = int(self.quant.get("group_size") or 0)
+        last = self.shape[-1]
+        if group == 0:
+            groups = 1
+        elif last is None:
+            raise ValueError("group_size needs a static last dim")
+        else:
+            groups = last // group
+        return self.shape[:-1] + (groups,)
+
+    def _quant_attribute_dict(self):
+        parts = []
+        group = int(self.quant.get("group_size") or 0)
+        if group:
+            parts.append(f"group_size = {group} : i64")
+        for key in ("scale_ub", "min_scale"):
+            value = self.quant.get(key)
+            if value is not None:
+                parts.append(f"{key} = {float_literal(value)} : f32")
+        return " {" + ", ".join(parts) + "}" if parts else ""
 
     def arguments(self):
         """[(name, shape, dtype, is_output)] in call order."""
@@ -91,7 +136,14 @@ class KernelSpec:
             args.append(("bias", self.normalized_shape, self.bias, False))
         if self.residual:
             args.append(("residual", self.shape, self.dtype, False))
-        args.append(("y", self.shape, self.dtype, True))
+        if self.quant is None:
+            args.append(("y", self.shape, self.dtype, True))
+        else:
+            if self.quant.get("static"):
+                args.append(("scale", (), "f32", False))
+            args.append(("q", self.shape, self.quant["dtype"], True))
+            if not self.quant.get("static"):
+                args.append(("scales", self.scales_shape, "f32", True))
         if self.residual:
             args.append(("residual_out", self.shape, self.dtype, True))
         return args
@@ -139,19 +191,34 @@ class KernelSpec:
         for keyword in ("alpha", "weight", "bias", "residual"):
             if keyword in tensors:
                 operands.append(f"{keyword}(%{keyword})")
-        operand_types = [tensors[n] for n, _, _, out in args if not out]
+        operand_types = [tensors[n] for n, _, _, out in args
+                         if not out and n != "scale"]
         x_tensor = tensors["x"]
-        results = "%y, %residual_out" if self.residual else "%y"
-        result_types = (f"({x_tensor}, {x_tensor})" if self.residual
-                        else x_tensor)
-        body.append(f"    {results} = norm.{self.op} {' '.join(operands)}"
-                    f"{self._attribute_dict()} : "
-                    f"({', '.join(operand_types)}) -> {result_types}")
+        source = "%x" if self.op == "quantize" else "%y"
+        if self.op != "quantize":
+            results = "%y, %residual_out" if self.residual else "%y"
+            result_types = (f"({x_tensor}, {x_tensor})" if self.residual
+                            else x_tensor)
+            body.append(f"    {results} = norm.{self.op} {' '.join(operands)}"
+                        f"{self._attribute_dict()} : "
+                        f"({', '.join(operand_types)}) -> {result_types}")
+        outputs = {name: _type(shape, dtype, "tensor")
+                   for name, shape, dtype, out in args if out}
+        if self.quant is not None:
+            if self.quant.get("static"):
+                quantize = (f"    %q = norm.quantize {source} scale(%scale)"
+                            f"{self._quant_attribute_dict()} : ({x_tensor}, "
+                            f"{tensors['scale']}) -> {outputs['q']}")
+            else:
+                quantize = (f"    %q, %scales = norm.quantize {source}"
+                            f"{self._quant_attribute_dict()} : ({x_tensor}) "
+                            f"-> ({outputs['q']}, {outputs['scales']})")
+            body.append(quantize)
         for name, shape, dtype, is_output in args:
             if is_output:
                 body.append(
                     f"    bufferization.materialize_in_destination %{name} in "
-                    f"restrict writable %{name}_m : ({x_tensor}, "
+                    f"restrict writable %{name}_m : ({outputs[name]}, "
                     f"{_type(shape, dtype, 'memref')}) -> ()")
         return (f"module {{\n  func.func @{self.name}({', '.join(params)}) "
                 f"attributes {{llvm.emit_c_interface}} {{\n"
