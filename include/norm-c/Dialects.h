@@ -74,6 +74,9 @@ MLIR_CAPI_EXPORTED bool mlirOperationIsANormRMSNormOp(MlirOperation op);
 /// Whether `op` is `norm.dyt`.
 MLIR_CAPI_EXPORTED bool mlirOperationIsANormDyTOp(MlirOperation op);
 
+/// Whether `op` is `norm.quantize`.
+MLIR_CAPI_EXPORTED bool mlirOperationIsANormQuantizeOp(MlirOperation op);
+
 /// Whether `op` is any norm op (implements the NormOpInterface).
 MLIR_CAPI_EXPORTED bool mlirOperationIsANormOp(MlirOperation op);
 
@@ -102,6 +105,16 @@ MLIR_CAPI_EXPORTED MlirOperation mlirNormRMSNormOpCreate(MlirLocation loc,
 MLIR_CAPI_EXPORTED MlirOperation
 mlirNormDyTOpCreate(MlirLocation loc, MlirValue x, MlirValue alpha,
                     MlirValue weight, MlirValue bias, MlirValue residual);
+
+/// Creates a detached `norm.quantize` of `input` (a ranked tensor) to
+/// `quantizedElementType` (f8E4M3FN or i8). With a `scale` value (tensor<f32>
+/// or tensor<1xf32>) it has one result, q; with a null `scale`, a second
+/// result holds the f32 scales of groups of `groupSize` elements of the last
+/// dim (0: one per row). "scale_ub" and "min_scale" are set with
+/// `mlirOperationSetAttributeByName`; the op is not verified.
+MLIR_CAPI_EXPORTED MlirOperation
+mlirNormQuantizeOpCreate(MlirLocation loc, MlirValue input, MlirValue scale,
+                         MlirType quantizedElementType, int64_t groupSize);
 
 #ifdef __cplusplus
 }

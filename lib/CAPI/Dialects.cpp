@@ -111,6 +111,10 @@ bool mlirOperationIsANormDyTOp(MlirOperation op) {
   return llvm::isa<DyTOp>(unwrap(op));
 }
 
+bool mlirOperationIsANormQuantizeOp(MlirOperation op) {
+  return llvm::isa<QuantizeOp>(unwrap(op));
+}
+
 bool mlirOperationIsANormOp(MlirOperation op) {
   return llvm::isa<NormOpInterface>(unwrap(op));
 }
@@ -150,4 +154,12 @@ MlirOperation mlirNormDyTOpCreate(MlirLocation loc, MlirValue x,
   return createDetached<DyTOp>(loc, unwrap(x), unwrap(alpha),
                                unwrapOptional(weight), unwrapOptional(bias),
                                unwrapOptional(residual));
+}
+
+MlirOperation mlirNormQuantizeOpCreate(MlirLocation loc, MlirValue input,
+                                       MlirValue scale,
+                                       MlirType quantizedElementType,
+                                       int64_t groupSize) {
+  return createDetached<QuantizeOp>(loc, unwrap(input), unwrapOptional(scale),
+                                    unwrap(quantizedElementType), groupSize);
 }

@@ -221,6 +221,64 @@ static void testBuilders(MlirContext ctx) {
   mlirModuleDestroy(module);
 }
 
+// CHECK-LABEL: testQuantizeBuilder
+static void testQuantizeBuilder(MlirContext ctx) {
+  printf("testQuantizeBuilder\n");
+  MlirLocation loc = mlirLocationUnknownGet(ctx);
+  MlirAttribute noEncoding = mlirAttributeGetNull();
+  int64_t shape[] = {mlirShapedTypeGetDynamicSize(), 256};
+  MlirType input =
+      mlirRankedTensorTypeGet(2, shape, mlirBF16TypeGet(ctx), noEncoding);
+  MlirType scalar =
+      mlirRankedTensorTypeGet(0, NULL, mlirF32TypeGet(ctx), noEncoding);
+  MlirType fp8 = mlirFloat8E4M3FNTypeGet(ctx);
+  MlirType i8 = mlirIntegerTypeGet(ctx, 8);
+
+  MlirModule module = mlirModuleCreateEmpty(loc);
+  MlirType args[] = {input, scalar};
+  int64_t scalesShape[] = {mlirShapedTypeGetDynamicSize(), 2};
+  MlirType results[] = {
+      mlirRankedTensorTypeGet(2, shape, fp8, noEncoding),
+      mlirRankedTensorTypeGet(2, scalesShape, mlirF32TypeGet(ctx),
+                              noEncoding),
+      mlirRankedTensorTypeGet(2, shape, i8, noEncoding)};
+  MlirBlock block = createFunc(ctx, module, "quantized", 2, args, 3, results);
+  MlirValue y = mlirBlockGetArgument(block, 0);
+  MlirValue s = mlirBlockGetArgument(block, 1);
+  MlirValue null = {NULL};
+  MlirOperation dynamic = mlirNormQuantizeOpCreate(loc, y, null, fp8, 128);
+  mlirOperationSetAttributeByName(
+      dynamic, str("scale_ub"),
+      mlirFloatAttrDoubleGet(ctx, mlirF32TypeGet(ctx), 1200.0));
+  mlirBlockAppendOwnedOperation(block, dynamic);
+  MlirOperation fixed = mlirNormQuantizeOpCreate(loc, y, s, i8, 0);
+  mlirBlockAppendOwnedOperation(block, fixed);
+  MlirValue returned[] = {mlirOperationGetResult(dynamic, 0),
+                          mlirOperationGetResult(dynamic, 1),
+                          mlirOperationGetResult(fixed, 0)};
+  createReturn(ctx, block, 3, returned);
+  printf("isa=%d results=%d,%d verified=%d\n",
+         mlirOperationIsANormQuantizeOp(dynamic),
+         (int)mlirOperationGetNumResults(dynamic),
+         (int)mlirOperationGetNumResults(fixed),
+         mlirOperationVerify(mlirModuleGetOperation(module)));
+  // CHECK: isa=1 results=2,1 verified=1
+  mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
+  printf("\n");
+  // CHECK: norm.quantize %{{.*}} {group_size = 128 : i64, scale_ub = 1.200000e+03 : f32} : (tensor<?x256xbf16>) -> (tensor<?x256xf8E4M3FN>, tensor<?x2xf32>)
+  // CHECK: norm.quantize %{{.*}} scale(%{{.*}}) : (tensor<?x256xbf16>, tensor<f32>) -> tensor<?x256xi8>
+
+  /* A group size that does not divide N: the verifier says so. */
+  MlirOperation bad = mlirNormQuantizeOpCreate(loc, y, null, i8, 96);
+  mlirBlockInsertOwnedOperationBefore(block, mlirBlockGetFirstOperation(block),
+                                      bad);
+  printf("verified=%d\n", mlirOperationVerify(mlirModuleGetOperation(module)));
+  // CHECK: diagnostic: 'norm.quantize' op attribute 'group_size' = 96 must
+  // CHECK-SAME: divide the last dim 256 of 'input'
+  // CHECK: verified=0
+  mlirModuleDestroy(module);
+}
+
 /* A ranked memref descriptor as the C interface passes it. */
 typedef struct {
   float *allocated, *aligned;
@@ -306,6 +364,7 @@ int main(void) {
   testEnumAttributes(ctx);
   testIsA(ctx);
   testBuilders(ctx);
+  testQuantizeBuilder(ctx);
   testPipelineAndJIT(ctx);
   mlirContextDestroy(ctx);
   return 0;

@@ -29,6 +29,27 @@ SmallVector<Type, 2> mlir::norm::inferNormResultTypes(Value x, Value residual) {
   return types;
 }
 
+SmallVector<Type, 2> mlir::norm::inferQuantizeResultTypes(Value input,
+                                                          Value scale,
+                                                          Type quantizedType,
+                                                          int64_t groupSize) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  SmallVector<Type, 2> types{inputType.clone(quantizedType)};
+  if (scale)
+    return types;
+  SmallVector<int64_t> shape(inputType.getShape());
+  if (!shape.empty()) {
+    int64_t last = shape.back();
+    shape.back() = groupSize == 0 ? 1
+                   : (groupSize > 0 && !ShapedType::isDynamic(last) &&
+                      last % groupSize == 0)
+                       ? last / groupSize
+                       : ShapedType::kDynamic;
+  }
+  types.push_back(inputType.clone(shape, Float32Type::get(input.getContext())));
+  return types;
+}
+
 ArrayRef<StringRef> mlir::norm::getNormAttributeNames() {
   static const StringRef names[] = {"epsilon", "epsilon_mode", "weight_offset",
                                     "axis",    "compute_type", "cast_mode"};

@@ -30,6 +30,14 @@ namespace norm {
 /// `residual_out` (present iff `residual` is) has it too.
 SmallVector<Type, 2> inferNormResultTypes(Value x, Value residual);
 
+/// Result types of a norm.quantize of `input` to `quantizedType`: q with
+/// the shape of `input` and, without `scale`, the f32 scales with the last
+/// dim N / `groupSize` (1 when `groupSize` is 0; dynamic when it cannot be
+/// computed, which the verifier rejects).
+SmallVector<Type, 2> inferQuantizeResultTypes(Value input, Value scale,
+                                              Type quantizedType,
+                                              int64_t groupSize);
+
 /// The scalar-parameter rule: a `weight`, `bias` or `alpha` operand of shape
 /// `[]` or `[1]` is one value applied to every normalized element (DyT's
 /// alpha, ScaleNorm's gain). Every other parameter has the normalized shape.

@@ -268,6 +268,19 @@ def Norm_QuantizeOp : Norm_Op<"quantize", [
     OptionalAttr<F32Attr>:$min_scale
   );
   let results = (outs AnyType:$q, Optional<AnyType>:$scales);
+  let builders = [
+    // Result types from `input`: q of `quantizedType` and, without `scale`,
+    // the f32 scales of groups of `groupSize` (0: per token).
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$scale,
+                   "::mlir::Type":$quantizedType,
+                   CArg<"int64_t", "0">:$groupSize), [{
+      build($_builder, $_state,
+            ::mlir::norm::inferQuantizeResultTypes(input, scale,
+                                                   quantizedType, groupSize),
+            input, scale, $_builder.getI64IntegerAttr(groupSize),
+            ::mlir::FloatAttr(), ::mlir::FloatAttr());
+    }]>
+  ];
   let hasVerifier = 1;
   let hasFolder = 1;
   let assemblyFormat = [{
