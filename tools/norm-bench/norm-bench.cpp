@@ -15,6 +15,7 @@
 #include "AOT.h"
 #include "Kernels.h"
 #include "Paired.h"
+#include "Quant.h"
 #include "Slices.h"
 #include "baselines/Baselines.h"
 #include "norm/ExecutionEngine/JIT.h"
@@ -247,6 +248,7 @@ void printSummary(const std::vector<Shape> &shapes,
 int main(int argc, char **argv) {
   // Our flags; everything else goes to Google Benchmark.
   bool quick = false, summaryOnly = false, slices = false, onlySlices = false;
+  bool quant = false, onlyQuant = false;
   bool paired = false;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   int repetitions = 10;
@@ -263,6 +265,10 @@ int main(int argc, char **argv) {
       slices = true;
     } else if (arg == "--only-slices") {
       slices = onlySlices = true;
+    } else if (arg == "--quant") {
+      quant = true;
+    } else if (arg == "--only-quant") {
+      quant = onlyQuant = true;
     } else if (arg == "--paired") {
       paired = true;
     } else if (arg.consume_front("--threads=")) {
@@ -284,7 +290,8 @@ int main(int argc, char **argv) {
       aotTool = arg.str();
     } else if (arg == "--help") {
       llvm::outs() << "usage: norm-bench [--quick|--summary] [--paired] "
-                      "[--slices|--only-slices] [--threads=N] "
+                      "[--slices|--only-slices] [--quant|--only-quant] "
+                      "[--threads=N] "
                       "[--repetitions=N] [--json=FILE] [--merge=TORCH.json] "
                       "[--norm-aot=PATH] [Google Benchmark flags]\n"
                       "  --paired       time each kernel back to back with "
@@ -294,6 +301,9 @@ int main(int argc, char **argv) {
                       "  --slices       also norm + matmul slices (unfused, "
                       "folded, fused)\n"
                       "  --only-slices  only those\n"
+                      "  --quant        also norm + FP8/int8 quantization "
+                      "(fused, unfused)\n"
+                      "  --only-quant   only those\n"
                       "  --norm-aot     the norm-aot that builds the aot "
                       "kernels (default: next to norm-bench)\n";
       return 0;
@@ -395,8 +405,29 @@ int main(int argc, char **argv) {
     return selection.selects(name, repetitions, paired && kernel);
   };
 
-  if (onlySlices)
+  if (onlySlices || onlyQuant)
     shapes.clear();
+  QuantKernels quantKernels;
+  if (quant &&
+      !quantKernels.registerBenchmarks(
+          threads, quick, libs,
+          [&](const std::string &name) { return selected(name, true); },
+          [&](const std::string &name, size_t bytes, std::function<void()> body,
+              const void *source, void *destination) {
+            size_t half = bytes / 2;
+            if (paired)
+              registerPaired(
+                  name, bytes, std::move(body),
+                  Floors{[source, destination, half] {
+                           copyFloor(source, destination, half);
+                         },
+                         [source, destination, half] {
+                           copyNonTemporalFloor(source, destination, half);
+                         }});
+            else
+              registerCase(name, bytes, std::move(body));
+          }))
+    return 1;
   SliceKernels sliceKernels;
   if (slices && !sliceKernels.registerBenchmarks(
                     threads, quick, libs,
@@ -521,6 +552,13 @@ int main(int argc, char **argv) {
     mergeJSON(path, medians);
   if (!shapes.empty())
     printSummary(shapes, dtypes, cases, medians, threads, paired);
+  if (quant) {
+    std::map<std::string, QuantMedian> quantMedians;
+    for (const auto &[name, entry] : medians)
+      quantMedians[name] = {entry.time, entry.ntRatio.value_or(0.0),
+                            entry.ntRate.value_or(0.0)};
+    printQuantSummary(quantMedians, paired);
+  }
   if (slices) {
     std::map<std::string, double> times;
     for (const auto &[name, entry] : reporter.medians)

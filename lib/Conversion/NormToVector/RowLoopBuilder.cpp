@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -166,34 +167,47 @@ SmallVector<Value> RowLoopBuilder::buildOutputSweeps(
         });
   }
 
-  // Dynamic scales: for each group, max |y| in one sweep, then y again
-  // (recomputed from the row, which the statistics sweep left in cache)
-  // quantized in a second one; y never goes to memory.
+  // Dynamic scales: for each group, one sweep computes y, keeps it (as f32)
+  // in a row-sized scratch tensor (in cache) and takes max |y|; a second
+  // sweep quantizes y from the scratch. y never goes to memory.
   Value groupLength =
       ShapedType::isDynamic(staticGroupSize)
           ? rowSize
           : Value(arith::ConstantIndexOp::create(rb, loc, staticGroupSize));
   VectorType f32VectorType = VectorType::get({vectorLength}, rb.getF32Type());
+  Value scratch = tensor::EmptyOp::create(
+      rb, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(rowSize)},
+      rb.getF32Type());
+  SmallVector<Value> groupInits(outputs);
+  groupInits.push_back(scratch);
   auto groups = scf::ForOp::create(
       rb, loc, arith::ConstantIndexOp::create(rb, loc, 0),
       arith::ConstantIndexOp::create(rb, loc, numGroups),
-      arith::ConstantIndexOp::create(rb, loc, 1), outputs,
+      arith::ConstantIndexOp::create(rb, loc, 1), groupInits,
       [&](OpBuilder &gb, Location, Value group, ValueRange iter) {
         Value begin = arith::MulIOp::create(gb, loc, group, groupLength);
-        Value amaxVector =
-            sweepRange(
-                gb, begin, groupLength, staticGroupSize,
-                ValueRange{buildFloatConstant(gb, loc, f32VectorType, 0.0)},
-                [&](OpBuilder &bb, Value col, Value mask, ValueRange it) {
-                  Value magnitude = maskLanes(
-                      bb, loc, buildMagnitude(bb, loc, computeY(bb, col, mask).first),
-                      mask);
-                  return SmallVector<Value>{
-                      arith::MaximumFOp::create(bb, loc, it[0], magnitude)};
-                })
-                .front();
+        // iter: q row, scales row, [residual row], scratch.
+        SmallVector<Value> inits{buildFloatConstant(gb, loc, f32VectorType, 0.0),
+                                 iter.back()};
+        if (writeResidual)
+          inits.push_back(iter[2]);
+        SmallVector<Value> first = sweepRange(
+            gb, begin, groupLength, staticGroupSize, inits,
+            [&](OpBuilder &bb, Value col, Value mask, ValueRange it) {
+              auto [y, s] = computeY(bb, col, mask);
+              Value wide = buildWidenedQuantizeInput(bb, loc, y);
+              Value magnitude = maskLanes(
+                  bb, loc, math::AbsFOp::create(bb, loc, wide), mask);
+              SmallVector<Value> next{
+                  arith::MaximumFOp::create(bb, loc, it[0], magnitude),
+                  writeRow(bb, wide, it[1], col, mask)};
+              if (writeResidual)
+                next.push_back(writeRow(bb, s, it[2], col, mask));
+              return next;
+            });
         Value amax = vector::ReductionOp::create(
-            gb, loc, vector::CombiningKind::MAXIMUMF, amaxVector);
+            gb, loc, vector::CombiningKind::MAXIMUMF, first[0]);
+        Value filled = first[1];
         Value scale = buildGroupScale(gb, loc, quant, amax);
         Value inverse = vector::BroadcastOp::create(
             gb, loc, f32VectorType, buildReciprocal(gb, loc, scale));
@@ -205,25 +219,28 @@ SmallVector<Value> RowLoopBuilder::buildOutputSweeps(
         Value scalesRow =
             tensor::InsertOp::create(gb, loc, scale, iter[1], indices);
 
-        SmallVector<Value> inits{iter[0]};
+        Value qRow =
+            sweepRange(
+                gb, begin, groupLength, staticGroupSize, ValueRange{iter[0]},
+                [&](OpBuilder &bb, Value col, Value mask, ValueRange it) {
+                  Value padding =
+                      buildFloatConstant(bb, loc, bb.getF32Type(), 0.0);
+                  Value y = vector::TransferReadOp::create(
+                      bb, loc, f32VectorType, filled, ValueRange{col},
+                      AffineMap::getMultiDimIdentityMap(1, bb.getContext()),
+                      padding, mask, bb.getBoolArrayAttr({true}));
+                  Value q = buildQuantize(bb, loc, y, inverse, quantizedType);
+                  return SmallVector<Value>{
+                      writeRow(bb, q, it[0], col, mask)};
+                })
+                .front();
+        SmallVector<Value> next{qRow, scalesRow};
         if (writeResidual)
-          inits.push_back(iter[2]);
-        SmallVector<Value> rows = sweepRange(
-            gb, begin, groupLength, staticGroupSize, inits,
-            [&](OpBuilder &bb, Value col, Value mask, ValueRange it) {
-              auto [y, s] = computeY(bb, col, mask);
-              Value q = buildQuantize(bb, loc, y, inverse, quantizedType);
-              SmallVector<Value> next{writeRow(bb, q, it[0], col, mask)};
-              if (writeResidual)
-                next.push_back(writeRow(bb, s, it[1], col, mask));
-              return next;
-            });
-        SmallVector<Value> next{rows[0], scalesRow};
-        if (writeResidual)
-          next.push_back(rows[1]);
+          next.push_back(first[2]);
+        next.push_back(filled);
         scf::YieldOp::create(gb, loc, next);
       });
-  return SmallVector<Value>(groups.getResults());
+  return SmallVector<Value>(groups.getResults().drop_back());
 }
 
 SmallVector<RowLoopBuilder::OutputSpec> RowLoopBuilder::getOutputSpecs() {

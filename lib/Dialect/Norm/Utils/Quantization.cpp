@@ -46,8 +46,36 @@ Value mlir::norm::buildReciprocal(OpBuilder &b, Location loc, Value scale) {
       b, loc, buildFloatConstant(b, loc, scale.getType(), 1.0), scale);
 }
 
+Value mlir::norm::buildWidenedQuantizeInput(OpBuilder &b, Location loc,
+                                            Value y) {
+  auto trunc = y.getDefiningOp<arith::TruncFOp>();
+  if (!trunc || !getElementTypeOrSelf(y.getType()).isBF16() ||
+      !getElementTypeOrSelf(trunc.getIn().getType()).isF32() ||
+      trunc.getRoundingmodeAttr())
+    return castFloat(b, loc, y, b.getF32Type());
+  // Round to nearest even at bit 16, in the f32 encoding; NaN stays NaN.
+  Value in = trunc.getIn();
+  Type i32Type = getTypeLike(in.getType(), b.getI32Type());
+  auto i32 = [&](int64_t value) {
+    return buildIntConstant(b, loc, i32Type, value);
+  };
+  Value bits = arith::BitcastOp::create(b, loc, i32Type, in);
+  Value lsb = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, i32(16)), i32(1));
+  Value rounded = arith::AndIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, bits,
+                            arith::AddIOp::create(b, loc, lsb, i32(0x7FFF))),
+      i32(static_cast<int32_t>(0xFFFF0000u)));
+  Value isNaN =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, in, in);
+  return arith::SelectOp::create(
+      b, loc, isNaN, in,
+      arith::BitcastOp::create(b, loc, in.getType(), rounded));
+}
+
 Value mlir::norm::buildMagnitude(OpBuilder &b, Location loc, Value y) {
-  return math::AbsFOp::create(b, loc, castFloat(b, loc, y, b.getF32Type()));
+  return math::AbsFOp::create(b, loc, buildWidenedQuantizeInput(b, loc, y));
 }
 
 Value mlir::norm::buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v) {
@@ -65,26 +93,26 @@ Value mlir::norm::buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v) {
                                       magnitude, i32(0x7F800000));
   Value clamped = arith::MinUIOp::create(b, loc, magnitude, i32(0x43E00000));
 
+  // Only the low 8 bits of `encoded` below are kept.
   // Normal results (|v| >= 2^-6): round the 23-bit mantissa to 3 bits, ties
-  // to even, with a carry into the exponent, then rebias (127 -> 7).
+  // to even, with a carry into the exponent, and rebias (127 -> 7) in the
+  // same add: (|v| + 0x7FFFF + lsb - (120 << 23)) >> 20.
   Value lsb = arith::AndIOp::create(
       b, loc, arith::ShRUIOp::create(b, loc, clamped, i32(20)), i32(1));
   Value rounded = arith::AddIOp::create(
-      b, loc, clamped, arith::AddIOp::create(b, loc, lsb, i32(0x7FFFF)));
-  Value normal = arith::SubIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, rounded, i32(20)),
-      i32((127 - 7) << 3));
+      b, loc, clamped,
+      arith::AddIOp::create(b, loc, lsb,
+                            i32(0x7FFFF - ((127 - 7) << 23))));
+  Value normal = arith::ShRUIOp::create(b, loc, rounded, i32(20));
 
   // Subnormal results (|v| < 2^-6, multiples of 2^-9): adding 2^14, whose
   // f32 ulp is 2^-9, rounds |v| to the nearest multiple (ties to even); the
-  // low bits of the sum count the multiples (8 is 2^-6, the smallest
-  // normal, which has the same encoding).
+  // low byte of the sum's encoding (that of 2^14 is 0) counts the multiples
+  // (8 is 2^-6, the smallest normal, which has the same encoding).
   Value magnitudeFloat = arith::BitcastOp::create(b, loc, f32Type, clamped);
   Value shifted = arith::AddFOp::create(
       b, loc, magnitudeFloat, buildFloatConstant(b, loc, f32Type, 16384.0));
-  Value subnormal = arith::SubIOp::create(
-      b, loc, arith::BitcastOp::create(b, loc, i32Type, shifted),
-      i32(0x46800000));
+  Value subnormal = arith::BitcastOp::create(b, loc, i32Type, shifted);
   Value isSubnormal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                             clamped, i32(0x3C800000));
   Value encoded =
@@ -99,7 +127,7 @@ Value mlir::norm::buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v) {
 Value mlir::norm::buildQuantize(OpBuilder &b, Location loc, Value y,
                                 Value inverse, Type quantizedType) {
   Value v = arith::MulFOp::create(
-      b, loc, castFloat(b, loc, y, b.getF32Type()), inverse);
+      b, loc, buildWidenedQuantizeInput(b, loc, y), inverse);
   Type type = v.getType();
   if (isa<Float8E4M3FNType>(quantizedType))
     return arith::BitcastOp::create(

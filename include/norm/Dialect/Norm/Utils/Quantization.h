@@ -25,6 +25,12 @@ Value buildGroupScale(OpBuilder &b, Location loc, QuantizeOp op, Value amax);
 /// `1 / scale` in f32.
 Value buildReciprocal(OpBuilder &b, Location loc, Value scale);
 
+/// `y` widened to f32. When `y` is an `arith.truncf` of f32 values to bf16
+/// (round to nearest even), the f32 values are rounded to bf16 precision
+/// in f32 instead: the same numbers without packing the lanes to 16 bits
+/// and back.
+Value buildWidenedQuantizeInput(OpBuilder &b, Location loc, Value y);
+
 /// `|y|` widened to f32, the term of a group's `max |y|` (combine terms with
 /// `arith.maximumf`, which propagates NaN).
 Value buildMagnitude(OpBuilder &b, Location loc, Value y);

@@ -1,0 +1,485 @@
+//===- Quant.cpp - Norm + quantization cases for norm-bench -----*- C++ -*-===//
+//
+// Cases `rms_norm_quant_<variant>` and `add_rms_norm_quant_<variant>`,
+// variant fp8_static, fp8_token, i8_token or fp8_g128, bf16 input with a
+// bf16 weight. The fused kernel is one module (norm + norm.quantize); the
+// unfused one calls a norm module writing y and then a quantize module
+// reading it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Quant.h"
+
+#include "norm/ExecutionEngine/JIT.h"
+
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+using namespace norm_bench;
+
+namespace {
+
+struct Variant {
+  const char *name;
+  bool fp8;
+  bool isStatic;
+  int64_t groupSize; // 0: per token
+};
+
+const Variant kVariants[] = {{"fp8_static", true, true, 0},
+                             {"fp8_token", true, false, 0},
+                             {"i8_token", false, false, 0},
+                             {"fp8_g128", true, false, 128}};
+
+struct QuantShape {
+  int64_t rows, cols;
+};
+
+std::string caseName(bool residual, const Variant &variant) {
+  return llvm::formatv("{0}rms_norm_quant_{1}", residual ? "add_" : "",
+                       variant.name)
+      .str();
+}
+
+std::string benchmarkName(bool residual, const Variant &variant,
+                          const char *impl, QuantShape shape) {
+  return llvm::formatv("{0}/{1}/{2}x{3}/bf16", caseName(residual, variant),
+                       impl, shape.rows, shape.cols)
+      .str();
+}
+
+int64_t numGroups(const Variant &variant, QuantShape shape) {
+  return variant.groupSize ? shape.cols / variant.groupSize : 1;
+}
+
+/// What the fused case must move: x (and the residual in and out), q and
+/// the scales.
+size_t quantBytes(bool residual, const Variant &variant, QuantShape shape) {
+  size_t elements = size_t(shape.rows) * size_t(shape.cols);
+  size_t bytes = 2 * elements * (residual ? 3 : 1) + elements;
+  if (!variant.isStatic)
+    bytes += 4 * size_t(shape.rows) * size_t(numGroups(variant, shape));
+  return bytes;
+}
+
+/// A 64-byte aligned, zeroed allocation.
+struct AlignedBuffer {
+  explicit AlignedBuffer(size_t bytes)
+      : data(std::aligned_alloc(64, (bytes + 63) / 64 * 64)), size(bytes) {
+    std::memset(data, 0, (bytes + 63) / 64 * 64);
+  }
+  ~AlignedBuffer() { std::free(data); }
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
+  void *data;
+  size_t size;
+};
+
+/// A memref descriptor of rank <= 2 as the C interface reads it:
+/// allocated, aligned, offset, sizes, strides.
+struct Descriptor {
+  int64_t fields[7] = {};
+  Descriptor() = default;
+  Descriptor(void *data, std::vector<int64_t> shape) {
+    fields[0] = fields[1] = reinterpret_cast<intptr_t>(data);
+    size_t rank = shape.size();
+    int64_t stride = 1;
+    for (size_t d = rank; d-- > 0;) {
+      fields[3 + d] = shape[d];
+      fields[3 + rank + d] = stride;
+      stride *= shape[d];
+    }
+  }
+};
+
+/// Calls `_mlir_ciface_kernel(desc *...)` with pointers to `args` (three
+/// to seven of them).
+void callKernel(void *entry, std::vector<Descriptor> &args) {
+  using P = void *;
+  P p[7] = {};
+  for (size_t i = 0; i < args.size(); ++i)
+    p[i] = &args[i];
+  switch (args.size()) {
+  case 3:
+    return reinterpret_cast<void (*)(P, P, P)>(entry)(p[0], p[1], p[2]);
+  case 4:
+    return reinterpret_cast<void (*)(P, P, P, P)>(entry)(p[0], p[1], p[2],
+                                                         p[3]);
+  case 5:
+    return reinterpret_cast<void (*)(P, P, P, P, P)>(entry)(p[0], p[1], p[2],
+                                                            p[3], p[4]);
+  case 6:
+    return reinterpret_cast<void (*)(P, P, P, P, P, P)>(entry)(
+        p[0], p[1], p[2], p[3], p[4], p[5]);
+  case 7:
+    return reinterpret_cast<void (*)(P, P, P, P, P, P, P)>(entry)(
+        p[0], p[1], p[2], p[3], p[4], p[5], p[6]);
+  default:
+    llvm::report_fatal_error("norm-bench: unexpected kernel arity");
+  }
+}
+
+uint16_t toBF16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  bits += 0x7FFF + ((bits >> 16) & 1);
+  return uint16_t(bits >> 16);
+}
+
+void fillBF16(void *data, size_t count, float mean, float spread,
+              unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(mean, spread);
+  auto *out = static_cast<uint16_t *>(data);
+  for (size_t i = 0; i < count; ++i)
+    out[i] = toBF16(dist(rng));
+}
+
+/// The MLIR types of one case.
+struct Types {
+  std::string x, xm, w, wm, q, qm, scales, scalesm;
+};
+
+Types makeTypes(const Variant &variant, QuantShape shape) {
+  Types t;
+  const char *qt = variant.fp8 ? "f8E4M3FN" : "i8";
+  t.x = llvm::formatv("tensor<{0}x{1}xbf16>", shape.rows, shape.cols);
+  t.xm = llvm::formatv("memref<{0}x{1}xbf16>", shape.rows, shape.cols);
+  t.w = llvm::formatv("tensor<{0}xbf16>", shape.cols);
+  t.wm = llvm::formatv("memref<{0}xbf16>", shape.cols);
+  t.q = llvm::formatv("tensor<{0}x{1}x{2}>", shape.rows, shape.cols, qt);
+  t.qm = llvm::formatv("memref<{0}x{1}x{2}>", shape.rows, shape.cols, qt);
+  int64_t groups = numGroups(variant, shape);
+  t.scales = llvm::formatv("tensor<{0}x{1}xf32>", shape.rows, groups);
+  t.scalesm = llvm::formatv("memref<{0}x{1}xf32>", shape.rows, groups);
+  return t;
+}
+
+std::string quantizeLine(const Variant &variant, const Types &t,
+                         const std::string &input) {
+  std::string attrs =
+      variant.groupSize
+          ? llvm::formatv(" {{group_size = {0} : i64}", variant.groupSize).str()
+          : std::string();
+  if (variant.isStatic)
+    return llvm::formatv("  %q = norm.quantize {0} scale(%s){1} : ({2}, "
+                         "tensor<f32>) -> {3}\n",
+                         input, attrs, t.x, t.q);
+  return llvm::formatv("  %q, %sc = norm.quantize {0}{1} : ({2}) -> ({3}, "
+                       "{4})\n",
+                       input, attrs, t.x, t.q, t.scales);
+}
+
+std::string toTensor(const std::string &name, const std::string &memref,
+                     const std::string &tensor) {
+  return llvm::formatv("  %{0} = bufferization.to_tensor %{0}m restrict : "
+                       "{1} to {2}\n",
+                       name, memref, tensor);
+}
+
+std::string store(const std::string &name, const std::string &tensor,
+                  const std::string &memref) {
+  return llvm::formatv("  bufferization.materialize_in_destination %{0} in "
+                       "restrict writable %{0}m : ({1}, {2}) -> ()\n",
+                       name, tensor, memref);
+}
+
+std::string wrap(const std::string &params, const std::string &body) {
+  return llvm::formatv("func.func @kernel({0}) attributes "
+                       "{{llvm.emit_c_interface} {{\n{1}  return\n}\n",
+                       params, body)
+      .str();
+}
+
+/// The norm (writing y, or feeding the quantization when `fused`).
+std::string normLines(bool residual, const Types &t) {
+  std::string body = toTensor("x", t.xm, t.x) + toTensor("w", t.wm, t.w);
+  if (residual)
+    return body + toTensor("r", t.xm, t.x) +
+           llvm::formatv("  %y, %ro = norm.rms_norm %x weight(%w) "
+                         "residual(%r) : ({0}, {1}, {0}) -> ({0}, {0})\n",
+                         t.x, t.w)
+               .str();
+  return body + llvm::formatv("  %y = norm.rms_norm %x weight(%w) : ({0}, "
+                              "{1}) -> {0}\n",
+                              t.x, t.w)
+                    .str();
+}
+
+/// Fused: (x, w, [r], [s], q, [scales], [ro]).
+std::string fusedSource(bool residual, const Variant &variant,
+                        const Types &t) {
+  std::string params = "%xm: " + t.xm + ", %wm: " + t.wm;
+  if (residual)
+    params += ", %rm: " + t.xm;
+  std::string body = normLines(residual, t);
+  if (variant.isStatic) {
+    params += ", %sm: memref<f32>";
+    body += toTensor("s", "memref<f32>", "tensor<f32>");
+  }
+  body += quantizeLine(variant, t, "%y");
+  params += ", %qm: " + t.qm;
+  body += store("q", t.q, t.qm);
+  if (!variant.isStatic) {
+    params += ", %scm: " + t.scalesm;
+    body += llvm::formatv("  bufferization.materialize_in_destination %sc in "
+                          "restrict writable %scm : ({0}, {1}) -> ()\n",
+                          t.scales, t.scalesm)
+                .str();
+  }
+  if (residual) {
+    params += ", %rom: " + t.xm;
+    body += store("ro", t.x, t.xm);
+  }
+  return wrap(params, body);
+}
+
+/// The norm alone: (x, w, [r], y, [ro]).
+std::string normSource(bool residual, const Types &t) {
+  std::string params = "%xm: " + t.xm + ", %wm: " + t.wm;
+  if (residual)
+    params += ", %rm: " + t.xm;
+  std::string body = normLines(residual, t);
+  params += ", %ym: " + t.xm;
+  body += store("y", t.x, t.xm);
+  if (residual) {
+    params += ", %rom: " + t.xm;
+    body += store("ro", t.x, t.xm);
+  }
+  return wrap(params, body);
+}
+
+/// The quantization alone: (y, [s], q, [scales]).
+std::string quantizeSource(const Variant &variant, const Types &t) {
+  std::string params = "%ym: " + t.xm;
+  std::string body = toTensor("y", t.xm, t.x);
+  if (variant.isStatic) {
+    params += ", %sm: memref<f32>";
+    body += toTensor("s", "memref<f32>", "tensor<f32>");
+  }
+  body += quantizeLine(variant, t, "%y");
+  params += ", %qm: " + t.qm;
+  body += store("q", t.q, t.qm);
+  if (!variant.isStatic) {
+    params += ", %scm: " + t.scalesm;
+    body += llvm::formatv("  bufferization.materialize_in_destination %sc in "
+                          "restrict writable %scm : ({0}, {1}) -> ()\n",
+                          t.scales, t.scalesm)
+                .str();
+  }
+  return wrap(params, body);
+}
+
+} // namespace
+
+/// The buffers and modules of one case and shape.
+struct norm_bench::QuantKernel {
+  QuantKernel(bool residual, const Variant &variant, QuantShape shape)
+      : residual(residual), variant(variant), shape(shape),
+        elements(size_t(shape.rows) * size_t(shape.cols)),
+        x(2 * elements), r(2 * elements), w(2 * size_t(shape.cols)), s(4),
+        q(elements), qUnfused(elements),
+        scales(4 * size_t(shape.rows) * size_t(numGroups(variant, shape))),
+        scalesUnfused(scales.size), y(2 * elements), ro(2 * elements),
+        roUnfused(2 * elements),
+        floorBytes(quantBytes(residual, variant, shape) / 2),
+        floorSource(floorBytes), floorDestination(floorBytes) {}
+
+  bool compile(unsigned threads, const std::vector<llvm::StringRef> &libs) {
+    fillBF16(x.data, elements, 0.0f, 1.0f, 1);
+    fillBF16(r.data, elements, 0.0f, 1.0f, 2);
+    fillBF16(w.data, size_t(shape.cols), 1.0f, 0.2f, 3);
+    float scale = variant.fp8 ? 4.0f / 448.0f : 4.0f / 127.0f;
+    std::memcpy(s.data, &scale, 4);
+    Types t = makeTypes(variant, shape);
+    std::string pipeline =
+        llvm::formatv("norm-cpu-pipeline{{threads={0}}", threads);
+    std::string error;
+    auto build = [&](const std::string &source,
+                     std::unique_ptr<mlir::norm::JITModule> &module,
+                     void *&entry) {
+      module = mlir::norm::JITModule::compile(source, pipeline, error, libs);
+      entry = module ? module->lookupCInterface("kernel") : nullptr;
+      if (!entry)
+        llvm::errs() << "norm-bench: " << caseName(residual, variant)
+                     << " does not compile: " << error << "\n";
+      return entry != nullptr;
+    };
+    if (!build(fusedSource(residual, variant, t), fused, fusedEntry) ||
+        !build(normSource(residual, t), norm, normEntry) ||
+        !build(quantizeSource(variant, t), quantize, quantizeEntry))
+      return false;
+
+    std::vector<int64_t> matrix{shape.rows, shape.cols};
+    std::vector<int64_t> scalesShape{shape.rows, numGroups(variant, shape)};
+    auto inputs = [&] {
+      std::vector<Descriptor> args{Descriptor(x.data, matrix),
+                                   Descriptor(w.data, {shape.cols})};
+      if (residual)
+        args.push_back(Descriptor(r.data, matrix));
+      return args;
+    };
+    fusedArgs = inputs();
+    if (variant.isStatic)
+      fusedArgs.push_back(Descriptor(s.data, {}));
+    fusedArgs.push_back(Descriptor(q.data, matrix));
+    if (!variant.isStatic)
+      fusedArgs.push_back(Descriptor(scales.data, scalesShape));
+    if (residual)
+      fusedArgs.push_back(Descriptor(ro.data, matrix));
+    normArgs = inputs();
+    normArgs.push_back(Descriptor(y.data, matrix));
+    if (residual)
+      normArgs.push_back(Descriptor(roUnfused.data, matrix));
+    quantizeArgs = {Descriptor(y.data, matrix)};
+    if (variant.isStatic)
+      quantizeArgs.push_back(Descriptor(s.data, {}));
+    quantizeArgs.push_back(Descriptor(qUnfused.data, matrix));
+    if (!variant.isStatic)
+      quantizeArgs.push_back(Descriptor(scalesUnfused.data, scalesShape));
+    return true;
+  }
+
+  void callFused() { callKernel(fusedEntry, fusedArgs); }
+  void callUnfused() {
+    callKernel(normEntry, normArgs);
+    callKernel(quantizeEntry, quantizeArgs);
+  }
+
+  /// The fused kernel computes exactly what the unfused pair does.
+  bool agrees() {
+    callFused();
+    callUnfused();
+    bool same = std::memcmp(q.data, qUnfused.data, elements) == 0 &&
+                std::memcmp(scales.data, scalesUnfused.data, scales.size) ==
+                    0 &&
+                (!residual || std::memcmp(ro.data, roUnfused.data,
+                                          2 * elements) == 0);
+    if (!same)
+      llvm::errs() << "norm-bench: " << caseName(residual, variant)
+                   << ": the fused kernel differs from norm + quantize\n";
+    return same;
+  }
+
+  bool residual;
+  Variant variant;
+  QuantShape shape;
+  size_t elements;
+  AlignedBuffer x, r, w, s, q, qUnfused, scales, scalesUnfused, y, ro,
+      roUnfused;
+  size_t floorBytes;
+  AlignedBuffer floorSource, floorDestination;
+  std::unique_ptr<mlir::norm::JITModule> fused, norm, quantize;
+  void *fusedEntry = nullptr, *normEntry = nullptr, *quantizeEntry = nullptr;
+  std::vector<Descriptor> fusedArgs, normArgs, quantizeArgs;
+};
+
+QuantKernels::QuantKernels() = default;
+QuantKernels::~QuantKernels() = default;
+
+static std::vector<QuantShape> quantShapes(bool quick) {
+  if (quick)
+    return {{4096, 4096}, {32, 8192}};
+  return {{8192, 4096}, {32, 8192}};
+}
+
+bool QuantKernels::registerBenchmarks(
+    unsigned threads, bool quick, const std::vector<llvm::StringRef> &libs,
+    const std::function<bool(const std::string &)> &selected,
+    const std::function<void(const std::string &, size_t,
+                             std::function<void()>, const void *, void *)>
+        &add) {
+  for (QuantShape shape : quantShapes(quick)) {
+    for (bool residual : {false, true}) {
+      for (const Variant &variant : kVariants) {
+        std::string fusedName =
+            benchmarkName(residual, variant, "fused", shape);
+        std::string unfusedName =
+            benchmarkName(residual, variant, "unfused", shape);
+        bool wantFused = selected(fusedName),
+             wantUnfused = selected(unfusedName);
+        if (!wantFused && !wantUnfused)
+          continue;
+        auto kernel = std::make_unique<QuantKernel>(residual, variant, shape);
+        if (!kernel->compile(threads, libs) || !kernel->agrees())
+          return false;
+        QuantKernel *raw = kernel.get();
+        size_t bytes = quantBytes(residual, variant, shape);
+        if (wantFused)
+          add(fusedName, bytes, [raw] { raw->callFused(); },
+              raw->floorSource.data, raw->floorDestination.data);
+        if (wantUnfused)
+          add(unfusedName, bytes, [raw] { raw->callUnfused(); },
+              raw->floorSource.data, raw->floorDestination.data);
+        kernels.push_back(std::move(kernel));
+      }
+    }
+  }
+  return true;
+}
+
+void norm_bench::printQuantSummary(
+    const std::map<std::string, QuantMedian> &medians, bool paired) {
+  bool header = false;
+  for (QuantShape shape : {QuantShape{8192, 4096}, QuantShape{4096, 4096},
+                           QuantShape{32, 8192}}) {
+    for (bool residual : {false, true}) {
+      for (const Variant &variant : kVariants) {
+        auto fused = medians.find(benchmarkName(residual, variant, "fused",
+                                                shape));
+        auto unfused = medians.find(
+            benchmarkName(residual, variant, "unfused", shape));
+        if (fused == medians.end())
+          continue;
+        if (!header) {
+          llvm::outs() << "\nNorm + quantization (bf16 in; GB/s of the bytes "
+                          "the fused case moves"
+                       << (paired ? "; x nt: paired ratio copy_nt time / "
+                                    "kernel time"
+                                  : "")
+                       << "):\n";
+          llvm::outs() << llvm::formatv(
+              "{0,-30} {1,-10} {2,8} {3,7} {4,10} {5,7} {6,9} {7,10}\n",
+              "case", "shape", "fused", "x nt", "unfused", "x nt",
+              "speed-up", "saves y?");
+          header = true;
+        }
+        double bytes = double(quantBytes(residual, variant, shape));
+        double fusedRate = bytes / fused->second.time * 1e-3;
+        std::string unfusedRate = "-", unfusedRatio = "-", speedup = "-",
+                    saves = "-";
+        if (unfused != medians.end()) {
+          unfusedRate =
+              llvm::formatv("{0:F1}", bytes / unfused->second.time * 1e-3);
+          if (paired)
+            unfusedRatio = llvm::formatv("{0:F2}", unfused->second.ntRatio);
+          speedup = llvm::formatv("{0:F2}x", unfused->second.time /
+                                                 fused->second.time);
+          // The y traffic fusion removes (written and read once, bf16) at
+          // the rate of the paired non-temporal copies.
+          if (paired && fused->second.ntRate > 0) {
+            double savedBytes = 4.0 * double(shape.rows) * double(shape.cols);
+            double savedMicros = savedBytes / fused->second.ntRate * 1e6;
+            saves = unfused->second.time - fused->second.time >= savedMicros
+                        ? "yes"
+                        : "no";
+          }
+        }
+        llvm::outs() << llvm::formatv(
+            "{0,-30} {1,-10} {2,8:F1} {3,7} {4,10} {5,7} {6,9} {7,10}\n",
+            caseName(residual, variant),
+            llvm::formatv("{0}x{1}", shape.rows, shape.cols).str(), fusedRate,
+            paired ? llvm::formatv("{0:F2}", fused->second.ntRatio).str()
+                   : std::string("-"),
+            unfusedRate, unfusedRatio, speedup, saves);
+      }
+    }
+  }
+}
