@@ -625,6 +625,17 @@ void NormLowerGPUPass::runOnOperation() {
   options.maxBlockSize = maxBlockSize;
   options.fastTanh = fastTanh;
 
+  // norm.quantize has no GPU kernels yet: say so at each one, before any
+  // norm op is lowered (the IR stays as it was).
+  bool hasQuantize = false;
+  getOperation()->walk([&](QuantizeOp quant) {
+    quant.emitError("norm-lower-gpu: norm.quantize has no GPU lowering yet "
+                    "(norm-lower-cpu and norm-to-linalg lower it)");
+    hasQuantize = true;
+  });
+  if (hasQuantize)
+    return signalPassFailure();
+
   RewritePatternSet patterns(&getContext());
   populateNormToGPUPatterns(patterns, options);
   if (failed(applyNormLoweringPatterns(getOperation(), std::move(patterns),
