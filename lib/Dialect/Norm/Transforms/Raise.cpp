@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ChainAnalysis.h"
+#include "RaiseQuantize.h"
 #include "norm/Dialect/Norm/Utils/PatternDriver.h"
 
 #include "norm/Dialect/Norm/IR/NormOps.h"
@@ -361,8 +362,67 @@ static SmallVector<Operation *> collectOps(Operation *root) {
   return ops;
 }
 
+/// Raises the decomposed static quantizations under `root` to
+/// norm.quantize, consumers first, and counts (and with `remarks` explains)
+/// the conversions to a quantized type that are declined.
+static void raiseQuantizations(Operation *root, bool remarks, unsigned &raised,
+                               unsigned &declined) {
+  MLIRContext *context = root->getContext();
+  // One builder per frame shape, shared by the candidates: a rewrite erases
+  // only ops of its own chain (whose evaluations are forgotten) and ops
+  // after the candidates still to be visited.
+  DenseMap<Type, std::unique_ptr<TensorExprBuilder>> builders;
+  llvm::SmallPtrSet<Operation *, 16> erased;
+  auto forget = [&](Operation *op) {
+    op->walk([&](Operation *nested) {
+      erased.insert(nested);
+      for (Value result : nested->getResults())
+        for (auto &entry : builders)
+          entry.second->forget(result);
+    });
+  };
+  IRRewriter rewriter(context);
+  SmallVector<Operation *> ops = collectOps(root);
+  for (Operation *op : llvm::reverse(ops)) {
+    if (erased.contains(op) || op->getNumResults() != 1)
+      continue;
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!type || isSupportedFloat(type.getElementType()))
+      continue;
+    auto frame =
+        RankedTensorType::get(type.getShape(), IndexType::get(context));
+    std::unique_ptr<TensorExprBuilder> &builder = builders[frame];
+    if (!builder)
+      builder = std::make_unique<TensorExprBuilder>(frame);
+    QuantizeAnalysis analysis = analyzeQuantize(*builder, op);
+    if (!analysis.candidate)
+      continue;
+    if (analysis.match &&
+        succeeded(rewriteQuantize(rewriter, op, *analysis.match, forget))) {
+      ++raised;
+      continue;
+    }
+    ++declined;
+    if (remarks)
+      op->emitRemark("quantization not raised: ")
+          << (analysis.match ? std::string("the chain matched but could not "
+                                           "be rewritten")
+                             : analysis.reason);
+  }
+}
+
 void NormRaisePass::runOnOperation() {
   Operation *root = getOperation();
+
+  // Quantizations first: a quantization reads its input `y` as a tensor of
+  // its own, whether a norm op or a chain the sweeps below raise. Raised
+  // afterwards, a chain `norm(x) * m` with a scalar m could be taken for a
+  // norm with a scalar weight, leaving no scale to the quantization.
+  unsigned quantizeRaised = 0, quantizeDeclined = 0;
+  raiseQuantizations(root, remarks, quantizeRaised, quantizeDeclined);
+  numRaisedQuantize += quantizeRaised;
+  numDeclinedQuantize += quantizeDeclined;
+
   std::array<unsigned, 3> before = countNormOps(root);
 
   // Chains are matched from their last op: visit ops consumers first, so

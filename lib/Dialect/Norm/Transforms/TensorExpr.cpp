@@ -201,6 +201,11 @@ TensorExpr *TensorExprBuilder::getUnary(TensorExprKind kind,
       return getConst(std::fabs(c), type);
     case TensorExprKind::Recip:
       return getConst(*foldBinary(TensorExprKind::Div, 1.0, c, type), type);
+    case TensorExprKind::RoundEven: {
+      llvm::APFloat rounded(c);
+      rounded.roundToIntegral(llvm::APFloat::rmNearestTiesToEven);
+      return getConst(rounded.convertToDouble(), type);
+    }
     default:
       break;
     }
@@ -292,6 +297,11 @@ TensorExpr *TensorExprBuilder::getCast(TensorExpr *operand, Type type) {
     }
   }
   return intern(TensorExprKind::Cast, type, {operand});
+}
+
+TensorExpr *TensorExprBuilder::getFPToSI(TensorExpr *operand,
+                                         IntegerType type) {
+  return intern(TensorExprKind::FPToSI, type, {operand});
 }
 
 TensorExpr *TensorExprBuilder::getSum(TensorExpr *operand,

@@ -49,8 +49,14 @@ enum class TensorExprKind {
   Exp,
   /// `pow(operand, constant)` for exponents other than 2 and 0.5.
   Pow,
-  /// A float conversion (`extf`, `truncf`, `tosa.cast`) to `type`.
+  /// Rounding to an integral value, ties to even (`math.roundeven`).
+  RoundEven,
+  /// A float conversion (`extf`, `truncf`, `tosa.cast`) to `type`; at the
+  /// root of an evaluation `type` may be a narrow float (`f8E4M3FN`).
   Cast,
+  /// A conversion to the signed integer `type`, rounding toward zero
+  /// (`arith.fptosi`); only at the root of an evaluation.
+  FPToSI,
   /// The sum of the operand over the frame dims in `reducedDims`.
   Sum,
 };
@@ -108,6 +114,9 @@ struct TensorExprEvaluation {
 
 /// Builds hash-consed expressions for the values a tensor depends on, within
 /// the frame of one root tensor shape. Ops it cannot express become leaves.
+/// Values are f16, bf16, f32 or f64 tensors, except the root of an
+/// evaluation, which may also be a quantized tensor (a narrow float such as
+/// f8E4M3FN, or an integer) computed by a conversion.
 ///
 /// Evaluations are memoized for the builder's lifetime, so one builder
 /// serves every root of its frame shape: evaluating a second root reuses
@@ -167,6 +176,7 @@ public:
   TensorExpr *getBinary(TensorExprKind kind, TensorExpr *lhs, TensorExpr *rhs);
   TensorExpr *getPow(TensorExpr *base, double exponent);
   TensorExpr *getCast(TensorExpr *operand, Type type);
+  TensorExpr *getFPToSI(TensorExpr *operand, IntegerType type);
   TensorExpr *getSum(TensorExpr *operand, uint64_t reducedDims);
   TensorExpr *getAcc(Type type);
 

@@ -32,6 +32,14 @@ static constexpr unsigned kMaxDepth = 256;
 /// expanding (a bound on the work for one root, not for the builder).
 static constexpr unsigned kMaxNodes = 1 << 16;
 
+/// True for the element types of a quantized root: floats narrower than f16
+/// and integers.
+static bool isQuantizedType(Type type) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return floatType.getWidth() < 16;
+  return isa<IntegerType>(type);
+}
+
 //===----------------------------------------------------------------------===//
 // Evaluation of tensor values
 //===----------------------------------------------------------------------===//
@@ -42,7 +50,13 @@ TensorExpr *TensorExprBuilder::evaluate(Value value) {
 
 TensorExpr *TensorExprBuilder::evaluate(Value value, AffineMap map) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !isSupportedFloat(type.getElementType()))
+  if (!type)
+    return nullptr;
+  // Quantized values (narrow floats, integers) only at the root: inside a
+  // chain they are leaves of the ops that read them.
+  Type elementType = type.getElementType();
+  if (!isSupportedFloat(elementType) &&
+      !(evaluationStack.empty() && isQuantizedType(elementType)))
     return nullptr;
   map = normalizeMap(map, type.getShape());
   if (!map)
@@ -184,6 +198,8 @@ TensorExpr *TensorExprBuilder::evaluateImpl(Value value, AffineMap map) {
   if (!op)
     return nullptr;
   Type elementType = getElementTypeOrSelf(value.getType());
+  if (!isSupportedFloat(elementType))
+    return evaluateOp(op, cast<OpResult>(value).getResultNumber(), map);
   if (std::optional<double> splat = getSplatFloat(value))
     return getConst(*splat, elementType);
   if (auto fill = dyn_cast<linalg::FillOp>(op)) {
@@ -473,8 +489,19 @@ TensorExpr *TensorExprBuilder::buildElementwise(
   if (op->getNumResults() != 1)
     return nullptr;
   Type resultType = getElementTypeOrSelf(op->getResult(0).getType());
-  if (!isSupportedFloat(resultType))
+  // Conversions may produce the quantized type of a root; every other op
+  // computes in a supported float type.
+  bool quantizingConversion =
+      isQuantizedType(resultType) &&
+      ((isa<FloatType>(resultType) && isa<arith::TruncFOp>(op)) ||
+       (resultType.isSignlessInteger() && isa<arith::FPToSIOp>(op)));
+  if (!isSupportedFloat(resultType) && !quantizingConversion)
     return nullptr;
+  // Only round-to-nearest-even truncations are a Cast.
+  if (auto trunc = dyn_cast<arith::TruncFOp>(op))
+    if (std::optional<arith::RoundingMode> mode = trunc.getRoundingmode())
+      if (*mode != arith::RoundingMode::to_nearest_even)
+        return nullptr;
   using Kind = TensorExprKind;
   auto unary = [&](Kind kind) -> TensorExpr * {
     TensorExpr *a = operandExpr(operands[0]);
@@ -523,6 +550,13 @@ TensorExpr *TensorExprBuilder::buildElementwise(
       .Case<math::ExpOp, tosa::ExpOp>([&](auto) { return unary(Kind::Exp); })
       .Case<arith::ExtFOp, arith::TruncFOp, tosa::CastOp>(
           [&](auto) { return convert(); })
+      .Case<math::RoundEvenOp>([&](auto) { return unary(Kind::RoundEven); })
+      .Case<arith::FPToSIOp>([&](auto) -> TensorExpr * {
+        if (!isSupportedFloat(getElementTypeOrSelf(operands[0].getType())))
+          return nullptr;
+        TensorExpr *a = operandExpr(operands[0]);
+        return a ? getFPToSI(a, cast<IntegerType>(resultType)) : nullptr;
+      })
       .Case<math::PowFOp, tosa::PowOp>([&](auto) { return pow(operands[1]); })
       .Case<math::FPowIOp>([&](math::FPowIOp fpowi) -> TensorExpr * {
         APInt exponent;

@@ -72,7 +72,11 @@ def NormRaisePass : Pass<"norm-raise"> {
     Statistic<"numRaisedDyT", "raised-dyt",
               "Number of chains raised to norm.dyt">,
     Statistic<"numDeclined", "declined",
-              "Number of normalization candidates left unchanged">
+              "Number of normalization candidates left unchanged">,
+    Statistic<"numRaisedQuantize", "raised-quantize",
+              "Number of quantizations raised to norm.quantize">,
+    Statistic<"numDeclinedQuantize", "declined-quantize",
+              "Number of quantization candidates left unchanged">
   ];
 }
 

@@ -1,0 +1,342 @@
+//===- RaiseQuantize.cpp - Decomposed quantization to norm.quantize -------===//
+//
+// Recognizes the static form of norm.quantize (DESIGN section 2a) written
+// out as elementwise ops, in whatever dialect the evaluator reads (linalg,
+// tensor-level arith/math):
+//
+//   f8E4M3FN: truncf(clamp(y' * (1/s), -448, 448))
+//   i8:       fptosi(clamp(roundeven(y' * (1/s)), -128, 127))
+//             (or roundeven outside the clamp: the bounds are integers)
+//
+// with y' = y or extf(y) to f32, the scaling written `y' / s`,
+// `y' * (1/s)` or `y' * c` for a constant c, and the clamp in either order
+// with maximumf/minimumf, maxnumf/minnumf or compare-and-select.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RaiseQuantize.h"
+
+#include "norm/Dialect/Norm/IR/NormOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::norm;
+
+using Kind = TensorExprKind;
+
+static std::string formatType(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  return text;
+}
+
+/// `value` in the shortest form that reads back exactly.
+static std::string formatNumber(double value) {
+  SmallString<16> text;
+  llvm::APFloat(value).toString(text);
+  return text.str().str();
+}
+
+/// The f32 value `1 / value`.
+static double f32Reciprocal(double value) {
+  return static_cast<double>(1.0f / static_cast<float>(value));
+}
+
+/// A splat of a scalar (`tensor.splat`, `linalg.fill`): the scalar, else
+/// null.
+static Value getSplatScalar(Value value) {
+  if (auto splat = value.getDefiningOp<tensor::SplatOp>())
+    return splat.getInput();
+  if (auto fill = value.getDefiningOp<linalg::FillOp>())
+    if (fill.hasPureTensorSemantics())
+      return fill.getInputs()[0];
+  return {};
+}
+
+/// Finds the materialized value of the frame's shape that computes `expr`
+/// among the evaluations that evaluating `root` went through.
+static Value findMaterialized(TensorExprBuilder &builder, Value root,
+                              TensorExpr *expr) {
+  if (expr->is(Kind::Leaf) && expr->map == builder.getIdentityMap() &&
+      cast<RankedTensorType>(expr->value.getType()).getShape() ==
+          builder.getFrameShape())
+    return expr->value;
+  const TensorExprEvaluation *evaluation = builder.lookup(root);
+  if (!evaluation)
+    return {};
+  Value found;
+  builder.walkEvaluations(
+      *evaluation,
+      [](const TensorExprEvaluation &, const TensorExprEvaluation &) {
+        return true;
+      },
+      [&](const TensorExprEvaluation &visited) {
+        if (visited.materializes && visited.expr == expr)
+          found = visited.value;
+      });
+  return found;
+}
+
+QuantizeAnalysis mlir::norm::analyzeQuantize(TensorExprBuilder &builder,
+                                             Operation *root) {
+  QuantizeAnalysis analysis;
+  if (root->getNumResults() != 1)
+    return analysis;
+  auto resultType = dyn_cast<RankedTensorType>(root->getResult(0).getType());
+  if (!resultType || resultType.getShape() != builder.getFrameShape())
+    return analysis;
+  Type elementType = resultType.getElementType();
+  if (isSupportedFloat(elementType) ||
+      !isa<FloatType, IntegerType>(elementType))
+    return analysis;
+  TensorExpr *expr = builder.evaluate(root->getResult(0));
+  if (!expr || !(expr->is(Kind::Cast) || expr->is(Kind::FPToSI)))
+    return analysis;
+
+  // A conversion of floats to a quantized type: a candidate.
+  analysis.candidate = true;
+  auto decline = [&](const Twine &reason) {
+    analysis.reason = reason.str();
+    return analysis;
+  };
+  bool fp8 = isa<Float8E4M3FNType>(elementType);
+  bool int8 = elementType.isSignlessInteger(8);
+  if (!fp8 && !int8)
+    return decline("the result element type is " + formatType(elementType) +
+                   "; norm.quantize produces f8E4M3FN or i8");
+  TensorExpr *converted = expr->getOperand(0);
+  if (!converted->type.isF32())
+    return decline("the converted value is " + formatType(converted->type) +
+                   ", not f32");
+  double qmin = fp8 ? -448.0 : -128.0;
+  double qmax = fp8 ? 448.0 : 127.0;
+
+  // roundeven (i8) and the clamp, in either order.
+  bool rounded = false;
+  TensorExpr *v = converted;
+  auto peelRound = [&] {
+    if (int8 && !rounded && v->is(Kind::RoundEven)) {
+      rounded = true;
+      v = v->getOperand(0);
+    }
+  };
+  peelRound();
+  std::optional<double> lo, hi;
+  while (v->is(Kind::Max) || v->is(Kind::Min)) {
+    TensorExpr *bound = nullptr, *other = nullptr;
+    if (v->getOperand(0)->is(Kind::Const)) {
+      bound = v->getOperand(0);
+      other = v->getOperand(1);
+    } else if (v->getOperand(1)->is(Kind::Const)) {
+      bound = v->getOperand(1);
+      other = v->getOperand(0);
+    } else {
+      break;
+    }
+    std::optional<double> &slot = v->is(Kind::Max) ? lo : hi;
+    if (slot)
+      break;
+    slot = bound->constant;
+    v = other;
+  }
+  peelRound();
+  std::string range =
+      "[" + formatNumber(qmin) + ", " + formatNumber(qmax) + "]";
+  if (!lo && !hi)
+    return decline("the value converted to " + formatType(elementType) +
+                   " is not clamped to " + range + " (no saturation)");
+  if (!lo || !hi)
+    return decline(llvm::formatv("the value converted to {0} is clamped only "
+                                 "from {1}, not to {2}",
+                                 formatType(elementType),
+                                 lo ? "below" : "above", range));
+  if (*lo != qmin || *hi != qmax)
+    return decline(llvm::formatv("the value is clamped to [{0}, {1}], not to "
+                                 "{2}",
+                                 formatNumber(*lo), formatNumber(*hi), range));
+  if (int8 && !rounded)
+    return decline("no math.roundeven before arith.fptosi, which rounds "
+                   "toward zero");
+
+  // The scaling: y' / s, y' * (1/s) or y' * c.
+  QuantizeMatch match;
+  match.quantizedType = elementType;
+  TensorExpr *yc = nullptr, *scale = nullptr;
+  std::optional<double> constantScale;
+  if (v->is(Kind::Div)) {
+    yc = v->getOperand(0);
+    scale = v->getOperand(1);
+    match.divides = true;
+    if (scale->is(Kind::Const)) {
+      constantScale = scale->constant;
+      scale = nullptr;
+    }
+  } else if (v->is(Kind::Mul)) {
+    for (unsigned i = 0; i < 2 && !yc; ++i) {
+      TensorExpr *factor = v->getOperand(1 - i);
+      if (factor->is(Kind::Recip)) {
+        yc = v->getOperand(i);
+        scale = factor->getOperand(0);
+      } else if (factor->is(Kind::Const)) {
+        // y * c is y * (1/s) for s = 1/c when 1/s gives c back.
+        double s = f32Reciprocal(factor->constant);
+        if (f32Reciprocal(s) != factor->constant)
+          return decline(llvm::formatv("the value is multiplied by {0}, "
+                                       "which is not the f32 reciprocal of "
+                                       "an f32 scale",
+                                       formatNumber(factor->constant)));
+        yc = v->getOperand(i);
+        constantScale = s;
+      }
+    }
+    if (!yc)
+      return decline("the value is multiplied by a factor that is neither a "
+                     "constant nor the reciprocal 1 / s of a scale (norm."
+                     "quantize computes y * (1 / s))");
+  } else {
+    return decline("the clamped value is not y / s, y * (1 / s) or y * c");
+  }
+  if (!yc->type.isF32())
+    return decline("the scaling is computed in " + formatType(yc->type) +
+                   ", not f32");
+
+  // The scale: one f32 value for the whole tensor.
+  if (scale) {
+    if (scale->is(Kind::Leaf))
+      if (Value scalar = getSplatScalar(scale->value))
+        scale = builder.getLeaf(
+            scalar,
+            AffineMap::get(builder.getRank(), 0, {}, builder.getContext()),
+            scale->type);
+    if (scale->deps != 0)
+      return decline("the scale varies along the quantized tensor; norm."
+                     "quantize takes one per-tensor scale");
+    if (!scale->type.isF32())
+      return decline("the scale is " + formatType(scale->type) + ", not f32");
+    if (scale->is(Kind::Const)) {
+      constantScale = scale->constant;
+      scale = nullptr;
+    } else if (!scale->is(Kind::Leaf)) {
+      return decline("the scale is computed by the chain, not a tensor or "
+                     "scalar value");
+    } else if (auto type = dyn_cast<RankedTensorType>(scale->value.getType())) {
+      if (!llvm::all_of(type.getShape(), [](int64_t s) { return s == 1; }))
+        return decline("the scale is one element of a " + formatType(type) +
+                       ", not a per-tensor scale");
+    }
+  }
+  match.scale = scale;
+  match.scaleConstant = constantScale.value_or(0.0);
+
+  // The quantized tensor: y (f32) or the f16/bf16 tensor it extends.
+  TensorExpr *y = yc;
+  if (yc->is(Kind::Cast) &&
+      (yc->getOperand(0)->type.isF16() || yc->getOperand(0)->type.isBF16()))
+    y = yc->getOperand(0);
+  match.y = findMaterialized(builder, root->getResult(0), y);
+  if (!match.y)
+    return decline("the quantized value is not a tensor of its own (it is "
+                   "computed in the op that quantizes it)");
+  analysis.match = match;
+  return analysis;
+}
+
+LogicalResult
+mlir::norm::rewriteQuantize(RewriterBase &rewriter, Operation *root,
+                            const QuantizeMatch &match,
+                            function_ref<void(Operation *)> erased) {
+  Location loc = root->getLoc();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(root);
+  SmallVector<Operation *> created;
+  Type f32 = rewriter.getF32Type();
+  auto scalarType = RankedTensorType::get({}, f32);
+  // A scalar extracted from a one-element tensor<f32> or tensor<1xf32> is
+  // that tensor.
+  Value scaleValue = match.scale ? match.scale->value : Value();
+  if (scaleValue)
+    if (auto extract = scaleValue.getDefiningOp<tensor::ExtractOp>()) {
+      RankedTensorType sourceType = extract.getTensor().getType();
+      if (sourceType.getRank() <= 1 && sourceType.getNumElements() == 1)
+        scaleValue = extract.getTensor();
+    }
+  Value scale;
+  if (!match.scale) {
+    auto attr = DenseElementsAttr::get(
+        scalarType,
+        rewriter.getF32FloatAttr(static_cast<float>(match.scaleConstant)));
+    auto constant = arith::ConstantOp::create(rewriter, loc, attr);
+    created.push_back(constant);
+    scale = constant;
+  } else if (!isa<RankedTensorType>(scaleValue.getType())) {
+    auto fromElements = tensor::FromElementsOp::create(
+        rewriter, loc, scalarType, ValueRange{scaleValue});
+    created.push_back(fromElements);
+    scale = fromElements;
+  } else if (cast<RankedTensorType>(scaleValue.getType()).getRank() <= 1) {
+    scale = scaleValue;
+  } else {
+    auto collapse =
+        tensor::CollapseShapeOp::create(rewriter, loc, scalarType, scaleValue,
+                                        ArrayRef<ReassociationIndices>{});
+    created.push_back(collapse);
+    scale = collapse;
+  }
+  auto op = QuantizeOp::create(rewriter, loc, match.y, scale,
+                               match.quantizedType, /*groupSize=*/0);
+  created.push_back(op);
+
+  // The new op must verify and have the root's type before the IR changes.
+  std::string diagnostic;
+  LogicalResult verified = success();
+  {
+    ScopedDiagnosticHandler handler(rewriter.getContext(), [&](Diagnostic &d) {
+      diagnostic = d.str();
+      return success();
+    });
+    verified = mlir::verify(op);
+  }
+  if (failed(verified) || op.getQ().getType() != root->getResult(0).getType()) {
+    for (Operation *c : llvm::reverse(created))
+      rewriter.eraseOp(c);
+    return failure();
+  }
+
+  // Replace the root, then erase what only the chain used.
+  llvm::SetVector<Value> used(root->getOperands().begin(),
+                              root->getOperands().end());
+  getUsedValuesDefinedAbove(root->getRegions(), used);
+  erased(root);
+  rewriter.replaceOp(root, op.getQ());
+  SmallVector<Operation *> worklist;
+  for (Value value : used)
+    if (Operation *def = value.getDefiningOp())
+      worklist.push_back(def);
+  llvm::SmallPtrSet<Operation *, 16> done;
+  while (!worklist.empty()) {
+    Operation *dead = worklist.pop_back_val();
+    if (done.contains(dead) || !isOpTriviallyDead(dead))
+      continue;
+    llvm::SetVector<Value> operands(dead->getOperands().begin(),
+                                    dead->getOperands().end());
+    getUsedValuesDefinedAbove(dead->getRegions(), operands);
+    done.insert(dead);
+    erased(dead);
+    rewriter.eraseOp(dead);
+    for (Value value : operands)
+      if (Operation *def = value.getDefiningOp())
+        worklist.push_back(def);
+  }
+  return success();
+}
