@@ -35,6 +35,15 @@ def NormRaisePass : Pass<"norm-raise"> {
     `weight * x.to(input_dtype)`, `weight_offset` for Gemma's `(1 + w)`, and
     `epsilon_mode = outside_sqrt` or `clamp` (ScaleNorm) for RMSNorm.
 
+    Decomposed static quantization after a norm (or of any f16/bf16/f32
+    tensor) becomes `norm.quantize`: `y / s` or `y * (1/s)` in f32 with a
+    per-tensor f32 scale, clamped to [-448, 448] and truncated to f8E4M3FN,
+    or rounded with `math.roundeven`, clamped to [-128, 127] and converted
+    with `arith.fptosi` to i8. `y / s` is raised as the op's `y * (1/s)`
+    (at most one quantization step apart, at rare ties); a `maxnumf`/
+    `minnumf` clamp maps NaN to a bound where the op keeps NaN (f8) or
+    gives 0 (i8). See docs/Passes.md.
+
     A chain is left untouched when anything differs from the op semantics:
     unbiased variance, a reduction over other dims than the trailing
     normalized ones, an intermediate (such as the mean) used outside the
