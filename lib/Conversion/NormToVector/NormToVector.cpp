@@ -58,9 +58,19 @@ QuantizeOp mlir::norm::getFusableQuantizeOp(NormOpInterface op) {
   if (!quant || quant.getInput() != y ||
       op.getNormalizedDim() != op.getInputType().getRank() - 1)
     return {};
-  if (Value scale = quant.getScale())
-    if (!DominanceInfo().properlyDominates(scale, op))
-      return {};
+  // The fused loop goes where the norm is, or, when the static scale is
+  // defined after the norm, where the quantization is: then every other
+  // use of the norm's results must come after it.
+  Value scale = quant.getScale();
+  DominanceInfo dominance;
+  if (!scale || dominance.properlyDominates(scale, op))
+    return quant;
+  if (quant->getBlock() != op->getBlock())
+    return {};
+  if (Value residualOut = op.getResidualOut())
+    for (Operation *user : residualOut.getUsers())
+      if (!dominance.properlyDominates(quant.getOperation(), user))
+        return {};
   return quant;
 }
 

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Dominance.h"
 
 using namespace mlir;
 using namespace mlir::norm;
@@ -324,7 +325,13 @@ SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
 
 FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(op ? op.getOperation() : quant.getOperation());
+  // A fused quantization whose scale is defined after the norm is built
+  // where the quantization is (getFusableQuantizeOp).
+  Operation *anchor = op ? op.getOperation() : quant.getOperation();
+  if (op && quant && quant.getScale() &&
+      !DominanceInfo().properlyDominates(quant.getScale(), op))
+    anchor = quant;
+  b.setInsertionPoint(anchor);
   Value input = op ? op.getX() : quant.getInput();
   xType = cast<RankedTensorType>(input.getType());
   rank = xType.getRank();

@@ -107,13 +107,15 @@ func.func @not_fused_axis(%x: tensor<2x3x64xf32>) -> (tensor<2x3x64xi8>, tensor<
 
 // -----
 
-// The static scale is computed after the norm: not fused.
-// CHECK-LABEL: func @not_fused_late_scale
+// The static scale is computed after the norm: the fused loop is built at
+// the quantization.
+// CHECK-LABEL: func @fused_late_scale
 //  CHECK-SAME: (%{{.*}}: tensor<8x64xf32>, %[[F:.*]]: f32)
-//       CHECK: scf.forall {{.*}} -> (tensor<8x64xf32>)
 //       CHECK: arith.divf %{{.*}}, %[[F]] : f32
 //       CHECK: scf.forall {{.*}} -> (tensor<8x64xf8E4M3FN>)
-func.func @not_fused_late_scale(%x: tensor<8x64xf32>, %f: f32) -> tensor<8x64xf8E4M3FN> {
+//   CHECK-NOT: scf.forall (
+//       CHECK: return
+func.func @fused_late_scale(%x: tensor<8x64xf32>, %f: f32) -> tensor<8x64xf8E4M3FN> {
   %y = norm.rms_norm %x : (tensor<8x64xf32>) -> tensor<8x64xf32>
   %s = tensor.from_elements %f : tensor<f32>
   %q = norm.quantize %y scale(%s) : (tensor<8x64xf32>, tensor<f32>) -> tensor<8x64xf8E4M3FN>
@@ -121,6 +123,20 @@ func.func @not_fused_late_scale(%x: tensor<8x64xf32>, %f: f32) -> tensor<8x64xf8
 }
 
 // -----
+
+// A late scale, and residual_out is used before the quantization: not
+// fused.
+// CHECK-LABEL: func @not_fused_late_scale_residual_use
+//       CHECK: scf.forall {{.*}} -> (tensor<8x64xf32>, tensor<8x64xf32>)
+//       CHECK: arith.addf %{{.*}} : tensor<8x64xf32>
+//       CHECK: scf.forall {{.*}} -> (tensor<8x64xi8>)
+func.func @not_fused_late_scale_residual_use(%x: tensor<8x64xf32>, %r: tensor<8x64xf32>, %f: f32) -> (tensor<8x64xi8>, tensor<8x64xf32>) {
+  %y, %sum = norm.rms_norm %x residual(%r) : (tensor<8x64xf32>, tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>)
+  %twice = arith.addf %sum, %sum : tensor<8x64xf32>
+  %s = tensor.from_elements %f : tensor<f32>
+  %q = norm.quantize %y scale(%s) : (tensor<8x64xf32>, tensor<f32>) -> tensor<8x64xi8>
+  return %q, %twice : tensor<8x64xi8>, tensor<8x64xf32>
+}
 
 // A quantization alone, per token over a dynamic row length: the groups
 // loop runs once over the row with a masked tail.

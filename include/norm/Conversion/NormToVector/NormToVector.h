@@ -35,7 +35,9 @@ lowerQuantizeOpToVectorLoops(RewriterBase &rewriter, QuantizeOp op,
 /// The norm.quantize that a lowering of `op` can compute in the same
 /// kernel: the only user of `y`, quantizing along the rows `op` normalizes
 /// (its axis is the last dim), with a static scale (if any) defined before
-/// `op`. Null otherwise.
+/// `op`, or defined after it in the same block when every use of `op`'s
+/// `residual_out` comes after the quantization (the kernel is then built
+/// there). Null otherwise.
 QuantizeOp getFusableQuantizeOp(NormOpInterface op);
 
 /// Adds the patterns rewriting every norm op with lowerNormOpToVectorLoops
