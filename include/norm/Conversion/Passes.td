@@ -167,13 +167,17 @@ def NormLowerGPUPass : Pass<"norm-lower-gpu"> {
     Option<"fastTanh", "fast-tanh", "bool", /*default=*/"false",
            "DyT with f16/bf16 results uses the hardware tanh "
            "(tanh.approx.f32, relative error < 2^-10.9; needs sm_75) instead "
-           "of libdevice's tanhf">
+           "of libdevice's tanhf">,
+    Option<"fp8Cvt", "fp8-cvt", "bool", /*default=*/"false",
+           "Fused FP8 quantization converts with cvt.rn.satfinite.e4m3x2.f32 "
+           "(needs sm_90, or sm_89 with PTX 8.1) instead of integer ops">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",

@@ -9,11 +9,14 @@
 
 #include "KernelBuilder.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/Quantization.h"
 #include "norm/Dialect/Norm/Utils/RowView.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -105,7 +108,13 @@ Value KernelBodyBuilder::loopInput(Value index, unsigned sweep) {
   return loadRow(buffers.residualOut ? buffers.residualOut : buffers.x, index);
 }
 
-Value KernelBodyBuilder::groupReduce(Value value, Value scratch) {
+Value KernelBodyBuilder::groupReduce(Value value, Value scratch,
+                                     bool maximum) {
+  auto combine = [&](Value lhs, Value rhs) -> Value {
+    if (maximum)
+      return arith::MaximumFOp::create(b, loc, lhs, rhs);
+    return arith::AddFOp::create(b, loc, lhs, rhs);
+  };
   // Butterfly within the group's lanes (a whole warp, or a power-of-two
   // part of one when several rows share a warp).
   int32_t lanes = static_cast<int32_t>(std::min(shape.groupSize, kWarpSize));
@@ -113,7 +122,7 @@ Value KernelBodyBuilder::groupReduce(Value value, Value scratch) {
     Value other = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,
                                          gpu::ShuffleMode::XOR)
                       .getShuffleResult();
-    value = arith::AddFOp::create(b, loc, value, other);
+    value = combine(value, other);
   }
   if (shape.groupSize <= kWarpSize)
     return value;
@@ -137,8 +146,7 @@ Value KernelBodyBuilder::groupReduce(Value value, Value scratch) {
   for (int64_t w = 0; w < shape.groupSize / kWarpSize; ++w) {
     Value partial =
         memref::LoadOp::create(b, loc, scratch, ValueRange{constantIndex(w)});
-    total = total ? arith::AddFOp::create(b, loc, total, partial).getResult()
-                  : partial;
+    total = total ? combine(total, partial) : partial;
   }
   return total;
 }
@@ -210,13 +218,175 @@ Value KernelBodyBuilder::buildNormOutputContracted(Value n, Value weight,
   return y;
 }
 
+Value KernelBodyBuilder::broadcastF32(Value scalar) {
+  return vector::BroadcastOp::create(
+      b, loc, VectorType::get({shape.vectorLength}, b.getF32Type()), scalar);
+}
+
+Value KernelBodyBuilder::lanesMax(Value value, int64_t lanes) {
+  for (int32_t offset = static_cast<int32_t>(lanes) / 2; offset >= 1;
+       offset /= 2) {
+    Value other = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    value = arith::MaximumFOp::create(b, loc, value, other);
+  }
+  return value;
+}
+
+Value KernelBodyBuilder::quantizeVector(Value y, Value inverse) {
+  QuantizeOp quant = buffers.quant;
+  Type quantizedType = quant.getQuantizedElementType();
+  if (!buffers.useCvt || !isa<Float8E4M3FNType>(quantizedType))
+    return buildQuantize(b, loc, y, inverse, quantizedType);
+  // cvt.rn.satfinite.e4m3x2.f32: round to nearest even, saturate to +-448,
+  // NaN stays NaN, two values per instruction (the first operand lands in
+  // the high byte, so element 0 comes from the second).
+  Value v = arith::MulFOp::create(b, loc, buildWidenedQuantizeInput(b, loc, y),
+                                  inverse);
+  int64_t length = shape.vectorLength;
+  auto pairType = VectorType::get({2}, b.getI8Type());
+  SmallVector<Value> pairs;
+  for (int64_t i = 0; i < length; i += 2) {
+    Value first = vector::ExtractOp::create(b, loc, v, i);
+    Value second =
+        i + 1 < length ? Value(vector::ExtractOp::create(b, loc, v, i + 1))
+                       : first;
+    pairs.push_back(NVVM::ConvertF32x2ToF8x2Op::create(
+        b, loc, pairType, second, first, NVVM::FPRoundingMode::RN,
+        NVVM::SaturationMode::SATFINITE, /*relu=*/false, quantizedType));
+  }
+  auto bytesType = VectorType::get({length}, b.getI8Type());
+  Value bytes;
+  if (length == 1) {
+    bytes = vector::ExtractStridedSliceOp::create(b, loc, pairs.front(),
+                                                  ArrayRef<int64_t>{0},
+                                                  ArrayRef<int64_t>{1},
+                                                  ArrayRef<int64_t>{1});
+  } else {
+    bytes = arith::ConstantOp::create(
+        b, loc, bytesType,
+        DenseElementsAttr::get(bytesType, b.getI8IntegerAttr(0)));
+    for (auto [k, pair] : llvm::enumerate(pairs))
+      bytes = vector::InsertStridedSliceOp::create(
+          b, loc, pair, bytes, ArrayRef<int64_t>{int64_t(2 * k)},
+          ArrayRef<int64_t>{1});
+  }
+  return arith::BitcastOp::create(
+      b, loc, VectorType::get({length}, quantizedType), bytes);
+}
+
 void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {
+  QuantizeOp quant = buffers.quant;
+  auto computeY = [&](Value s, Value weight, Value bias) {
+    Value n = normalize(castFloat(b, loc, s, computeType));
+    return buildNormOutputContracted(n, weight, bias);
+  };
+  // Lanes sharing one group of a per-group quantization (0: none).
+  int64_t groupLanes = 0;
+  if (quant && quant.isDynamic() && quant.getGroupSize() != 0)
+    groupLanes = quant.getGroupSize() / shape.vectorLength;
+
+  if (quant && !quant.isDynamic()) {
+    Value scale = memref::LoadOp::create(b, loc, buffers.scale,
+                                         ValueRange{constantIndex(0)});
+    quantInverse = broadcastF32(buildReciprocal(b, loc, scale));
+  } else if (quant && groupLanes == 0) {
+    // Per token: max |y| over the row (y computed twice: in registers for
+    // the cached chunks, from the row again for the rest), then the scale.
+    Value zero = buildFloatConstant(b, loc, b.getF32Type(), 0.0);
+    auto magnitude = [&](Value y, Value valid) -> Value {
+      Value m = vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::MAXIMUMF, buildMagnitude(b, loc, y));
+      return valid ? arith::SelectOp::create(b, loc, valid, m, zero).getResult()
+                   : m;
+    };
+    Value amax = zero;
+    for (const Chunk &chunk : chunks)
+      amax = arith::MaximumFOp::create(
+          b, loc, amax,
+          magnitude(computeY(chunk.s, chunk.weight, chunk.bias), chunk.valid));
+    if (shape.needsLoop) {
+      unsigned sweep = loopSweeps++;
+      auto loop = scf::ForOp::create(
+          b, loc, loopStart, numVectors, groupSizeValue, ValueRange{amax},
+          [&](OpBuilder &lb, Location, Value index, ValueRange iterArgs) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+            Value s = loopInput(index, sweep);
+            Value weight =
+                buffers.weight ? loadParam(buffers.weight, index) : Value();
+            Value bias =
+                buffers.bias ? loadParam(buffers.bias, index) : Value();
+            scf::YieldOp::create(
+                b, loc,
+                ValueRange{arith::MaximumFOp::create(
+                    b, loc, iterArgs[0],
+                    magnitude(computeY(s, weight, bias), Value()))});
+          });
+      amax = loop.getResult(0);
+    }
+    amax = castFloat(b, loc,
+                     groupReduce(castFloat(b, loc, amax, computeType),
+                                 scratchBuffers.empty() ? Value()
+                                                        : scratchBuffers.back(),
+                                 /*maximum=*/true),
+                     b.getF32Type());
+    Value scale = buildGroupScale(b, loc, quant, amax);
+    quantInverse = broadcastF32(buildReciprocal(b, loc, scale));
+    // Lane 0 of the row writes its scale.
+    OpBuilder::InsertionGuard guard(b);
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                        constantIndex(0));
+    if (rowValid)
+      first = arith::AndIOp::create(b, loc, first, rowValid);
+    auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    Value rowIndex = arith::DivUIOp::create(
+        b, loc, rowBase,
+        ShapedType::isDynamic(staticRowSize) ? rowSize
+                                             : constantIndex(staticRowSize));
+    memref::StoreOp::create(b, loc, scale, buffers.scales,
+                            ValueRange{rowIndex});
+  }
+
   // Cached chunks come with their weight and bias (loaded in buildRow); the
   // loop over the rest of the row loads them with s.
   auto emit = [&](Value s, Value weight, Value bias, Value index, Value valid) {
-    Value n = normalize(castFloat(b, loc, s, computeType));
-    Value y = buildNormOutputContracted(n, weight, bias);
-    storeRow(y, buffers.y, index, valid);
+    Value y = computeY(s, weight, bias);
+    if (!quant) {
+      storeRow(y, buffers.y, index, valid);
+      return;
+    }
+    Value inverse = quantInverse;
+    if (groupLanes != 0) {
+      // Per group: the group's vectors are held by `groupLanes` aligned
+      // consecutive lanes, which all take part (lanes past the end of the
+      // row hold whole groups of their own, whose stores are skipped).
+      Value amax = lanesMax(
+          vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXIMUMF,
+                                      buildMagnitude(b, loc, y)),
+          groupLanes);
+      Value scale = buildGroupScale(b, loc, quant, amax);
+      inverse = broadcastF32(buildReciprocal(b, loc, scale));
+      OpBuilder::InsertionGuard guard(b);
+      Value leader = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, lane, constantIndex(groupLanes)),
+          constantIndex(0));
+      if (valid)
+        leader = arith::AndIOp::create(b, loc, leader, valid);
+      if (rowValid)
+        leader = arith::AndIOp::create(b, loc, leader, rowValid);
+      auto ifOp = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      Value group = arith::DivUIOp::create(
+          b, loc, elementOffset(index),
+          constantIndex(quant.getGroupSize()));
+      memref::StoreOp::create(b, loc, scale, buffers.scales,
+                              ValueRange{group});
+    }
+    storeRow(quantizeVector(y, inverse), buffers.y, index, valid);
   };
   for (const Chunk &chunk : chunks)
     emit(chunk.s, chunk.weight, chunk.bias, chunk.index, chunk.valid);

@@ -89,6 +89,14 @@ struct KernelParam {
 /// `memref<?xT>` of M * N elements.
 struct KernelBuffers {
   Value x, residual, y, residualOut;
+  /// A fused norm.quantize of y (null otherwise): the kernel writes q into
+  /// `y` (a flat buffer of the quantized type) and, in the dynamic form,
+  /// the scales into `scales` (flat, M * N / G); the static scale is read
+  /// from `scale` (one f32). With `useCvt`, FP8 values are converted by
+  /// cvt.rn.satfinite.e4m3x2.f32 (sm_89 with PTX 8.1, sm_90 and later).
+  QuantizeOp quant;
+  Value scale, scales;
+  bool useCvt = false;
   KernelParam weight, bias, alpha;
   /// The split kernels' `memref<?xC>` (C the compute type): two values per
   /// part (RMSNorm: the sum of squares; LayerNorm: the mean of s - shift and
@@ -157,7 +165,14 @@ private:
   Value rowSum(function_ref<Value(Value s)> term, Value scratch);
   /// Sums `value` over the group of threads of a row; all of them get the
   /// same result.
-  Value groupReduce(Value value, Value scratch);
+  Value groupReduce(Value value, Value scratch, bool maximum = false);
+  /// The maximum of `value` over `lanes` consecutive lanes (a power of two
+  /// up to a warp, aligned), for all of them.
+  Value lanesMax(Value value, int64_t lanes);
+  /// q of the y vector `y` (input type) with the f32 vector `inverse`.
+  Value quantizeVector(Value y, Value inverse);
+  /// The f32 vector of the quantization's scale reciprocal broadcast.
+  Value broadcastF32(Value scalar);
   /// buildNormOutput, with the multiply-add of `cast_mode = final` marked
   /// contractible (one FMA).
   Value buildNormOutputContracted(Value n, Value weight, Value bias);
@@ -195,6 +210,8 @@ private:
   SmallVector<Value> loadPartials(Value row, unsigned slot);
   SmallVector<Chunk> chunks;
   unsigned loopSweeps = 0;
+  /// Static or per-token quantization: the inverse scale, as an f32 vector.
+  Value quantInverse;
 };
 
 } // namespace gpu_lowering

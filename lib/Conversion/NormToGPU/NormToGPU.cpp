@@ -9,6 +9,7 @@
 
 #include "norm/Conversion/NormToGPU/NormToGPU.h"
 #include "KernelBuilder.h"
+#include "norm/Conversion/NormToVector/NormToVector.h"
 #include "norm/Conversion/Passes.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 #include "norm/Dialect/Norm/Utils/PatternDriver.h"
@@ -42,9 +43,13 @@ namespace {
 /// Builds the lowering of one norm op: buffers, copies and the launch(es).
 class GPULoweringBuilder {
 public:
+  /// `quant`: a norm.quantize of `op`'s y that getGPUQuantizeBlocker
+  /// accepts, computed in the same kernel (or null).
   GPULoweringBuilder(RewriterBase &rewriter, NormOpInterface op,
-                     const NormLowerGPUPassOptions &options)
-      : b(rewriter), op(op), loc(op.getLoc()), options(options) {}
+                     const NormLowerGPUPassOptions &options,
+                     QuantizeOp quant = {})
+      : b(rewriter), op(op), quant(quant), loc(op.getLoc()),
+        options(options) {}
 
   FailureOr<SmallVector<Value>> build();
 
@@ -70,6 +75,7 @@ private:
 
   RewriterBase &b;
   NormOpInterface op;
+  QuantizeOp quant;
   Location loc;
   const NormLowerGPUPassOptions &options;
 
@@ -304,6 +310,11 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
   int64_t maxVectorLength = std::max<int64_t>(
       1, kAccessBytes * 8 / inputType.getIntOrFloatBitWidth());
   unsigned numScratch = !op.hasReduction() ? 0 : op.subtractsMean() ? 2 : 1;
+  // A per-token quantization reduces max |y| across the block too.
+  bool perTokenQuant =
+      quant && quant.isDynamic() && quant.getGroupSize() == 0;
+  if (perTokenQuant)
+    ++numScratch;
 
   // A launch over `rows` rows of `staticSize` (or `size`) elements; the
   // split kernels pass the parts of the rows.
@@ -397,7 +408,9 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
     while (staticRowSize % vectorLength != 0)
       vectorLength /= 2;
     bool warpPerRow = staticRowSize <= options.warpMaxElements;
-    int64_t parts = warpPerRow || !op.hasReduction()
+    // Dynamic quantization scales need whole rows (or groups) in a block.
+    int64_t parts = warpPerRow || !op.hasReduction() ||
+                            (quant && quant.isDynamic())
                         ? 1
                         : getSplitParts(staticRowSize, vectorLength);
     std::optional<int64_t> staticRows = getConstantIntValue(numRows);
@@ -496,8 +509,11 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
   buffers.bias = prepareParam(op.getBias());
   buffers.alpha = prepareParam(op.getAlpha());
 
-  // Outputs: shaped buffers, and flat device views the kernel writes.
-  SmallVector<Value> results{op.getY()};
+  // Outputs: shaped buffers, and flat device views the kernel writes: y
+  // (or q and the scales of a fused quantization) and residual_out.
+  SmallVector<Value> results{quant ? quant.getQ() : op.getY()};
+  if (quant && quant.isDynamic())
+    results.push_back(quant.getScales());
   if (Value residualOut = op.getResidualOut())
     results.push_back(residualOut);
   SmallVector<Value> shapedOutputs, deviceOutputs;
@@ -507,8 +523,15 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
     Value shaped = outputBuffer(result, direct);
     Value flat = flatten(shaped);
     if (!direct) {
+      Value count = numElements;
+      if (quant && result == quant.getScales())
+        count = b.createOrFold<arith::MulIOp>(
+            loc, numRows,
+            arith::ConstantIndexOp::create(
+                b, loc,
+                cast<RankedTensorType>(result.getType()).getShape().back()));
       Value device = allocateDevice(b, loc, cast<MemRefType>(flat.getType()),
-                                    ValueRange{numElements});
+                                    ValueRange{count});
       temporaries.push_back(device);
       flat = device;
     }
@@ -516,9 +539,18 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
     deviceOutputs.push_back(flat);
     directOutputs.push_back(direct);
   }
-  buffers.y = deviceOutputs[0];
-  if (deviceOutputs.size() > 1)
-    buffers.residualOut = deviceOutputs[1];
+  unsigned next = 0;
+  buffers.y = deviceOutputs[next++];
+  if (quant) {
+    buffers.quant = quant;
+    buffers.useCvt = options.fp8Cvt;
+    if (quant.isDynamic())
+      buffers.scales = deviceOutputs[next++];
+    else
+      buffers.scale = flatten(deviceInput(quant.getScale()));
+  }
+  if (op.getResidualOut())
+    buffers.residualOut = deviceOutputs[next++];
 
   emitLaunches(buffers);
 
@@ -556,8 +588,13 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
     });
     if (absorbedResult) {
       // Written in place; the result has no other use.
+      // Every result has x's dims but the last of the scales (static).
+      auto type = cast<RankedTensorType>(result.getType());
+      SmallVector<OpFoldResult> sizes(xSizes);
+      if (!type.isDynamicDim(rank - 1))
+        sizes.back() = b.getIndexAttr(type.getShape().back());
       replacements.push_back(
-          tensor::EmptyOp::create(b, loc, xSizes, inputType));
+          tensor::EmptyOp::create(b, loc, sizes, type.getElementType()));
       continue;
     }
     replacements.push_back(bufferization::ToTensorOp::create(
@@ -571,8 +608,66 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
 
 FailureOr<SmallVector<Value>>
 mlir::norm::lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
-                                   const NormLowerGPUPassOptions &options) {
-  return GPULoweringBuilder(rewriter, op, options).build();
+                                   const NormLowerGPUPassOptions &options,
+                                   QuantizeOp quant) {
+  return GPULoweringBuilder(rewriter, op, options, quant).build();
+}
+
+std::string
+mlir::norm::getGPUQuantizeBlocker(QuantizeOp quant,
+                                  const NormLowerGPUPassOptions &options) {
+  auto norm = quant.getInput().getDefiningOp<NormOpInterface>();
+  if (!norm || getFusableQuantizeOp(norm) != quant)
+    return "only a norm.quantize that is the only user of a norm op's y "
+           "(normalizing the last dim) is lowered, fused into the norm's "
+           "kernel";
+  if (!quant.isDynamic() || quant.getGroupSize() == 0)
+    return "";
+  // Per group: the group's vectors must be held by a power-of-two number of
+  // lanes (at most a warp) of one register pass over the row.
+  int64_t rowSize = norm.getInputType().getShape().back();
+  Type inputType = norm.getInputType().getElementType();
+  int64_t vectorLength = std::max<int64_t>(
+      1, gpu_lowering::kAccessBytes * 8 / inputType.getIntOrFloatBitWidth());
+  while (rowSize % vectorLength != 0)
+    vectorLength /= 2;
+  int64_t groupSize = quant.getGroupSize();
+  int64_t lanes = groupSize / vectorLength;
+  bool warpPerRow = rowSize <= options.warpMaxElements;
+  int64_t vectors = rowSize / vectorLength;
+  // The thread layout chooseShape gives such a row (no split: dynamic
+  // scales keep whole rows in a block).
+  int64_t threads;
+  bool needsLoop;
+  if (warpPerRow) {
+    threads = vectors < gpu_lowering::kWarpSize
+                  ? std::max<int64_t>(llvm::PowerOf2Ceil(vectors), 1)
+                  : gpu_lowering::kWarpSize;
+  } else {
+    threads = std::min(
+        std::max<int64_t>(
+            llvm::alignTo(llvm::divideCeil(vectors, gpu_lowering::kTargetChunks),
+                          gpu_lowering::kWarpSize),
+            2 * gpu_lowering::kWarpSize),
+        options.maxBlockSize);
+  }
+  int64_t rowsPerBlock =
+      warpPerRow ? gpu_lowering::kWarpsPerBlock *
+                       (gpu_lowering::kWarpSize / threads)
+                 : 1;
+  int64_t maxChunks = threads * rowsPerBlock > 512
+                          ? gpu_lowering::kMaxCachedChunks / 2
+                          : gpu_lowering::kMaxCachedChunks;
+  needsLoop = std::clamp<int64_t>(llvm::divideCeil(vectors, threads), 1,
+                                  maxChunks) *
+                  threads <
+              vectors;
+  if (groupSize % vectorLength != 0 || !llvm::isPowerOf2_64(lanes) ||
+      lanes > gpu_lowering::kWarpSize || threads % lanes != 0 || needsLoop)
+    return "group_size " + std::to_string(groupSize) +
+           " does not map to the lanes of one register pass over rows of " +
+           std::to_string(rowSize) + " elements";
+  return "";
 }
 
 //===----------------------------------------------------------------------===//
@@ -595,14 +690,48 @@ struct NormLowerGPUPass
 
 } // namespace
 
+namespace {
+
+/// Rewrites a norm op, with the norm.quantize of its y when it can be
+/// fused, into buffers and GPU kernel launches.
+struct NormToGPUPattern : public OpInterfaceRewritePattern<NormOpInterface> {
+  NormToGPUPattern(MLIRContext *context,
+                   const NormLowerGPUPassOptions &options)
+      : OpInterfaceRewritePattern(context), options(options) {
+    setDebugName("NormOpToGPUKernel");
+  }
+
+  LogicalResult matchAndRewrite(NormOpInterface op,
+                                PatternRewriter &rewriter) const override {
+    QuantizeOp quant = getFusableQuantizeOp(op);
+    if (quant && !getGPUQuantizeBlocker(quant, options).empty())
+      quant = {};
+    FailureOr<SmallVector<Value>> replacements =
+        lowerNormOpToGPUKernel(rewriter, op, options, quant);
+    if (failed(replacements))
+      return rewriter.notifyMatchFailure(op, "the lowering does not apply");
+    if (!quant) {
+      rewriter.replaceOp(op, *replacements);
+      return success();
+    }
+    unsigned numQuantResults = quant->getNumResults();
+    rewriter.replaceOp(
+        quant, ArrayRef<Value>(*replacements).take_front(numQuantResults));
+    if (Value residualOut = op.getResidualOut())
+      rewriter.replaceAllUsesWith(residualOut,
+                                  (*replacements)[numQuantResults]);
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  NormLowerGPUPassOptions options;
+};
+
+} // namespace
+
 void mlir::norm::populateNormToGPUPatterns(
     RewritePatternSet &patterns, const NormLowerGPUPassOptions &options) {
-  // Rewrites a norm op into buffers and a GPU kernel launch.
-  patterns.add<LowerNormOpPattern>(
-      patterns.getContext(), "NormOpToGPUKernel",
-      [options](RewriterBase &rewriter, NormOpInterface op) {
-        return lowerNormOpToGPUKernel(rewriter, op, options);
-      });
+  patterns.add<NormToGPUPattern>(patterns.getContext(), options);
 }
 
 void NormLowerGPUPass::runOnOperation() {
@@ -624,16 +753,20 @@ void NormLowerGPUPass::runOnOperation() {
   options.warpMaxElements = warpMaxElements;
   options.maxBlockSize = maxBlockSize;
   options.fastTanh = fastTanh;
+  options.fp8Cvt = fp8Cvt;
 
-  // norm.quantize has no GPU kernels yet: say so at each one, before any
-  // norm op is lowered (the IR stays as it was).
-  bool hasQuantize = false;
+  // A norm.quantize is lowered only fused into its norm's kernel: one clear
+  // error at each other one, before anything is lowered.
+  bool blocked = false;
   getOperation()->walk([&](QuantizeOp quant) {
-    quant.emitError("norm-lower-gpu: norm.quantize has no GPU lowering yet "
-                    "(norm-lower-cpu and norm-to-linalg lower it)");
-    hasQuantize = true;
+    std::string reason = getGPUQuantizeBlocker(quant, options);
+    if (reason.empty())
+      return;
+    quant.emitError("norm-lower-gpu: norm.quantize has no GPU kernel here: ")
+        << reason;
+    blocked = true;
   });
-  if (hasQuantize)
+  if (blocked)
     return signalPassFailure();
 
   RewritePatternSet patterns(&getContext());

@@ -13,6 +13,8 @@
 
 #include "mlir/IR/PatternMatch.h"
 
+#include <string>
+
 namespace mlir {
 namespace norm {
 
@@ -33,10 +35,19 @@ enum class GPUMemory {
 struct NormLowerGPUPassOptions;
 
 /// Lowers `op` to buffers and a gpu.launch and returns the replacement
-/// values of its results (tensors over the result buffers).
+/// values of its results (tensors over the result buffers). With `quant` (a
+/// norm.quantize of `op`'s y that getGPUQuantizeBlocker accepts), the kernel
+/// writes q (and the scales) instead of y, and the replacements are those
+/// of `quant`'s results followed by `op`'s residual_out.
 FailureOr<SmallVector<Value>>
 lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
-                       const NormLowerGPUPassOptions &options);
+                       const NormLowerGPUPassOptions &options,
+                       QuantizeOp quant = {});
+
+/// Why `quant` cannot be lowered to the GPU (fused into the kernel of the
+/// norm producing its input), or an empty string when it can.
+std::string getGPUQuantizeBlocker(QuantizeOp quant,
+                                  const NormLowerGPUPassOptions &options);
 
 /// Adds the pattern rewriting every norm op with lowerNormOpToGPUKernel.
 void populateNormToGPUPatterns(RewritePatternSet &patterns,
