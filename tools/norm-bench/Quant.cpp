@@ -191,6 +191,12 @@ std::string store(const std::string &name, const std::string &tensor,
                        name, tensor, memref);
 }
 
+std::string storeScales(const Types &t) {
+  return llvm::formatv("  bufferization.materialize_in_destination %sc in "
+                       "restrict writable %scm : ({0}, {1}) -> ()\n",
+                       t.scales, t.scalesm);
+}
+
 std::string wrap(const std::string &params, const std::string &body) {
   return llvm::formatv("func.func @kernel({0}) attributes "
                        "{{llvm.emit_c_interface} {{\n{1}  return\n}\n",
@@ -229,10 +235,7 @@ std::string fusedSource(bool residual, const Variant &variant,
   body += store("q", t.q, t.qm);
   if (!variant.isStatic) {
     params += ", %scm: " + t.scalesm;
-    body += llvm::formatv("  bufferization.materialize_in_destination %sc in "
-                          "restrict writable %scm : ({0}, {1}) -> ()\n",
-                          t.scales, t.scalesm)
-                .str();
+    body += storeScales(t);
   }
   if (residual) {
     params += ", %rom: " + t.xm;
@@ -269,10 +272,7 @@ std::string quantizeSource(const Variant &variant, const Types &t) {
   body += store("q", t.q, t.qm);
   if (!variant.isStatic) {
     params += ", %scm: " + t.scalesm;
-    body += llvm::formatv("  bufferization.materialize_in_destination %sc in "
-                          "restrict writable %scm : ({0}, {1}) -> ()\n",
-                          t.scales, t.scalesm)
-                .str();
+    body += storeScales(t);
   }
   return wrap(params, body);
 }

@@ -92,17 +92,7 @@ struct NormToVectorPattern : public OpInterfaceRewritePattern<NormOpInterface> {
         lowerNormOpToVectorLoops(rewriter, op, options, quant);
     if (failed(replacements))
       return rewriter.notifyMatchFailure(op, "the lowering does not apply");
-    if (!quant) {
-      rewriter.replaceOp(op, *replacements);
-      return success();
-    }
-    unsigned numQuantResults = quant->getNumResults();
-    rewriter.replaceOp(quant,
-                       ArrayRef<Value>(*replacements).take_front(numQuantResults));
-    if (Value residualOut = op.getResidualOut())
-      rewriter.replaceAllUsesWith(residualOut,
-                                  (*replacements)[numQuantResults]);
-    rewriter.eraseOp(op);
+    replaceNormOpAndQuantize(rewriter, op, quant, *replacements);
     return success();
   }
 

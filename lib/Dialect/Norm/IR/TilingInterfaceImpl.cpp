@@ -55,6 +55,27 @@ static bool isWholeDim(OpFoldResult size, OpFoldResult dim, Operation *op,
          (source == x || (producer && producer.getX() == x));
 }
 
+/// generateResultTileValue of the models below: the iteration-domain tile
+/// of whole rows that produces the result tile, tiled, exposing only the
+/// requested result.
+template <typename Model>
+static FailureOr<TilingResult>
+generateWholeRowsResultTile(const Model &model, Operation *op, OpBuilder &b,
+                            unsigned resultNumber,
+                            ArrayRef<OpFoldResult> offsets,
+                            ArrayRef<OpFoldResult> sizes) {
+  SmallVector<OpFoldResult> tileOffsets, tileSizes;
+  if (failed(model.getIterationDomainTileFromResultTile(
+          op, b, resultNumber, offsets, sizes, tileOffsets, tileSizes)))
+    return failure();
+  FailureOr<TilingResult> result =
+      model.getTiledImplementation(op, b, tileOffsets, tileSizes);
+  if (failed(result))
+    return failure();
+  result->tiledValues = {result->tiledValues[resultNumber]};
+  return result;
+}
+
 namespace {
 
 /// TilingInterface of a norm op: its loops are the leading dims.
@@ -147,17 +168,8 @@ struct NormTilingInterface
   generateResultTileValue(Operation *op, OpBuilder &b, unsigned resultNumber,
                           ArrayRef<OpFoldResult> offsets,
                           ArrayRef<OpFoldResult> sizes) const {
-    SmallVector<OpFoldResult> tileOffsets, tileSizes;
-    if (failed(getIterationDomainTileFromResultTile(
-            op, b, resultNumber, offsets, sizes, tileOffsets, tileSizes)))
-      return failure();
-    FailureOr<TilingResult> result =
-        getTiledImplementation(op, b, tileOffsets, tileSizes);
-    if (failed(result))
-      return failure();
-    // Expose only the requested result.
-    result->tiledValues = {result->tiledValues[resultNumber]};
-    return result;
+    return generateWholeRowsResultTile(*this, op, b, resultNumber, offsets,
+                                       sizes);
   }
 };
 
@@ -259,16 +271,8 @@ struct QuantizeTilingInterface
   generateResultTileValue(Operation *op, OpBuilder &b, unsigned resultNumber,
                           ArrayRef<OpFoldResult> offsets,
                           ArrayRef<OpFoldResult> sizes) const {
-    SmallVector<OpFoldResult> tileOffsets, tileSizes;
-    if (failed(getIterationDomainTileFromResultTile(
-            op, b, resultNumber, offsets, sizes, tileOffsets, tileSizes)))
-      return failure();
-    FailureOr<TilingResult> result =
-        getTiledImplementation(op, b, tileOffsets, tileSizes);
-    if (failed(result))
-      return failure();
-    result->tiledValues = {result->tiledValues[resultNumber]};
-    return result;
+    return generateWholeRowsResultTile(*this, op, b, resultNumber, offsets,
+                                       sizes);
   }
 };
 

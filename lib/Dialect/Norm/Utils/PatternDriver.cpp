@@ -71,3 +71,17 @@ LogicalResult mlir::norm::applyNormLoweringPatterns(
   });
   return failure(failed);
 }
+
+void mlir::norm::replaceNormOpAndQuantize(RewriterBase &rewriter,
+                                          NormOpInterface op, QuantizeOp quant,
+                                          ArrayRef<Value> replacements) {
+  if (!quant) {
+    rewriter.replaceOp(op, replacements);
+    return;
+  }
+  unsigned numQuantResults = quant->getNumResults();
+  rewriter.replaceOp(quant, replacements.take_front(numQuantResults));
+  if (Value residualOut = op.getResidualOut())
+    rewriter.replaceAllUsesWith(residualOut, replacements[numQuantResults]);
+  rewriter.eraseOp(op);
+}

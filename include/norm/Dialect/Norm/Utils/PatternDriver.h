@@ -67,6 +67,13 @@ private:
   LowerFn lower;
 };
 
+/// Replaces `op`, lowered together with `quant` (a norm.quantize of its y,
+/// or null), by `replacements`: those of `op`'s results without `quant`;
+/// with it, those of `quant`'s results followed by `op`'s residual_out (`y`
+/// then has no other use). Both ops are erased.
+void replaceNormOpAndQuantize(RewriterBase &rewriter, NormOpInterface op,
+                              QuantizeOp quant, ArrayRef<Value> replacements);
+
 /// Applies `patterns` once to every norm op (and norm.quantize) nested under `root`
 /// (applyPatternsOnce, in program order), then reports `error` at every
 /// norm op still there. Fails when one is.
