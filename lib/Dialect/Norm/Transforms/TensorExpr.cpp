@@ -77,6 +77,15 @@ static bool isExactExtensionOf(TensorExprBuilder &builder, TensorExpr *expr,
   return false;
 }
 
+/// True when every value of `expr` is >= 0 (+0 for zeros) or NaN.
+static bool isNonNegativeOrNaN(TensorExpr *expr) {
+  if (expr->is(TensorExprKind::Abs))
+    return true;
+  if (expr->is(TensorExprKind::ReduceMax))
+    return isNonNegativeOrNaN(expr->getOperand(0));
+  return false;
+}
+
 //===----------------------------------------------------------------------===//
 // Node construction
 //===----------------------------------------------------------------------===//
@@ -170,7 +179,7 @@ TensorExpr *TensorExprBuilder::intern(TensorExprKind kind, Type type,
     node->containsSum |= operand->containsSum;
     node->containsAcc |= operand->containsAcc;
   }
-  if (kind == TensorExprKind::Sum)
+  if (kind == TensorExprKind::Sum || kind == TensorExprKind::ReduceMax)
     node->deps &= ~reducedDims;
   uniquer.insert(node);
   return node;
@@ -229,6 +238,19 @@ TensorExpr *TensorExprBuilder::getBinary(TensorExprKind kind, TensorExpr *lhs,
   // |a| * |a| = a * a exactly.
   if (kind == TensorExprKind::Mul && lhs == rhs && lhs->is(TensorExprKind::Abs))
     return getBinary(kind, lhs->getOperand(0), lhs->getOperand(0));
+  // max(a, -inf) = a (the initial value of a max-reduction), and
+  // max(a, 0) = a for an `a` that is >= 0 or NaN (`max |y|` from 0).
+  if (kind == TensorExprKind::Max)
+    for (unsigned i = 0; i < 2; ++i) {
+      TensorExpr *constant = i ? lhs : rhs, *other = i ? rhs : lhs;
+      if (!constant->is(TensorExprKind::Const))
+        continue;
+      if (std::isinf(constant->constant) && constant->constant < 0)
+        return other;
+      if (constant->constant == 0.0 && !std::signbit(constant->constant) &&
+          isNonNegativeOrNaN(other))
+        return other;
+    }
   if (isCommutative(kind) && rhs->id < lhs->id)
     std::swap(lhs, rhs);
   return intern(kind, type, {lhs, rhs});
@@ -311,4 +333,14 @@ TensorExpr *TensorExprBuilder::getSum(TensorExpr *operand,
     return getSum(operand->getOperand(0), reducedDims | operand->reducedDims);
   return intern(TensorExprKind::Sum, operand->type, {operand}, {}, {}, 0.0,
                 reducedDims);
+}
+
+TensorExpr *TensorExprBuilder::getReduceMax(TensorExpr *operand,
+                                            uint64_t reducedDims) {
+  // A maximum of partial maxima (one reduction per axis) is one maximum.
+  if (operand->is(TensorExprKind::ReduceMax))
+    return getReduceMax(operand->getOperand(0),
+                        reducedDims | operand->reducedDims);
+  return intern(TensorExprKind::ReduceMax, operand->type, {operand}, {}, {},
+                0.0, reducedDims);
 }

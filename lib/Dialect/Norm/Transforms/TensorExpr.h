@@ -59,6 +59,10 @@ enum class TensorExprKind {
   FPToSI,
   /// The sum of the operand over the frame dims in `reducedDims`.
   Sum,
+  /// The maximum of the operand over the frame dims in `reducedDims`
+  /// (`arith.maximumf`/`maxnumf` combiners, `tosa.reduce_max`; like `Max`,
+  /// the node does not tell the NaN behaviors apart).
+  ReduceMax,
 };
 
 /// One node of an element-level expression. The "frame" is the iteration
@@ -77,7 +81,7 @@ struct TensorExpr {
   AffineMap map;
   /// Const: the value (exact for f16, bf16, f32, f64). Pow: the exponent.
   double constant = 0.0;
-  /// Sum: the reduced frame dims (bit d for dim d).
+  /// Sum, ReduceMax: the reduced frame dims (bit d for dim d).
   uint64_t reducedDims = 0;
   /// Frame dims the value varies along.
   uint64_t deps = 0;
@@ -178,6 +182,7 @@ public:
   TensorExpr *getCast(TensorExpr *operand, Type type);
   TensorExpr *getFPToSI(TensorExpr *operand, IntegerType type);
   TensorExpr *getSum(TensorExpr *operand, uint64_t reducedDims);
+  TensorExpr *getReduceMax(TensorExpr *operand, uint64_t reducedDims);
   TensorExpr *getAcc(Type type);
 
 private:

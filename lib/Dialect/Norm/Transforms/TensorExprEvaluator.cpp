@@ -1,10 +1,10 @@
 //===- TensorExprEvaluator.cpp - Evaluate tensor IR to TensorExprs --------===//
 //
 // Evaluates tensor values to hash-consed element-level expressions: linalg
-// ops (generic and named, with their bodies), TOSA elementwise and reduction
-// ops, tensor-level arith/math ops and reshapes of unit dims. Evaluations
-// are memoized per builder and remember what they went through, so a chain
-// can be walked again without evaluating it anew.
+// ops (generic and named, with their bodies; sum and max reductions), TOSA
+// elementwise and reduction ops, tensor-level arith/math ops and reshapes of
+// unit dims. Evaluations are memoized per builder and remember what they went
+// through, so a chain can be walked again without evaluating it anew.
 //
 //===----------------------------------------------------------------------===//
 
@@ -286,10 +286,15 @@ TensorExpr *TensorExprBuilder::evaluateOp(Operation *op, unsigned resultIndex,
   }
   if (auto identity = dyn_cast<tosa::IdentityOp>(op))
     return evaluate(identity.getInput1(), map);
-  if (auto reduce = dyn_cast<tosa::ReduceSumOp>(op)) {
+  if (isa<tosa::ReduceSumOp, tosa::ReduceMaxOp>(op)) {
     // The reduced axis of a rank-R input is frame dim `axis`.
-    auto inputType = cast<RankedTensorType>(reduce.getInput().getType());
-    int64_t axis = reduce.getAxis();
+    Value input = op->getOperand(0);
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t axis = 0;
+    if (auto sum = dyn_cast<tosa::ReduceSumOp>(op))
+      axis = sum.getAxis();
+    else
+      axis = cast<tosa::ReduceMaxOp>(op).getAxis();
     if (inputType.getRank() != getRank() || axis < 0 || axis >= getRank())
       return nullptr;
     AffineExpr dim = getAffineDimExpr(axis, context);
@@ -297,10 +302,12 @@ TensorExpr *TensorExprBuilder::evaluateOp(Operation *op, unsigned resultIndex,
       return nullptr;
     SmallVector<AffineExpr> results(map.getResults());
     results[axis] = dim;
-    TensorExpr *operand = evaluate(
-        reduce.getInput(), AffineMap::get(getRank(), 0, results, context));
+    TensorExpr *operand =
+        evaluate(input, AffineMap::get(getRank(), 0, results, context));
     if (!operand)
       return nullptr;
+    if (isa<tosa::ReduceMaxOp>(op))
+      return getReduceMax(operand, uint64_t(1) << axis);
     return getSum(operand, uint64_t(1) << axis);
   }
   if (isa<linalg::LinalgOp>(op))
@@ -421,8 +428,10 @@ TensorExpr *TensorExprBuilder::evaluateLinalg(Operation *op,
   if (!isReduction)
     return yielded->containsAcc ? nullptr : yielded;
 
-  // Reduction body: acc + term, with a zero initial value.
-  if (!yielded->is(TensorExprKind::Add))
+  // Reduction body: acc + term with a zero initial value, or max(acc, term)
+  // (maximumf, maxnumf, compare-and-select), which is max(init, max of the
+  // terms): -inf and, for terms >= 0 such as |y|, 0 leave the maximum.
+  if (!yielded->is(TensorExprKind::Add) && !yielded->is(TensorExprKind::Max))
     return nullptr;
   TensorExpr *lhs = yielded->getOperand(0), *rhs = yielded->getOperand(1);
   TensorExpr *term = lhs->is(TensorExprKind::Acc)   ? rhs
@@ -431,8 +440,12 @@ TensorExpr *TensorExprBuilder::evaluateLinalg(Operation *op,
   if (!term || term->containsAcc)
     return nullptr;
   TensorExpr *initExpr = evaluate(init->get(), map);
-  if (!initExpr || !initExpr->is(TensorExprKind::Const) ||
-      initExpr->constant != 0.0)
+  if (!initExpr)
+    return nullptr;
+  if (yielded->is(TensorExprKind::Max))
+    return getBinary(TensorExprKind::Max, getReduceMax(term, reducedDims),
+                     initExpr);
+  if (!initExpr->is(TensorExprKind::Const) || initExpr->constant != 0.0)
     return nullptr;
   return getSum(term, reducedDims);
 }
