@@ -12,6 +12,13 @@
 // `y' * (1/s)` or `y' * c` for a constant c, and the clamp in either order
 // with maximumf/minimumf, maxnumf/minnumf or compare-and-select.
 //
+// The dynamic per-token form computes s per row from the row's magnitude:
+//
+//   s = max(min(amax, ub) / QMAX, floor),  amax = max |y'| over the last dim
+//
+// (the cap optional, the floor required), and becomes the two-result
+// norm.quantize whose scales replace the chain's.
+//
 //===----------------------------------------------------------------------===//
 
 #include "RaiseQuantize.h"
@@ -23,6 +30,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -84,6 +92,153 @@ static Value findMaterialized(TensorExprBuilder &builder, Value root,
       [&](const TensorExprEvaluation &visited) {
         if (visited.materializes && visited.expr == expr)
           found = visited.value;
+      });
+  return found;
+}
+
+/// True when a ReduceMax occurs in `expr`.
+static bool containsReduceMax(TensorExpr *expr) {
+  if (expr->is(Kind::ReduceMax))
+    return true;
+  return llvm::any_of(expr->operands, containsReduceMax);
+}
+
+/// `max(a, c)` or `min(a, c)` (`kind`) with a constant `c`: `a`, and `c`
+/// in `constant`; else null.
+static TensorExpr *peelConstantOperand(TensorExpr *expr, Kind kind,
+                                       double &constant) {
+  if (!expr->is(kind))
+    return nullptr;
+  for (unsigned i = 0; i < 2; ++i)
+    if (expr->getOperand(i)->is(Kind::Const)) {
+      constant = expr->getOperand(i)->constant;
+      return expr->getOperand(1 - i);
+    }
+  return nullptr;
+}
+
+/// Matches the dynamic per-token scale `scale` of the quantization of `yc`
+/// (f32) as `max(min(amax, ub) / qmax, floor)` with `amax = max |yc|` over
+/// the last frame dim, and sets the dynamic fields of `match`. Returns why
+/// it does not match, or an empty string.
+static std::string matchDynamicScale(TensorExprBuilder &builder,
+                                     TensorExpr *scale, TensorExpr *yc,
+                                     double qmax, QuantizeMatch &match) {
+  if (!scale->type.isF32())
+    return "the dynamic scale is " + formatType(scale->type) + ", not f32";
+  std::string form = llvm::formatv("max(min(max |y|, scale_ub) / {0}, "
+                                   "min_scale)",
+                                   formatNumber(qmax));
+  // The floor.
+  double floor = 0.0;
+  TensorExpr *scaled = peelConstantOperand(scale, Kind::Max, floor);
+  if (!scaled && scale->is(Kind::Max))
+    return "the floor of the dynamic scale is not a constant";
+  if (!scaled)
+    return "the dynamic scale has no floor max(s, min_scale) (norm.quantize "
+           "always applies one; without it a row of zeros divides by 0)";
+  if (!(floor > 0.0) || std::isinf(floor))
+    return "the floor " + formatNumber(floor) +
+           " of the dynamic scale is not finite and > 0";
+  // The division by QMAX.
+  TensorExpr *capped = nullptr;
+  if (scaled->is(Kind::Mul)) {
+    for (unsigned i = 0; i < 2; ++i)
+      if (scaled->getOperand(i)->is(Kind::Const)) {
+        double factor = scaled->getOperand(i)->constant;
+        if (factor == f32Reciprocal(qmax))
+          return llvm::formatv(
+              "the dynamic scale multiplies max |y| by {0} instead of "
+              "dividing it by {1} (1 / {1} is not exact in f32)",
+              formatNumber(factor), formatNumber(qmax));
+        return llvm::formatv("the dynamic scale multiplies max |y| by {0}, "
+                             "not by 1 / {1}",
+                             formatNumber(factor), formatNumber(qmax));
+      }
+  }
+  if (scaled->is(Kind::Div) && scaled->getOperand(1)->is(Kind::Const)) {
+    double divisor = scaled->getOperand(1)->constant;
+    if (divisor != qmax)
+      return llvm::formatv("the dynamic scale divides by {0}, not by {1}",
+                           formatNumber(divisor), formatNumber(qmax));
+    capped = scaled->getOperand(0);
+  }
+  if (!capped)
+    return "the dynamic scale is not " + form;
+  // The optional cap.
+  double ub = std::numeric_limits<double>::infinity();
+  TensorExpr *amax = capped;
+  if (TensorExpr *inner = peelConstantOperand(capped, Kind::Min, ub)) {
+    amax = inner;
+    if (!(ub > 0.0))
+      return "the cap " + formatNumber(ub) +
+             " of the dynamic scale (scale_ub) is not > 0";
+  }
+  // amax = max |y'| over the last dim, in f32 or in y's type and extended.
+  TensorExpr *reduced = amax;
+  if (amax->is(Kind::Cast) && amax->getOperand(0)->is(Kind::ReduceMax))
+    reduced = amax->getOperand(0);
+  if (!reduced->is(Kind::ReduceMax))
+    return "the dynamic scale is not " + form + " with max |y| a max-reduction";
+  uint64_t lastDim = uint64_t(1) << (builder.getRank() - 1);
+  if (reduced->reducedDims != lastDim) {
+    if (reduced->reducedDims & lastDim)
+      return "max |y| is taken over more dims than the last one (a scale "
+             "shared across rows); norm.quantize computes one scale per row "
+             "or group of the last dim";
+    return "max |y| is reduced over another dim than the last one";
+  }
+  TensorExpr *magnitude = reduced->getOperand(0);
+  TensorExpr *y = magnitude->is(Kind::Abs) ? magnitude->getOperand(0) : nullptr;
+  bool sameValue = y && (y == yc || (reduced != amax && yc->is(Kind::Cast) &&
+                                     yc->getOperand(0) == y));
+  if (!sameValue)
+    return "the dynamic scale is not computed from max |y| of the quantized "
+           "value y";
+  match.dynamic = true;
+  match.scaleUb = ub;
+  match.minScale = floor;
+  return "";
+}
+
+/// The tensors that materialize the per-row `scale` among the evaluations
+/// that evaluating `root` went through: of shape [..., 1] or [...] (the
+/// frame's shape with the last dim 1 or dropped), f32.
+static SmallVector<Value, 1> findScaleValues(TensorExprBuilder &builder,
+                                             Value root, TensorExpr *scale) {
+  SmallVector<Value, 1> found;
+  const TensorExprEvaluation *evaluation = builder.lookup(root);
+  if (!evaluation)
+    return found;
+  ArrayRef<int64_t> frame = builder.getFrameShape();
+  int64_t rank = builder.getRank();
+  MLIRContext *context = builder.getContext();
+  SmallVector<AffineExpr> leading;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    leading.push_back(getAffineDimExpr(d, context));
+  SmallVector<int64_t> keepShape(frame.drop_back());
+  keepShape.push_back(1);
+  SmallVector<AffineExpr> keepResults(leading);
+  keepResults.push_back(getAffineConstantExpr(0, context));
+  AffineMap keepMap = builder.normalizeMap(
+      AffineMap::get(rank, 0, keepResults, context), keepShape);
+  AffineMap flatMap = builder.normalizeMap(
+      AffineMap::get(rank, 0, leading, context), frame.drop_back());
+  builder.walkEvaluations(
+      *evaluation,
+      [](const TensorExprEvaluation &, const TensorExprEvaluation &) {
+        return true;
+      },
+      [&](const TensorExprEvaluation &visited) {
+        if (visited.expr != scale)
+          return;
+        auto type = dyn_cast<RankedTensorType>(visited.value.getType());
+        if (!type || !type.getElementType().isF32())
+          return;
+        if ((type.getShape() == ArrayRef(keepShape) &&
+             visited.map == keepMap) ||
+            (type.getShape() == frame.drop_back() && visited.map == flatMap))
+          found.push_back(visited.value);
       });
   return found;
 }
@@ -211,6 +366,15 @@ QuantizeAnalysis mlir::norm::analyzeQuantize(TensorExprBuilder &builder,
     return decline("the scaling is computed in " + formatType(yc->type) +
                    ", not f32");
 
+  // A scale computed from a max-reduction: the dynamic form.
+  if (scale && containsReduceMax(scale)) {
+    std::string reason = matchDynamicScale(builder, scale, yc, qmax, match);
+    if (!reason.empty())
+      return decline(reason);
+    match.scaleValues = findScaleValues(builder, root->getResult(0), scale);
+    scale = nullptr;
+  }
+
   // The scale: one f32 value for the whole tensor.
   if (scale) {
     if (scale->is(Kind::Leaf))
@@ -272,7 +436,9 @@ mlir::norm::rewriteQuantize(RewriterBase &rewriter, Operation *root,
         scaleValue = extract.getTensor();
     }
   Value scale;
-  if (!match.scale) {
+  if (match.dynamic) {
+    // No scale operand: the op computes the scales.
+  } else if (!match.scale) {
     auto attr = DenseElementsAttr::get(
         scalarType,
         rewriter.getF32FloatAttr(static_cast<float>(match.scaleConstant)));
@@ -296,6 +462,11 @@ mlir::norm::rewriteQuantize(RewriterBase &rewriter, Operation *root,
   auto op = QuantizeOp::create(rewriter, loc, match.y, scale,
                                match.quantizedType, /*groupSize=*/0);
   created.push_back(op);
+  if (match.dynamic) {
+    if (!std::isinf(match.scaleUb))
+      op.setScaleUbAttr(rewriter.getF32FloatAttr(match.scaleUb));
+    op.setMinScaleAttr(rewriter.getF32FloatAttr(match.minScale));
+  }
 
   // The new op must verify and have the root's type before the IR changes.
   std::string diagnostic;
@@ -317,6 +488,43 @@ mlir::norm::rewriteQuantize(RewriterBase &rewriter, Operation *root,
   llvm::SetVector<Value> used(root->getOperands().begin(),
                               root->getOperands().end());
   getUsedValuesDefinedAbove(root->getRegions(), used);
+  // The chain's scales: their users after the op read the op's scales
+  // (without the last dim for a [...] tensor).
+  if (match.dynamic) {
+    Value scales = op.getScales();
+    auto scalesType = cast<RankedTensorType>(scales.getType());
+    rewriter.setInsertionPointAfter(op);
+    auto flatType = RankedTensorType::get(scalesType.getShape().drop_back(),
+                                          scalesType.getElementType());
+    Value flat;
+    DominanceInfo dominance;
+    for (Value value : match.scaleValues) {
+      Value replacement = scales;
+      if (value.getType() == flatType) {
+        if (!flat) {
+          SmallVector<ReassociationIndices> groups;
+          int64_t rank = scalesType.getRank();
+          for (int64_t d = 0; d + 2 < rank; ++d)
+            groups.push_back({d});
+          if (rank >= 2)
+            groups.push_back({rank - 2, rank - 1});
+          flat = tensor::CollapseShapeOp::create(rewriter, loc, flatType,
+                                                 scales, groups);
+        }
+        replacement = flat;
+      } else if (value.getType() != scalesType) {
+        continue;
+      }
+      Operation *definer = replacement.getDefiningOp();
+      rewriter.replaceUsesWithIf(value, replacement, [&](OpOperand &use) {
+        Operation *user = use.getOwner();
+        return !root->isAncestor(user) && user != definer &&
+               dominance.properlyDominates(definer, user);
+      });
+    }
+    if (flat && flat.use_empty())
+      rewriter.eraseOp(flat.getDefiningOp());
+  }
   erased(root);
   rewriter.replaceOp(root, op.getQ());
   SmallVector<Operation *> worklist;

@@ -1,9 +1,9 @@
 //===- RaiseQuantize.h - Decomposed quantization to norm.quantize -*- C++ -*-=//
 //
 // The quantization half of norm-raise: reads the element-level expression
-// (TensorExpr.h) of a conversion to f8E4M3FN or i8 as the static form of
-// norm.quantize (DESIGN section 2a), binding the quantized tensor and the
-// scale, or says why it does not match.
+// (TensorExpr.h) of a conversion to f8E4M3FN or i8 as the static or the
+// dynamic per-token form of norm.quantize (DESIGN section 2a), binding the
+// quantized tensor and the scale, or says why it does not match.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,15 +20,25 @@
 namespace mlir {
 namespace norm {
 
-/// A static quantization `q = convert(clamp(round?(y * (1/s))))` in the
-/// terms of norm.quantize.
+/// A quantization `q = convert(clamp(round?(y * (1/s))))` in the terms of
+/// norm.quantize: static (one given scale) or dynamic per token (the scale
+/// of each row computed from its `max |y|`).
 struct QuantizeMatch {
   /// The materialized f16/bf16/f32 tensor that is quantized.
   Value y;
-  /// The scale: a leaf (an f32 scalar, or an f32 tensor of unit dims), or
-  /// null with `scaleConstant` set.
+  /// Static: the scale, a leaf (an f32 scalar, or an f32 tensor of unit
+  /// dims), or null with `scaleConstant` set.
   TensorExpr *scale = nullptr;
   double scaleConstant = 0.0;
+  /// Dynamic: `s = max(min(amax, scaleUb) / QMAX, minScale)`; `scaleUb` is
+  /// +inf without a cap.
+  bool dynamic = false;
+  double scaleUb = 0.0;
+  double minScale = 0.0;
+  /// Dynamic: the tensors the chain materializes the scales in, of the
+  /// op's scales shape ([..., 1]) or without the last dim ([...]); their
+  /// users after the op read the op's scales instead.
+  SmallVector<Value, 1> scaleValues;
   /// f8E4M3FN or i8.
   Type quantizedType;
   /// True when the chain divides by the scale (`y / s`), which the op
@@ -45,12 +55,15 @@ struct QuantizeAnalysis {
 };
 
 /// Analyzes the conversion `root` (a candidate when its result is a tensor
-/// of a narrow float or integer type computed from floats). `builder` must
-/// have the frame of the root's result type.
+/// of a narrow float or integer type computed from floats): a scale that
+/// comes from a max-reduction is read as the dynamic per-token form.
+/// `builder` must have the frame of the root's result type.
 QuantizeAnalysis analyzeQuantize(TensorExprBuilder &builder, Operation *root);
 
-/// Replaces `root` by the norm.quantize op of `match` and erases the ops
-/// only the chain used. `erased` is called for every op before it is erased.
+/// Replaces `root` by the norm.quantize op of `match` (for the dynamic
+/// form, also the uses of the chain's scales that the op dominates) and
+/// erases the ops only the chain used. `erased` is called for every op before
+/// it is erased.
 LogicalResult rewriteQuantize(RewriterBase &rewriter, Operation *root,
                               const QuantizeMatch &match,
                               function_ref<void(Operation *)> erased);
