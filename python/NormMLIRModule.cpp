@@ -126,9 +126,8 @@ const char *kindName(ValueKind kind) {
 }
 
 const char *elementName(ElementKind element) {
-  static const char *names[] = {"f16", "bf16", "f32", "f64",   "i1",
-                                "i8",  "i16",  "i32", "i64",   "index",
-                                "f8E4M3FN"};
+  static const char *names[] = {"f16", "bf16", "f32", "f64",   "i1",      "i8",
+                                "i16", "i32",  "i64", "index", "f8E4M3FN"};
   return names[static_cast<int>(element)];
 }
 
@@ -236,12 +235,13 @@ std::map<std::string, FunctionSpec> prepareFunctions(ModuleOp module) {
       if (auto value = classifyType(t)) {
         into.push_back(*value);
       } else if (spec.unsupported.empty()) {
-        spec.unsupported = std::string(what) + " #" + std::to_string(index) +
-                           " has type " + typeToString(t) +
-                           ", which the bindings cannot pass (supported: "
-                           "ranked tensors and identity-layout memrefs of "
-                           "f16/bf16/f32/f64/f8E4M3FN/i1/i8/i16/i32/i64/index, and "
-                           "f32/f64/integer/index scalars)";
+        spec.unsupported =
+            std::string(what) + " #" + std::to_string(index) + " has type " +
+            typeToString(t) +
+            ", which the bindings cannot pass (supported: "
+            "ranked tensors and identity-layout memrefs of "
+            "f16/bf16/f32/f64/f8E4M3FN/i1/i8/i16/i32/i64/index, and "
+            "f32/f64/integer/index scalars)";
       }
     };
     for (auto [i, t] : llvm::enumerate(type.getInputs())) {

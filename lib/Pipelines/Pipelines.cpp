@@ -248,8 +248,9 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
   // cvt.rn.satfinite.e4m3x2.f32 exists from sm_89 with PTX 8.1 on (llc
   // aborts on it elsewhere); other targets convert with integer ops.
   unsigned ptx = 0;
-  (void)StringRef(options.features).drop_front(strlen("+ptx")).getAsInteger(
-      10, ptx);
+  (void)StringRef(options.features)
+      .drop_front(strlen("+ptx"))
+      .getAsInteger(10, ptx);
   unsigned chipNumber = getChipNumber(options.chip);
   lowerOptions.fp8Cvt = chipNumber >= 90 || (chipNumber == 89 && ptx >= 81);
   pm.addNestedPass<func::FuncOp>(createNormLowerGPUPass(lowerOptions));

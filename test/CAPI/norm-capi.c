@@ -239,8 +239,7 @@ static void testQuantizeBuilder(MlirContext ctx) {
   int64_t scalesShape[] = {mlirShapedTypeGetDynamicSize(), 2};
   MlirType results[] = {
       mlirRankedTensorTypeGet(2, shape, fp8, noEncoding),
-      mlirRankedTensorTypeGet(2, scalesShape, mlirF32TypeGet(ctx),
-                              noEncoding),
+      mlirRankedTensorTypeGet(2, scalesShape, mlirF32TypeGet(ctx), noEncoding),
       mlirRankedTensorTypeGet(2, shape, i8, noEncoding)};
   MlirBlock block = createFunc(ctx, module, "quantized", 2, args, 3, results);
   MlirValue y = mlirBlockGetArgument(block, 0);
@@ -265,8 +264,10 @@ static void testQuantizeBuilder(MlirContext ctx) {
   // CHECK: isa=1 results=2,1 verified=1
   mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
   printf("\n");
-  // CHECK: norm.quantize %{{.*}} {group_size = 128 : i64, scale_ub = 1.200000e+03 : f32} : (tensor<?x256xbf16>) -> (tensor<?x256xf8E4M3FN>, tensor<?x2xf32>)
-  // CHECK: norm.quantize %{{.*}} scale(%{{.*}}) : (tensor<?x256xbf16>, tensor<f32>) -> tensor<?x256xi8>
+  // CHECK: norm.quantize %{{.*}} {group_size = 128 : i64, scale_ub
+  // = 1.200000e+03 : f32} : (tensor<?x256xbf16>) -> (tensor<?x256xf8E4M3FN>,
+  // tensor<?x2xf32>) CHECK: norm.quantize %{{.*}} scale(%{{.*}}) :
+  // (tensor<?x256xbf16>, tensor<f32>) -> tensor<?x256xi8>
 
   /* A group size that does not divide N: the verifier says so. */
   MlirOperation bad = mlirNormQuantizeOpCreate(loc, y, null, i8, 96);

@@ -220,8 +220,7 @@ std::string normLines(bool residual, const Types &t) {
 }
 
 /// Fused: (x, w, [r], [s], q, [scales], [ro]).
-std::string fusedSource(bool residual, const Variant &variant,
-                        const Types &t) {
+std::string fusedSource(bool residual, const Variant &variant, const Types &t) {
   std::string params = "%xm: " + t.xm + ", %wm: " + t.wm;
   if (residual)
     params += ", %rm: " + t.xm;
@@ -283,9 +282,9 @@ std::string quantizeSource(const Variant &variant, const Types &t) {
 struct norm_bench::QuantKernel {
   QuantKernel(bool residual, const Variant &variant, QuantShape shape)
       : residual(residual), variant(variant), shape(shape),
-        elements(size_t(shape.rows) * size_t(shape.cols)),
-        x(2 * elements), r(2 * elements), w(2 * size_t(shape.cols)), s(4),
-        q(elements), qUnfused(elements),
+        elements(size_t(shape.rows) * size_t(shape.cols)), x(2 * elements),
+        r(2 * elements), w(2 * size_t(shape.cols)), s(4), q(elements),
+        qUnfused(elements),
         scales(4 * size_t(shape.rows) * size_t(numGroups(variant, shape))),
         scalesUnfused(scales.size), y(2 * elements), ro(2 * elements),
         roUnfused(2 * elements),
@@ -357,11 +356,10 @@ struct norm_bench::QuantKernel {
   bool agrees() {
     callFused();
     callUnfused();
-    bool same = std::memcmp(q.data, qUnfused.data, elements) == 0 &&
-                std::memcmp(scales.data, scalesUnfused.data, scales.size) ==
-                    0 &&
-                (!residual || std::memcmp(ro.data, roUnfused.data,
-                                          2 * elements) == 0);
+    bool same =
+        std::memcmp(q.data, qUnfused.data, elements) == 0 &&
+        std::memcmp(scales.data, scalesUnfused.data, scales.size) == 0 &&
+        (!residual || std::memcmp(ro.data, roUnfused.data, 2 * elements) == 0);
     if (!same)
       llvm::errs() << "norm-bench: " << caseName(residual, variant)
                    << ": the fused kernel differs from norm + quantize\n";
@@ -393,9 +391,8 @@ static std::vector<QuantShape> quantShapes(bool quick) {
 bool QuantKernels::registerBenchmarks(
     unsigned threads, bool quick, const std::vector<llvm::StringRef> &libs,
     const std::function<bool(const std::string &)> &selected,
-    const std::function<void(const std::string &, size_t,
-                             std::function<void()>, const void *, void *)>
-        &add) {
+    const std::function<void(const std::string &, size_t, std::function<void()>,
+                             const void *, void *)> &add) {
   for (QuantShape shape : quantShapes(quick)) {
     for (bool residual : {false, true}) {
       for (const Variant &variant : kVariants) {
@@ -413,10 +410,12 @@ bool QuantKernels::registerBenchmarks(
         QuantKernel *raw = kernel.get();
         size_t bytes = quantBytes(residual, variant, shape);
         if (wantFused)
-          add(fusedName, bytes, [raw] { raw->callFused(); },
+          add(
+              fusedName, bytes, [raw] { raw->callFused(); },
               raw->floorSource.data, raw->floorDestination.data);
         if (wantUnfused)
-          add(unfusedName, bytes, [raw] { raw->callUnfused(); },
+          add(
+              unfusedName, bytes, [raw] { raw->callUnfused(); },
               raw->floorSource.data, raw->floorDestination.data);
         kernels.push_back(std::move(kernel));
       }
@@ -428,14 +427,14 @@ bool QuantKernels::registerBenchmarks(
 void norm_bench::printQuantSummary(
     const std::map<std::string, QuantMedian> &medians, bool paired) {
   bool header = false;
-  for (QuantShape shape : {QuantShape{8192, 4096}, QuantShape{4096, 4096},
-                           QuantShape{32, 8192}}) {
+  for (QuantShape shape :
+       {QuantShape{8192, 4096}, QuantShape{4096, 4096}, QuantShape{32, 8192}}) {
     for (bool residual : {false, true}) {
       for (const Variant &variant : kVariants) {
-        auto fused = medians.find(benchmarkName(residual, variant, "fused",
-                                                shape));
-        auto unfused = medians.find(
-            benchmarkName(residual, variant, "unfused", shape));
+        auto fused =
+            medians.find(benchmarkName(residual, variant, "fused", shape));
+        auto unfused =
+            medians.find(benchmarkName(residual, variant, "unfused", shape));
         if (fused == medians.end())
           continue;
         if (!header) {
@@ -446,9 +445,9 @@ void norm_bench::printQuantSummary(
                                   : "")
                        << "):\n";
           llvm::outs() << llvm::formatv(
-              "{0,-30} {1,-10} {2,8} {3,7} {4,10} {5,7} {6,9} {7,10}\n",
-              "case", "shape", "fused", "x nt", "unfused", "x nt",
-              "speed-up", "saves y?");
+              "{0,-30} {1,-10} {2,8} {3,7} {4,10} {5,7} {6,9} {7,10}\n", "case",
+              "shape", "fused", "x nt", "unfused", "x nt", "speed-up",
+              "saves y?");
           header = true;
         }
         double bytes = double(quantBytes(residual, variant, shape));
@@ -460,8 +459,8 @@ void norm_bench::printQuantSummary(
               llvm::formatv("{0:F1}", bytes / unfused->second.time * 1e-3);
           if (paired)
             unfusedRatio = llvm::formatv("{0:F2}", unfused->second.ntRatio);
-          speedup = llvm::formatv("{0:F2}x", unfused->second.time /
-                                                 fused->second.time);
+          speedup = llvm::formatv("{0:F2}x",
+                                  unfused->second.time / fused->second.time);
           // The y traffic fusion removes (written and read once, bf16) at
           // the rate of the paired non-temporal copies.
           if (paired && fused->second.ntRate > 0) {

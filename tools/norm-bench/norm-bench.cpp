@@ -416,14 +416,14 @@ int main(int argc, char **argv) {
               const void *source, void *destination) {
             size_t half = bytes / 2;
             if (paired)
-              registerPaired(
-                  name, bytes, std::move(body),
-                  Floors{[source, destination, half] {
-                           copyFloor(source, destination, half);
-                         },
-                         [source, destination, half] {
-                           copyNonTemporalFloor(source, destination, half);
-                         }});
+              registerPaired(name, bytes, std::move(body),
+                             Floors{[source, destination, half] {
+                                      copyFloor(source, destination, half);
+                                    },
+                                    [source, destination, half] {
+                                      copyNonTemporalFloor(source, destination,
+                                                           half);
+                                    }});
             else
               registerCase(name, bytes, std::move(body));
           }))

@@ -108,8 +108,7 @@ Value KernelBodyBuilder::loopInput(Value index, unsigned sweep) {
   return loadRow(buffers.residualOut ? buffers.residualOut : buffers.x, index);
 }
 
-Value KernelBodyBuilder::groupReduce(Value value, Value scratch,
-                                     bool maximum) {
+Value KernelBodyBuilder::groupReduce(Value value, Value scratch, bool maximum) {
   auto combine = [&](Value lhs, Value rhs) -> Value {
     if (maximum)
       return arith::MaximumFOp::create(b, loc, lhs, rhs);
@@ -249,8 +248,8 @@ Value KernelBodyBuilder::quantizeVector(Value y, Value inverse) {
   SmallVector<Value> pairs;
   for (int64_t i = 0; i < length; i += 2) {
     Value first = vector::ExtractOp::create(b, loc, v, i);
-    Value second =
-        i + 1 < length ? Value(vector::ExtractOp::create(b, loc, v, i + 1))
+    Value second = i + 1 < length
+                       ? Value(vector::ExtractOp::create(b, loc, v, i + 1))
                        : first;
     pairs.push_back(NVVM::ConvertF32x2ToF8x2Op::create(
         b, loc, pairType, second, first, NVVM::FPRoundingMode::RN,
@@ -259,10 +258,9 @@ Value KernelBodyBuilder::quantizeVector(Value y, Value inverse) {
   auto bytesType = VectorType::get({length}, b.getI8Type());
   Value bytes;
   if (length == 1) {
-    bytes = vector::ExtractStridedSliceOp::create(b, loc, pairs.front(),
-                                                  ArrayRef<int64_t>{0},
-                                                  ArrayRef<int64_t>{1},
-                                                  ArrayRef<int64_t>{1});
+    bytes = vector::ExtractStridedSliceOp::create(
+        b, loc, pairs.front(), ArrayRef<int64_t>{0}, ArrayRef<int64_t>{1},
+        ArrayRef<int64_t>{1});
   } else {
     bytes = arith::ConstantOp::create(
         b, loc, bytesType,
@@ -326,12 +324,12 @@ void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {
           });
       amax = loop.getResult(0);
     }
-    amax = castFloat(b, loc,
-                     groupReduce(castFloat(b, loc, amax, computeType),
-                                 scratchBuffers.empty() ? Value()
-                                                        : scratchBuffers.back(),
-                                 /*maximum=*/true),
-                     b.getF32Type());
+    amax = castFloat(
+        b, loc,
+        groupReduce(castFloat(b, loc, amax, computeType),
+                    scratchBuffers.empty() ? Value() : scratchBuffers.back(),
+                    /*maximum=*/true),
+        b.getF32Type());
     Value scale = buildGroupScale(b, loc, quant, amax);
     quantInverse = broadcastF32(buildReciprocal(b, loc, scale));
     // Lane 0 of the row writes its scale.
@@ -342,10 +340,10 @@ void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {
       first = arith::AndIOp::create(b, loc, first, rowValid);
     auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    Value rowIndex = arith::DivUIOp::create(
-        b, loc, rowBase,
-        ShapedType::isDynamic(staticRowSize) ? rowSize
-                                             : constantIndex(staticRowSize));
+    Value rowIndex = arith::DivUIOp::create(b, loc, rowBase,
+                                            ShapedType::isDynamic(staticRowSize)
+                                                ? rowSize
+                                                : constantIndex(staticRowSize));
     memref::StoreOp::create(b, loc, scale, buffers.scales,
                             ValueRange{rowIndex});
   }
@@ -380,11 +378,9 @@ void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {
         leader = arith::AndIOp::create(b, loc, leader, rowValid);
       auto ifOp = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
       b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-      Value group = arith::DivUIOp::create(
-          b, loc, elementOffset(index),
-          constantIndex(quant.getGroupSize()));
-      memref::StoreOp::create(b, loc, scale, buffers.scales,
-                              ValueRange{group});
+      Value group = arith::DivUIOp::create(b, loc, elementOffset(index),
+                                           constantIndex(quant.getGroupSize()));
+      memref::StoreOp::create(b, loc, scale, buffers.scales, ValueRange{group});
     }
     storeRow(quantizeVector(y, inverse), buffers.y, index, valid);
   };

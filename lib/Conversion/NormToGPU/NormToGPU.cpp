@@ -48,8 +48,7 @@ public:
   GPULoweringBuilder(RewriterBase &rewriter, NormOpInterface op,
                      const NormLowerGPUPassOptions &options,
                      QuantizeOp quant = {})
-      : b(rewriter), op(op), quant(quant), loc(op.getLoc()),
-        options(options) {}
+      : b(rewriter), op(op), quant(quant), loc(op.getLoc()), options(options) {}
 
   FailureOr<SmallVector<Value>> build();
 
@@ -311,8 +310,7 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
       1, kAccessBytes * 8 / inputType.getIntOrFloatBitWidth());
   unsigned numScratch = !op.hasReduction() ? 0 : op.subtractsMean() ? 2 : 1;
   // A per-token quantization reduces max |y| across the block too.
-  bool perTokenQuant =
-      quant && quant.isDynamic() && quant.getGroupSize() == 0;
+  bool perTokenQuant = quant && quant.isDynamic() && quant.getGroupSize() == 0;
   if (perTokenQuant)
     ++numScratch;
 
@@ -409,10 +407,10 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
       vectorLength /= 2;
     bool warpPerRow = staticRowSize <= options.warpMaxElements;
     // Dynamic quantization scales need whole rows (or groups) in a block.
-    int64_t parts = warpPerRow || !op.hasReduction() ||
-                            (quant && quant.isDynamic())
-                        ? 1
-                        : getSplitParts(staticRowSize, vectorLength);
+    int64_t parts =
+        warpPerRow || !op.hasReduction() || (quant && quant.isDynamic())
+            ? 1
+            : getSplitParts(staticRowSize, vectorLength);
     std::optional<int64_t> staticRows = getConstantIntValue(numRows);
     if (parts == 1 || (staticRows && *staticRows >= kSplitRowsBelow)) {
       emitKernel(b, chooseShape(vectorLength, warpPerRow));
@@ -644,24 +642,24 @@ mlir::norm::getGPUQuantizeBlocker(QuantizeOp quant,
                   ? std::max<int64_t>(llvm::PowerOf2Ceil(vectors), 1)
                   : gpu_lowering::kWarpSize;
   } else {
-    threads = std::min(
-        std::max<int64_t>(
-            llvm::alignTo(llvm::divideCeil(vectors, gpu_lowering::kTargetChunks),
-                          gpu_lowering::kWarpSize),
-            2 * gpu_lowering::kWarpSize),
-        options.maxBlockSize);
+    threads =
+        std::min(std::max<int64_t>(
+                     llvm::alignTo(
+                         llvm::divideCeil(vectors, gpu_lowering::kTargetChunks),
+                         gpu_lowering::kWarpSize),
+                     2 * gpu_lowering::kWarpSize),
+                 options.maxBlockSize);
   }
-  int64_t rowsPerBlock =
-      warpPerRow ? gpu_lowering::kWarpsPerBlock *
-                       (gpu_lowering::kWarpSize / threads)
-                 : 1;
+  int64_t rowsPerBlock = warpPerRow ? gpu_lowering::kWarpsPerBlock *
+                                          (gpu_lowering::kWarpSize / threads)
+                                    : 1;
   int64_t maxChunks = threads * rowsPerBlock > 512
                           ? gpu_lowering::kMaxCachedChunks / 2
                           : gpu_lowering::kMaxCachedChunks;
-  needsLoop = std::clamp<int64_t>(llvm::divideCeil(vectors, threads), 1,
-                                  maxChunks) *
-                  threads <
-              vectors;
+  needsLoop =
+      std::clamp<int64_t>(llvm::divideCeil(vectors, threads), 1, maxChunks) *
+          threads <
+      vectors;
   if (groupSize % vectorLength != 0 || !llvm::isPowerOf2_64(lanes) ||
       lanes > gpu_lowering::kWarpSize || threads % lanes != 0 || needsLoop)
     return "group_size " + std::to_string(groupSize) +
@@ -695,8 +693,7 @@ namespace {
 /// Rewrites a norm op, with the norm.quantize of its y when it can be
 /// fused, into buffers and GPU kernel launches.
 struct NormToGPUPattern : public OpInterfaceRewritePattern<NormOpInterface> {
-  NormToGPUPattern(MLIRContext *context,
-                   const NormLowerGPUPassOptions &options)
+  NormToGPUPattern(MLIRContext *context, const NormLowerGPUPassOptions &options)
       : OpInterfaceRewritePattern(context), options(options) {
     setDebugName("NormOpToGPUKernel");
   }

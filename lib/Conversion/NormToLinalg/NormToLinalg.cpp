@@ -353,9 +353,9 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeQuantizeOp(OpBuilder &b,
   for (int64_t d = 0; d + 1 < rank; ++d)
     groups.push_back({d});
   groups.push_back({rank - 1, rank});
-  Value grouped = tensor::ExpandShapeOp::create(
-      b, loc, inputType.clone(groupedShape), op.getInput(), groups,
-      groupedSizes);
+  Value grouped =
+      tensor::ExpandShapeOp::create(b, loc, inputType.clone(groupedShape),
+                                    op.getInput(), groups, groupedSizes);
 
   int64_t groupedRank = rank + 1;
   AffineMap groupedId = AffineMap::getMultiDimIdentityMap(groupedRank, context);
@@ -365,24 +365,24 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeQuantizeOp(OpBuilder &b,
                                        groupedSizes.end() - 1);
   Type f32 = b.getF32Type();
   Value zero = buildFloatConstant(b, loc, f32, 0.0);
-  Value amaxInit = linalg::FillOp::create(
-                       b, loc, zero,
-                       ValueRange{tensor::EmptyOp::create(b, loc, scaleSizes,
-                                                          f32)})
-                       .getResult(0);
+  Value amaxInit =
+      linalg::FillOp::create(
+          b, loc, zero,
+          ValueRange{tensor::EmptyOp::create(b, loc, scaleSizes, f32)})
+          .getResult(0);
   SmallVector<utils::IteratorType> reduceLast = parallel(groupedRank);
   reduceLast.back() = utils::IteratorType::reduction;
-  Value amax = linalg::GenericOp::create(
-                   b, loc, amaxInit.getType(), ValueRange{grouped},
-                   ValueRange{amaxInit},
-                   ArrayRef<AffineMap>{groupedId, perGroup}, reduceLast,
-                   [&](OpBuilder &nb, Location nl, ValueRange args) {
-                     linalg::YieldOp::create(
-                         nb, nl,
-                         Value(arith::MaximumFOp::create(
-                             nb, nl, args[1], buildMagnitude(nb, nl, args[0]))));
-                   })
-                   .getResult(0);
+  Value amax =
+      linalg::GenericOp::create(
+          b, loc, amaxInit.getType(), ValueRange{grouped}, ValueRange{amaxInit},
+          ArrayRef<AffineMap>{groupedId, perGroup}, reduceLast,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nl,
+                Value(arith::MaximumFOp::create(
+                    nb, nl, args[1], buildMagnitude(nb, nl, args[0]))));
+          })
+          .getResult(0);
   AffineMap scaleId = AffineMap::getMultiDimIdentityMap(rank, context);
   Value scales =
       linalg::GenericOp::create(

@@ -151,21 +151,19 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
 
 SmallVector<Value> RowLoopBuilder::buildOutputSweeps(
     OpBuilder &rb, ValueRange outputs, bool writeResidual,
-    function_ref<std::pair<Value, Value>(OpBuilder &, Value, Value)>
-        computeY) {
+    function_ref<std::pair<Value, Value>(OpBuilder &, Value, Value)> computeY) {
   // y, or q with the static inverse scale.
   if (!quant || !quant.isDynamic()) {
-    return sweep(
-        rb, outputs,
-        [&](OpBuilder &bb, Value col, Value mask, ValueRange iter) {
-          auto [y, s] = computeY(bb, col, mask);
-          if (quant)
-            y = buildQuantize(bb, loc, y, inverseScale, quantizedType);
-          SmallVector<Value> next{writeRow(bb, y, iter[0], col, mask)};
-          if (writeResidual)
-            next.push_back(writeRow(bb, s, iter[1], col, mask));
-          return next;
-        });
+    return sweep(rb, outputs,
+                 [&](OpBuilder &bb, Value col, Value mask, ValueRange iter) {
+                   auto [y, s] = computeY(bb, col, mask);
+                   if (quant)
+                     y = buildQuantize(bb, loc, y, inverseScale, quantizedType);
+                   SmallVector<Value> next{writeRow(bb, y, iter[0], col, mask)};
+                   if (writeResidual)
+                     next.push_back(writeRow(bb, s, iter[1], col, mask));
+                   return next;
+                 });
   }
 
   // Dynamic scales: for each group, one sweep computes y, keeps it (as f32)
@@ -188,8 +186,8 @@ SmallVector<Value> RowLoopBuilder::buildOutputSweeps(
       [&](OpBuilder &gb, Location, Value group, ValueRange iter) {
         Value begin = arith::MulIOp::create(gb, loc, group, groupLength);
         // iter: q row, scales row, [residual row], scratch.
-        SmallVector<Value> inits{buildFloatConstant(gb, loc, f32VectorType, 0.0),
-                                 iter.back()};
+        SmallVector<Value> inits{
+            buildFloatConstant(gb, loc, f32VectorType, 0.0), iter.back()};
         if (writeResidual)
           inits.push_back(iter[2]);
         SmallVector<Value> first = sweepRange(
@@ -197,8 +195,8 @@ SmallVector<Value> RowLoopBuilder::buildOutputSweeps(
             [&](OpBuilder &bb, Value col, Value mask, ValueRange it) {
               auto [y, s] = computeY(bb, col, mask);
               Value wide = buildWidenedQuantizeInput(bb, loc, y);
-              Value magnitude = maskLanes(
-                  bb, loc, math::AbsFOp::create(bb, loc, wide), mask);
+              Value magnitude =
+                  maskLanes(bb, loc, math::AbsFOp::create(bb, loc, wide), mask);
               SmallVector<Value> next{
                   arith::MaximumFOp::create(bb, loc, it[0], magnitude),
                   writeRow(bb, wide, it[1], col, mask)};
@@ -231,8 +229,7 @@ SmallVector<Value> RowLoopBuilder::buildOutputSweeps(
                       AffineMap::getMultiDimIdentityMap(1, bb.getContext()),
                       padding, mask, bb.getBoolArrayAttr({true}));
                   Value q = buildQuantize(bb, loc, y, inverse, quantizedType);
-                  return SmallVector<Value>{
-                      writeRow(bb, q, it[0], col, mask)};
+                  return SmallVector<Value>{writeRow(bb, q, it[0], col, mask)};
                 })
                 .front();
         SmallVector<Value> next{qRow, scalesRow};
@@ -251,8 +248,7 @@ SmallVector<RowLoopBuilder::OutputSpec> RowLoopBuilder::getOutputSpecs() {
   } else {
     specs.push_back({quantizedType, getAsOpFoldResult(rowSize), staticRowSize});
     if (quant.isDynamic())
-      specs.push_back(
-          {b.getF32Type(), b.getIndexAttr(numGroups), numGroups});
+      specs.push_back({b.getF32Type(), b.getIndexAttr(numGroups), numGroups});
   }
   if (residual)
     specs.push_back({inputType, getAsOpFoldResult(rowSize), staticRowSize});
@@ -391,11 +387,10 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
     for (auto [index, type, sizes] :
          llvm::enumerate(resultTypes, resultSizes)) {
       auto same = llvm::find(ArrayRef(resultTypes).take_front(index), type);
-      empties.push_back(
-          same != resultTypes.begin() + index
-              ? empties[same - resultTypes.begin()]
-              : Value(tensor::EmptyOp::create(b, loc, sizes,
-                                              type.getElementType())));
+      empties.push_back(same != resultTypes.begin() + index
+                            ? empties[same - resultTypes.begin()]
+                            : Value(tensor::EmptyOp::create(
+                                  b, loc, sizes, type.getElementType())));
     }
     return empties;
   }
@@ -499,9 +494,8 @@ mlir::norm::lowerNormOpToVectorLoops(RewriterBase &rewriter, NormOpInterface op,
   return RowLoopBuilder(rewriter, op, quant, options).build();
 }
 
-FailureOr<SmallVector<Value>>
-mlir::norm::lowerQuantizeOpToVectorLoops(RewriterBase &rewriter,
-                                         QuantizeOp op,
-                                         const NormLowerCPUPassOptions &options) {
+FailureOr<SmallVector<Value>> mlir::norm::lowerQuantizeOpToVectorLoops(
+    RewriterBase &rewriter, QuantizeOp op,
+    const NormLowerCPUPassOptions &options) {
   return RowLoopBuilder(rewriter, NormOpInterface(), op, options).build();
 }

@@ -47,8 +47,8 @@ public:
   /// `op`'s `y` (or, alone, any input) along the rows of the lowering.
   RowLoopBuilder(RewriterBase &b, NormOpInterface op, QuantizeOp quant,
                  const NormLowerCPUPassOptions &options)
-      : b(b), op(op), quant(quant),
-        loc(op ? op.getLoc() : quant.getLoc()), options(options) {}
+      : b(b), op(op), quant(quant), loc(op ? op.getLoc() : quant.getLoc()),
+        options(options) {}
 
   /// Replacements of the results of the op (without `quant`), or of
   /// `quant`'s results followed by the norm op's `residual_out`.

@@ -20,8 +20,7 @@ namespace norm {
 /// Decomposes `op` into `linalg.generic` ops on tensors (reductions for the
 /// row statistics, then one elementwise op) inserted at the builder's
 /// position. Returns the replacement values of the op's results.
-FailureOr<SmallVector<Value>> decomposeNormOp(OpBuilder &b,
-                                              NormOpInterface op);
+FailureOr<SmallVector<Value>> decomposeNormOp(OpBuilder &b, NormOpInterface op);
 
 /// Decomposes `op` into `linalg.generic` ops on tensors: the elementwise
 /// conversion, preceded in the dynamic form by the group `max |y|`

@@ -482,9 +482,8 @@ LogicalResult QuantizeOp::verify() {
   return success();
 }
 
-LogicalResult
-QuantizeOp::reifyResultShapes(OpBuilder &builder,
-                              ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+LogicalResult QuantizeOp::reifyResultShapes(
+    OpBuilder &builder, ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
   SmallVector<OpFoldResult> sizes =
       tensor::getMixedSizes(builder, getLoc(), getInput());
   reifiedReturnShapes.push_back(sizes);

@@ -59,11 +59,9 @@ static bool isWholeDim(OpFoldResult size, OpFoldResult dim, Operation *op,
 /// of whole rows that produces the result tile, tiled, exposing only the
 /// requested result.
 template <typename Model>
-static FailureOr<TilingResult>
-generateWholeRowsResultTile(const Model &model, Operation *op, OpBuilder &b,
-                            unsigned resultNumber,
-                            ArrayRef<OpFoldResult> offsets,
-                            ArrayRef<OpFoldResult> sizes) {
+static FailureOr<TilingResult> generateWholeRowsResultTile(
+    const Model &model, Operation *op, OpBuilder &b, unsigned resultNumber,
+    ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes) {
   SmallVector<OpFoldResult> tileOffsets, tileSizes;
   if (failed(model.getIterationDomainTileFromResultTile(
           op, b, resultNumber, offsets, sizes, tileOffsets, tileSizes)))
@@ -189,8 +187,8 @@ struct QuantizeTilingInterface
   }
 
   SmallVector<Range> getIterationDomain(Operation *op, OpBuilder &b) const {
-    SmallVector<OpFoldResult> dims = tensor::getMixedSizes(
-        b, op->getLoc(), cast<QuantizeOp>(op).getInput());
+    SmallVector<OpFoldResult> dims =
+        tensor::getMixedSizes(b, op->getLoc(), cast<QuantizeOp>(op).getInput());
     SmallVector<Range> domain;
     for (int64_t d = 0, e = getNumLoops(op); d < e; ++d)
       domain.push_back(Range{b.getIndexAttr(0), dims[d], b.getIndexAttr(1)});
@@ -221,8 +219,8 @@ struct QuantizeTilingInterface
     auto slice = tensor::ExtractSliceOp::create(
         b, loc, quantize.getInput(), fullOffsets, fullSizes, strides);
     auto tileType = cast<RankedTensorType>(slice.getType());
-    SmallVector<Type> resultTypes{tileType.clone(
-        quantize.getQuantizedElementType())};
+    SmallVector<Type> resultTypes{
+        tileType.clone(quantize.getQuantizedElementType())};
     if (Value scales = quantize.getScales()) {
       SmallVector<int64_t> shape(tileType.getShape());
       shape.back() = cast<RankedTensorType>(scales.getType()).getShape().back();

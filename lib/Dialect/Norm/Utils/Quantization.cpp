@@ -85,7 +85,8 @@ Value mlir::norm::buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v) {
     return buildIntConstant(b, loc, i32Type, value);
   };
   Value bits = arith::BitcastOp::create(b, loc, i32Type, v);
-  Value sign = arith::AndIOp::create(b, loc, bits, i32(std::numeric_limits<int32_t>::min()));
+  Value sign = arith::AndIOp::create(b, loc, bits,
+                                     i32(std::numeric_limits<int32_t>::min()));
   Value magnitude = arith::AndIOp::create(b, loc, bits, i32(0x7FFFFFFF));
   // NaN: any f32 NaN. Everything else saturates at 448 (0x43E00000),
   // infinities included.
@@ -101,8 +102,7 @@ Value mlir::norm::buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v) {
       b, loc, arith::ShRUIOp::create(b, loc, clamped, i32(20)), i32(1));
   Value rounded = arith::AddIOp::create(
       b, loc, clamped,
-      arith::AddIOp::create(b, loc, lsb,
-                            i32(0x7FFFF - ((127 - 7) << 23))));
+      arith::AddIOp::create(b, loc, lsb, i32(0x7FFFF - ((127 - 7) << 23))));
   Value normal = arith::ShRUIOp::create(b, loc, rounded, i32(20));
 
   // Subnormal results (|v| < 2^-6, multiples of 2^-9): adding 2^14, whose
@@ -118,21 +118,20 @@ Value mlir::norm::buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v) {
   Value encoded =
       arith::SelectOp::create(b, loc, isSubnormal, subnormal, normal);
   encoded = arith::SelectOp::create(b, loc, isNaN, i32(0x7F), encoded);
-  encoded = arith::OrIOp::create(
-      b, loc, encoded, arith::ShRUIOp::create(b, loc, sign, i32(24)));
+  encoded = arith::OrIOp::create(b, loc, encoded,
+                                 arith::ShRUIOp::create(b, loc, sign, i32(24)));
   return arith::TruncIOp::create(b, loc, getTypeLike(f32Type, b.getI8Type()),
                                  encoded);
 }
 
 Value mlir::norm::buildQuantize(OpBuilder &b, Location loc, Value y,
                                 Value inverse, Type quantizedType) {
-  Value v = arith::MulFOp::create(
-      b, loc, buildWidenedQuantizeInput(b, loc, y), inverse);
+  Value v = arith::MulFOp::create(b, loc, buildWidenedQuantizeInput(b, loc, y),
+                                  inverse);
   Type type = v.getType();
   if (isa<Float8E4M3FNType>(quantizedType))
-    return arith::BitcastOp::create(
-        b, loc, getTypeLike(type, quantizedType),
-        buildFloat8E4M3FNBits(b, loc, v));
+    return arith::BitcastOp::create(b, loc, getTypeLike(type, quantizedType),
+                                    buildFloat8E4M3FNBits(b, loc, v));
   // int8: round to nearest even, clamp to [-128, 127]; NaN -> 0.
   Value rounded = math::RoundEvenOp::create(b, loc, v);
   Value clamped = arith::MinimumFOp::create(
@@ -140,8 +139,7 @@ Value mlir::norm::buildQuantize(OpBuilder &b, Location loc, Value y,
       arith::MaximumFOp::create(b, loc, rounded,
                                 buildFloatConstant(b, loc, type, -128.0)),
       buildFloatConstant(b, loc, type, 127.0));
-  Value isNaN =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
+  Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
   clamped = arith::SelectOp::create(
       b, loc, isNaN, buildFloatConstant(b, loc, type, 0.0), clamped);
   return arith::FPToSIOp::create(b, loc, getTypeLike(type, quantizedType),

@@ -74,8 +74,8 @@ private:
 void replaceNormOpAndQuantize(RewriterBase &rewriter, NormOpInterface op,
                               QuantizeOp quant, ArrayRef<Value> replacements);
 
-/// Applies `patterns` once to every norm op (and norm.quantize) nested under `root`
-/// (applyPatternsOnce, in program order), then reports `error` at every
+/// Applies `patterns` once to every norm op (and norm.quantize) nested under
+/// `root` (applyPatternsOnce, in program order), then reports `error` at every
 /// norm op still there. Fails when one is.
 LogicalResult applyNormLoweringPatterns(Operation *root,
                                         const FrozenRewritePatternSet &patterns,
