@@ -59,8 +59,7 @@ tileAndFuse(RewriterBase &rewriter, TilingInterface consumer,
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
   options.setFusionControlFn(
-      [&](tensor::ExtractSliceOp, OpResult producer,
-          bool isDestinationOperand)
+      [&](tensor::ExtractSliceOp, OpResult producer, bool isDestinationOperand)
           -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
         if (isDestinationOperand || !shouldFuse(producer.getOwner()))
           return std::nullopt;
@@ -101,8 +100,7 @@ struct NormFuseMatmulPass
     // Prologue: matmuls whose LHS comes from a norm op.
     SmallVector<linalg::LinalgOp> matmuls;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (isMatmul(op) &&
-          op.getDpsInputs()[0].getDefiningOp<NormOpInterface>())
+      if (isMatmul(op) && op.getDpsInputs()[0].getDefiningOp<NormOpInterface>())
         matmuls.push_back(op);
     });
     for (linalg::LinalgOp matmul : matmuls) {
