@@ -9,10 +9,10 @@
 
 #include "norm/Conversion/NormToGPU/NormToGPU.h"
 #include "KernelBuilder.h"
-#include "norm/Conversion/NormToVector/NormToVector.h"
 #include "norm/Conversion/Passes.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 #include "norm/Dialect/Norm/Utils/PatternDriver.h"
+#include "norm/Dialect/Norm/Utils/Quantization.h"
 #include "norm/Dialect/Norm/Utils/RowView.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -487,7 +487,7 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
 
 FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(op);
+  b.setInsertionPoint(getFusedInsertionPoint(op, quant));
   RankedTensorType xType = op.getInputType();
   rank = xType.getRank();
   axis = op.getNormalizedDim();

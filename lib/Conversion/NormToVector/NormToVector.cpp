@@ -12,6 +12,7 @@
 #include "RowLoopBuilder.h"
 #include "norm/Conversion/Passes.h"
 #include "norm/Dialect/Norm/Utils/PatternDriver.h"
+#include "norm/Dialect/Norm/Utils/Quantization.h"
 #include "norm/Transforms/HostCPU.h"
 #include "norm/Transforms/Passes.h"
 
@@ -23,7 +24,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/AffineMap.h"
-#include "mlir/IR/Dominance.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
@@ -49,30 +49,6 @@ struct NormLowerCPUPass
 };
 
 } // namespace
-
-QuantizeOp mlir::norm::getFusableQuantizeOp(NormOpInterface op) {
-  Value y = op.getY();
-  if (!y.hasOneUse())
-    return {};
-  auto quant = dyn_cast<QuantizeOp>(*y.getUsers().begin());
-  if (!quant || quant.getInput() != y ||
-      op.getNormalizedDim() != op.getInputType().getRank() - 1)
-    return {};
-  // The fused loop goes where the norm is, or, when the static scale is
-  // defined after the norm, where the quantization is: then every other
-  // use of the norm's results must come after it.
-  Value scale = quant.getScale();
-  DominanceInfo dominance;
-  if (!scale || dominance.properlyDominates(scale, op))
-    return quant;
-  if (quant->getBlock() != op->getBlock())
-    return {};
-  if (Value residualOut = op.getResidualOut())
-    for (Operation *user : residualOut.getUsers())
-      if (!dominance.properlyDominates(quant.getOperation(), user))
-        return {};
-  return quant;
-}
 
 namespace {
 

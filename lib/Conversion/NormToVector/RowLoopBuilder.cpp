@@ -20,7 +20,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/Dominance.h"
 
 using namespace mlir;
 using namespace mlir::norm;
@@ -321,13 +320,8 @@ SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
 
 FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   OpBuilder::InsertionGuard guard(b);
-  // A fused quantization whose scale is defined after the norm is built
-  // where the quantization is (getFusableQuantizeOp).
-  Operation *anchor = op ? op.getOperation() : quant.getOperation();
-  if (op && quant && quant.getScale() &&
-      !DominanceInfo().properlyDominates(quant.getScale(), op))
-    anchor = quant;
-  b.setInsertionPoint(anchor);
+  b.setInsertionPoint(op ? getFusedInsertionPoint(op, quant)
+                         : quant.getOperation());
   Value input = op ? op.getX() : quant.getInput();
   xType = cast<RankedTensorType>(input.getType());
   rank = xType.getRank();
@@ -363,37 +357,21 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
 
   // A statically empty input has empty results: nothing to compute, and the
   // row reshapes below assume that folding the sizes keeps them dynamic.
-  bool staticallyEmpty = false;
-  if (op) {
-    RowView view(op);
-    staticallyEmpty = view.isStaticallyEmpty();
-    staticRowSize = view.getStaticRowSize();
-    if (!staticallyEmpty)
-      std::tie(numRows, rowSize) = view.buildRowCounts(b, loc, xSizes);
-  } else {
-    staticallyEmpty = llvm::is_contained(xType.getShape(), 0);
-    staticRowSize = xType.getShape().back();
-    if (!staticallyEmpty) {
-      numRows = arith::ConstantIndexOp::create(b, loc, 1);
-      for (OpFoldResult size : ArrayRef<OpFoldResult>(xSizes).drop_back())
-        numRows = b.createOrFold<arith::MulIOp>(
-            loc, numRows, getValueOrCreateConstantIndexOp(b, loc, size));
-      rowSize = getValueOrCreateConstantIndexOp(b, loc, xSizes.back());
-    }
-  }
-  if (staticallyEmpty) {
+  RowView view = op ? RowView(op) : RowView(xType, axis);
+  staticRowSize = view.getStaticRowSize();
+  if (view.isStaticallyEmpty()) {
     // One empty tensor per distinct result type.
     SmallVector<Value> empties;
-    for (auto [index, type, sizes] :
-         llvm::enumerate(resultTypes, resultSizes)) {
-      auto same = llvm::find(ArrayRef(resultTypes).take_front(index), type);
-      empties.push_back(same != resultTypes.begin() + index
-                            ? empties[same - resultTypes.begin()]
-                            : Value(tensor::EmptyOp::create(
-                                  b, loc, sizes, type.getElementType())));
+    llvm::SmallDenseMap<Type, Value> emptyOfType;
+    for (auto [type, sizes] : llvm::zip_equal(resultTypes, resultSizes)) {
+      Value &empty = emptyOfType[type];
+      if (!empty)
+        empty = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+      empties.push_back(empty);
     }
     return empties;
   }
+  std::tie(numRows, rowSize) = view.buildRowCounts(b, loc, xSizes);
   rowSizeFloat = buildIndexToFloat(b, loc, rowSize,
                                    RowView::getRowSumType(b.getContext()));
 

@@ -88,3 +88,20 @@ func.func @token_dynamic_row(%x: tensor<?x?xf32>, %a: tensor<f32>) -> (tensor<?x
   %q, %sc = norm.quantize %y : (tensor<?x?xf32>) -> (tensor<?x?xf8E4M3FN>, tensor<?x1xf32>)
   return %q, %sc : tensor<?x?xf8E4M3FN>, tensor<?x1xf32>
 }
+
+// -----
+
+// The static scale is computed after the norm: the kernel is built at the
+// quantization, where the scale exists.
+// CHECK-LABEL: func @late_scale
+//  CHECK-SAME: (%{{.*}}: tensor<8x64xf32>, %[[F:.*]]: f32)
+//       CHECK: %[[S:.*]] = tensor.from_elements %[[F]] : tensor<f32>
+//       CHECK: bufferization.to_buffer %[[S]]
+//       CHECK: gpu.launch
+//       CHECK:   vector.store %{{.*}} : memref<?xf8E4M3FN>
+func.func @late_scale(%x: tensor<8x64xf32>, %f: f32) -> tensor<8x64xf8E4M3FN> {
+  %y = norm.rms_norm %x : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  %s = tensor.from_elements %f : tensor<f32>
+  %q = norm.quantize %y scale(%s) : (tensor<8x64xf32>, tensor<f32>) -> tensor<8x64xf8E4M3FN>
+  return %q : tensor<8x64xf8E4M3FN>
+}

@@ -32,14 +32,6 @@ FailureOr<SmallVector<Value>>
 lowerQuantizeOpToVectorLoops(RewriterBase &rewriter, QuantizeOp op,
                              const NormLowerCPUPassOptions &options);
 
-/// The norm.quantize that a lowering of `op` can compute in the same
-/// kernel: the only user of `y`, quantizing along the rows `op` normalizes
-/// (its axis is the last dim), with a static scale (if any) defined before
-/// `op`, or defined after it in the same block when every use of `op`'s
-/// `residual_out` comes after the quantization (the kernel is then built
-/// there). Null otherwise.
-QuantizeOp getFusableQuantizeOp(NormOpInterface op);
-
 /// Adds the patterns rewriting every norm op with lowerNormOpToVectorLoops
 /// (fused with its norm.quantize where getFusableQuantizeOp finds one) and
 /// every other norm.quantize with lowerQuantizeOpToVectorLoops.

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/TypeUtilities.h"
 
 #include <limits>
@@ -144,4 +145,36 @@ Value mlir::norm::buildQuantize(OpBuilder &b, Location loc, Value y,
       b, loc, isNaN, buildFloatConstant(b, loc, type, 0.0), clamped);
   return arith::FPToSIOp::create(b, loc, getTypeLike(type, quantizedType),
                                  clamped);
+}
+
+QuantizeOp mlir::norm::getFusableQuantizeOp(NormOpInterface op) {
+  Value y = op.getY();
+  if (!y.hasOneUse())
+    return {};
+  auto quant = dyn_cast<QuantizeOp>(*y.getUsers().begin());
+  if (!quant || quant.getInput() != y ||
+      op.getNormalizedDim() != op.getInputType().getRank() - 1)
+    return {};
+  // The fused loop goes where the norm is, or, when the static scale is
+  // defined after the norm, where the quantization is: then every other
+  // use of the norm's results must come after it.
+  Value scale = quant.getScale();
+  DominanceInfo dominance;
+  if (!scale || dominance.properlyDominates(scale, op))
+    return quant;
+  if (quant->getBlock() != op->getBlock())
+    return {};
+  if (Value residualOut = op.getResidualOut())
+    for (Operation *user : residualOut.getUsers())
+      if (!dominance.properlyDominates(quant.getOperation(), user))
+        return {};
+  return quant;
+}
+
+Operation *mlir::norm::getFusedInsertionPoint(NormOpInterface op,
+                                              QuantizeOp quant) {
+  if (quant && quant.getScale() &&
+      !DominanceInfo().properlyDominates(quant.getScale(), op))
+    return quant;
+  return op;
 }

@@ -25,10 +25,16 @@ static int64_t getStaticProduct(ArrayRef<int64_t> sizes) {
   return product;
 }
 
-RowView::RowView(NormOpInterface op)
-    : op(op), inputType(op.getInputType()), axis(op.getNormalizedDim()) {
+RowView::RowView(RankedTensorType inputType, int64_t axis)
+    : inputType(inputType), axis(axis) {
   staticRowSize = getStaticProduct(inputType.getShape().drop_front(axis));
   staticNumRows = getStaticProduct(inputType.getShape().take_front(axis));
+  staticallyEmpty = llvm::is_contained(inputType.getShape(), 0);
+}
+
+RowView::RowView(NormOpInterface op)
+    : RowView(op.getInputType(), op.getNormalizedDim()) {
+  this->op = op;
   staticallyEmpty = llvm::any_of(op->getOperands(), [](Value operand) {
     auto type = dyn_cast<RankedTensorType>(operand.getType());
     return type && llvm::is_contained(type.getShape(), 0);

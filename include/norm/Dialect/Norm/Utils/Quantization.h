@@ -46,6 +46,18 @@ Value buildQuantize(OpBuilder &b, Location loc, Value y, Value inverse,
 /// +-448, NaN stays NaN, ties to even) as an i8, with i32 and f32 ops only.
 Value buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v);
 
+/// The norm.quantize that a lowering of `op` can compute in the same
+/// kernel: the only user of `y`, quantizing along the rows `op` normalizes
+/// (its axis is the last dim), with a static scale (if any) defined before
+/// `op`, or defined after it in the same block when every use of `op`'s
+/// `residual_out` comes after the quantization. Null otherwise.
+QuantizeOp getFusableQuantizeOp(NormOpInterface op);
+
+/// Where the lowering of `op` fused with `quant` (getFusableQuantizeOp; or
+/// null) is built: at `op`, or at `quant` when its static scale is defined
+/// after `op`.
+Operation *getFusedInsertionPoint(NormOpInterface op, QuantizeOp quant);
+
 } // namespace norm
 } // namespace mlir
 

@@ -36,6 +36,9 @@ enum class ParameterAccess {
 class RowView {
 public:
   explicit RowView(NormOpInterface op);
+  /// The rows of a tensor of `inputType` normalized (or quantized) from dim
+  /// `axis` on, without a norm op (`getOp()` is null): a norm.quantize.
+  RowView(RankedTensorType inputType, int64_t axis);
 
   NormOpInterface getOp() const { return op; }
   RankedTensorType getInputType() const { return inputType; }
