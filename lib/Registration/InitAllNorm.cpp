@@ -7,6 +7,7 @@
 #include "norm/InitAllNorm.h"
 #include "norm/Conversion/NormToGPU/NormToGPU.h"
 #include "norm/Conversion/NormToLinalg/NormToLinalg.h"
+#include "norm/Conversion/NormToLinalg/ShardingInterfaceImpl.h"
 #include "norm/Conversion/Passes.h"
 #include "norm/Dialect/Norm/IR/NormDialect.h"
 #include "norm/Dialect/Norm/IR/TilingInterfaceImpl.h"
@@ -18,6 +19,7 @@ void mlir::norm::registerAllNormDialects(DialectRegistry &registry) {
   registry.insert<NormDialect>();
   registerAggregatedOpInterfaceExternalModels(registry);
   registerTilingInterfaceExternalModels(registry);
+  registerShardingInterfaceExternalModels(registry);
   registerGPULaunchFuncMemoryEffectsModel(registry);
 }
 

@@ -100,9 +100,10 @@ struct DecompositionContext {
   }
 
   /// N, the number of normalized elements per row, as an f64 (the type row
-  /// sums are accumulated in).
-  Value rowSizeAsFloat() {
-    Value count = arith::ConstantIndexOp::create(b, loc, 1);
+  /// sums are accumulated in); `factor` times the local count when the rows
+  /// are split over processes.
+  Value rowSizeAsFloat(int64_t factor = 1) {
+    Value count = arith::ConstantIndexOp::create(b, loc, factor);
     for (int64_t d = axis; d < rank; ++d)
       count = b.createOrFold<arith::MulIOp>(
           loc, count, getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
@@ -134,11 +135,13 @@ struct DecompositionContext {
   }
 
   /// Builds an elementwise linalg.generic over the row dims only, mapping
-  /// per-row statistics to new per-row values in the compute type.
+  /// per-row statistics to new per-row values of `resultType` (default: the
+  /// compute type).
   Value
   rowElementwise(ValueRange inputs,
-                 function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-    Value init = zeroRowTensor(computeType);
+                 function_ref<Value(OpBuilder &, Location, ValueRange)> body,
+                 Type resultType = {}) {
+    Value init = zeroRowTensor(resultType ? resultType : computeType);
     SmallVector<AffineMap> maps(
         inputs.size() + 1,
         AffineMap::getMultiDimIdentityMap(axis, getContext()));
@@ -155,8 +158,9 @@ struct DecompositionContext {
 
 } // namespace
 
-FailureOr<SmallVector<Value>> mlir::norm::decomposeNormOp(OpBuilder &b,
-                                                          NormOpInterface op) {
+FailureOr<SmallVector<Value>>
+mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
+                            const DistributedRows *distributed) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(op);
   Location loc = op.getLoc();
@@ -201,6 +205,51 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeNormOp(OpBuilder &b,
     normalized = [&](OpBuilder &nb, Location nl, ValueRange args) {
       return buildDyTCore(nb, nl, op, args[1], args[0]);
     };
+  } else if (op.subtractsMean() && distributed) {
+    // LayerNorm over rows split across processes: each holds a different
+    // first element, so no common shift. Sum in f64, combine, mean in f64;
+    // then the centered squares about that mean, in f64, combined.
+    Type f64 = RowView::getRowSumType(b.getContext());
+    Value count = ctx.rowSizeAsFloat(distributed->rowSizeFactor);
+    auto centered = [&](OpBuilder &nb, Location nl, Value v, Value mean) {
+      return arith::SubFOp::create(
+          nb, nl, castFloat(nb, nl, castFloat(nb, nl, v, computeType), f64),
+          mean);
+    };
+    Value sum = distributed->combine(
+        b, loc,
+        ctx.rowReduction({s}, {ctx.identityMap()},
+                         [&](OpBuilder &nb, Location nl, ValueRange args) {
+                           return castFloat(nb, nl, args[0], computeType);
+                         }));
+    Value mean = ctx.rowElementwise(
+        {sum},
+        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          return arith::DivFOp::create(nb, nl, args[0], count);
+        },
+        f64);
+    Value squares = distributed->combine(
+        b, loc,
+        ctx.rowReduction(
+            {s, mean}, {ctx.identityMap(), ctx.rowMap()},
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value d = centered(nb, nl, args[0], args[1]);
+              return arith::MulFOp::create(nb, nl, d, d).getResult();
+            }));
+    Value scale = ctx.rowElementwise(
+        {squares}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          Value variance =
+              castFloat(nb, nl, arith::DivFOp::create(nb, nl, args[0], count),
+                        computeType);
+          return buildInverseScale(nb, nl, op, variance);
+        });
+    inputs.append({mean, scale});
+    maps.append({ctx.rowMap(), ctx.rowMap()});
+    normalized = [&, centered](OpBuilder &nb, Location nl, ValueRange args) {
+      Value d =
+          castFloat(nb, nl, centered(nb, nl, args[0], args[1]), computeType);
+      return arith::MulFOp::create(nb, nl, d, args[2]).getResult();
+    };
   } else if (op.subtractsMean()) {
     // LayerNorm on data shifted by the row's first element (exact):
     // m = sum(s - s0) / N, var = sum((s - s0 - m)^2) / N.
@@ -244,13 +293,16 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeNormOp(OpBuilder &b,
     };
   } else {
     // RMSNorm: ms = sum(s^2) / N.
-    Value count = ctx.rowSizeAsFloat();
+    Value count =
+        ctx.rowSizeAsFloat(distributed ? distributed->rowSizeFactor : 1);
     Value squares = ctx.rowReduction(
         {s}, {ctx.identityMap()},
         [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
           Value v = castFloat(nb, nl, args[0], computeType);
           return arith::MulFOp::create(nb, nl, v, v);
         });
+    if (distributed)
+      squares = distributed->combine(b, loc, squares);
     Value scale = ctx.rowElementwise(
         {squares}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
           Value meanSquare =

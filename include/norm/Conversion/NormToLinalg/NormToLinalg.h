@@ -12,15 +12,31 @@
 
 #include "mlir/IR/PatternMatch.h"
 
+#include <functional>
+
 namespace mlir {
 class DialectRegistry;
 
 namespace norm {
 
+/// Rows whose normalized dims are split over several processes (a norm op
+/// partitioned by its ShardingInterface): `combine` turns a tensor of local
+/// per-row f64 sums into the sums over the whole rows (a collective), and
+/// a whole row holds `rowSizeFactor` times the local number of elements.
+struct DistributedRows {
+  std::function<Value(OpBuilder &, Location, Value)> combine;
+  int64_t rowSizeFactor = 1;
+};
+
 /// Decomposes `op` into `linalg.generic` ops on tensors (reductions for the
-/// row statistics, then one elementwise op) inserted at the builder's
-/// position. Returns the replacement values of the op's results.
-FailureOr<SmallVector<Value>> decomposeNormOp(OpBuilder &b, NormOpInterface op);
+/// row statistics, then one elementwise op) inserted before `op`. Returns
+/// the replacement values of the op's results. With `distributed`, every
+/// row sum goes through its `combine` before use, and layer_norm takes its
+/// statistics without the first-element shift (which differs between
+/// processes): sum, combined mean and centered squares all in f64.
+FailureOr<SmallVector<Value>>
+decomposeNormOp(OpBuilder &b, NormOpInterface op,
+                const DistributedRows *distributed = nullptr);
 
 /// Decomposes `op` into `linalg.generic` ops on tensors: the elementwise
 /// conversion, preceded in the dynamic form by the group `max |y|`
