@@ -217,3 +217,38 @@ def NormStoreNarrowFloatsAsIntsPass
 }
 
 #endif // NORM_TRANSFORMS_PASSES_TD
+
+def NormShardPartitionPass : Pass<"norm-shard-partition", "::mlir::ModuleOp"> {
+  let summary = "Sharding propagation and partition on the functions that hold shard annotations";
+  let description = [{
+    Runs upstream `sharding-propagation` and `shard-partition` on each
+    `func.func` with a body that holds a `shard.shard` op, and leaves every
+    other function and declaration alone (upstream propagation fails on any
+    op without `ShardingInterface`, e.g. `func.call`, `mpi.init` or
+    `memref.get_global`, so a driver function around the sharded ones must
+    not go through it).
+
+    Before propagation it legalizes the inputs that make LLVM 22's
+    `shard-partition` crash or produce invalid IR (reproducers under
+    `test/Upstream`):
+    - an unused ranked-tensor argument gets a replicated annotation;
+    - other uses of a value that also has a `shard.shard` annotation of its
+      definition are routed through the annotated value;
+    - a constant defined outside a `linalg` op and used in its body is
+      cloned into the body; any other value from outside gets a
+      diagnostic;
+    - a `tensor.empty` or `linalg.fill` shared by several destination-style
+      ops is cloned for each (`norm-split-shared-inits`).
+
+    After propagation every split dim is checked: a dynamic dim, a dim that
+    does not split evenly over the processes of its grid axes, a grid of
+    dynamic shape, or an explicit uneven `sharded_dims_offsets` gets a
+    diagnostic and the module is left as it was. Norm ops partition through
+    their `ShardingInterface` (docs/Sharding.md).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}

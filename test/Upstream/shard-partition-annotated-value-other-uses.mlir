@@ -1,0 +1,24 @@
+// UPSTREAM BUG, recorded here; not a bug of norm-mlir.
+//
+// LLVM 22's shard-partition crashes (segmentation fault) when a value has a
+// `shard.shard` annotation of its definition and other uses besides it.
+// norm-shard-partition (and norm-spmd-pipeline) route the other uses
+// through the annotated value first (`shard.shard` is the identity).
+//
+// When the first RUN line starts failing, the LLVM in use partitions this
+// module: delete the check and the guard in ShardPartition.cpp.
+
+// RUN: not --crash mlir-opt %s --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition))'
+// RUN: norm-opt %s --norm-shard-partition | FileCheck %s
+
+shard.grid @grid(shape = 2)
+// CHECK-LABEL: func.func @other_uses
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>)
+// CHECK-NEXT: %[[Y:.*]] = linalg.add ins(%[[X]], %[[X]] : tensor<2x8xf32>, tensor<2x8xf32>)
+// CHECK-NEXT: return %[[Y]], %[[X]]
+func.func @other_uses(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %s : tensor<4x8xf32>
+  %y = linalg.add ins(%xs, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%xs : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y, %x : tensor<4x8xf32>, tensor<4x8xf32>
+}
