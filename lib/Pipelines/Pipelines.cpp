@@ -10,11 +10,13 @@
 #include "norm/Conversion/Passes.h"
 #include "norm/Transforms/Passes.h"
 
+#include "mlir/Conversion/ShardToMPI/ShardToMPI.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -117,8 +119,10 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
       "convert-scf-to-cf,"
       "convert-vector-to-llvm,"
       "convert-math-to-llvm,convert-math-to-libm,"
+      "norm-mpi-implementation,"
       "convert-to-llvm,"
       "reconcile-unrealized-casts,"
+      "norm-mpi-implementation{{strip=true},"
       "norm-store-narrow-floats-as-ints,canonicalize",
       unsigned(options.threads),
       parallelRows ? "convert-linalg-to-parallel-loops"
@@ -293,7 +297,41 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
   return appendPipeline(pm, text);
 }
 
+//===----------------------------------------------------------------------===//
+// norm-spmd-pipeline
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+mlir::norm::buildNormSPMDPipeline(OpPassManager &pm,
+                                  const NormSPMDPipelineOptions &options) {
+  if (pm.getOpAnchorName() != ModuleOp::getOperationName() &&
+      pm.getOpAnchorName() != OpPassManager::getAnyOpAnchorName()) {
+    pm.addPass(std::make_unique<PipelineErrorPass>(
+        ("norm-spmd-pipeline runs on builtin.module, not on '" +
+         pm.getOpAnchorName() + "'")
+            .str()));
+    return failure();
+  }
+  pm.addPass(createNormShardPartitionPass());
+  NormLowerShardCollectivesPassOptions collectives;
+  collectives.checkRanks = options.checkRanks;
+  pm.addPass(createNormLowerShardCollectivesPass(collectives));
+  pm.addPass(createConvertShardToMPIPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createNormFinalizeSPMDPass());
+  return success();
+}
+
 void mlir::norm::registerNormPipelines() {
+  PassPipelineRegistration<NormSPMDPipelineOptions>(
+      "norm-spmd-pipeline",
+      "Partition the functions of a module annotated with upstream shard "
+      "shardings and lower their communication to MPI calls (run "
+      "norm-cpu-pipeline after it)",
+      [](OpPassManager &pm, const NormSPMDPipelineOptions &options) {
+        (void)buildNormSPMDPipeline(pm, options);
+      });
   PassPipelineRegistration<NormCPUPipelineOptions>(
       "norm-cpu-pipeline",
       "Lower a module of norm and upstream tensor-level ops to the LLVM "

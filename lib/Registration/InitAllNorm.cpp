@@ -21,6 +21,7 @@ void mlir::norm::registerAllNormDialects(DialectRegistry &registry) {
   registerTilingInterfaceExternalModels(registry);
   registerShardingInterfaceExternalModels(registry);
   registerGPULaunchFuncMemoryEffectsModel(registry);
+  registerMPIMemoryEffectsModels(registry);
 }
 
 void mlir::norm::registerAllNormPasses() {

@@ -107,7 +107,23 @@ LogicalResult buildNormGPUPipeline(OpPassManager &pm,
 /// empty: $CUDA_HOME, else /usr/local/cuda.
 std::string getDefaultCUDAToolkitPath();
 
-/// Registers norm-cpu-pipeline and norm-gpu-pipeline.
+/// Options of norm-spmd-pipeline.
+struct NormSPMDPipelineOptions
+    : public PassPipelineOptions<NormSPMDPipelineOptions> {
+  PassOptions::Option<bool> checkRanks{
+      *this, "check-ranks",
+      llvm::cl::desc("Check at run time that the MPI run has as many ranks "
+                     "as each grid has processes (MPICH ABI)"),
+      llvm::cl::init(true)};
+};
+
+/// Adds norm-spmd-pipeline to `pm` (anchored on builtin.module): sharding
+/// propagation and partition of the annotated functions, the collectives
+/// LLVM 22 leaves, convert-shard-to-mpi and the clean-ups after it.
+LogicalResult buildNormSPMDPipeline(OpPassManager &pm,
+                                    const NormSPMDPipelineOptions &options);
+
+/// Registers norm-cpu-pipeline, norm-gpu-pipeline and norm-spmd-pipeline.
 void registerNormPipelines();
 
 } // namespace norm

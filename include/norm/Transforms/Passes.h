@@ -11,10 +11,15 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -50,6 +55,14 @@ bool hasGroupWithSeveralDynamicDims(ShapedType expandedType,
 /// with an IRRewriter, not from inside a pattern.
 FailureOr<Value> vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
                                  const NormVectorizeMatmulPassOptions &options);
+
+/// Whether `module`'s MPI calls follow MPICH's ABI: its `dlti.map` names
+/// MPICH as "MPI:Implementation", or names none (LLVM 22's default).
+bool usesMPICHABI(ModuleOp module);
+
+/// Declares the memory effects of mpi.allreduce, mpi.send and mpi.recv,
+/// which LLVM 22 leaves undeclared (buffer deallocation rejects them).
+void registerMPIMemoryEffectsModels(DialectRegistry &registry);
 
 #define GEN_PASS_REGISTRATION
 #include "norm/Transforms/Passes.h.inc"

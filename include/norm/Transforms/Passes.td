@@ -252,3 +252,97 @@ def NormShardPartitionPass : Pass<"norm-shard-partition", "::mlir::ModuleOp"> {
     "::mlir::tensor::TensorDialect"
   ];
 }
+
+def NormLowerShardCollectivesPass
+    : Pass<"norm-lower-shard-collectives", "::mlir::ModuleOp"> {
+  let summary = "Lower the shard collectives convert-shard-to-mpi leaves, and check the rank count";
+  let description = [{
+    LLVM 22's `convert-shard-to-mpi` lowers `shard.all_reduce` and the
+    process index ops only; on any other collective it reports a legalization
+    error yet exits with success. This pass rewrites, on tensors:
+    - `shard.all_slice`: each process extracts its own piece (upstream's
+      pattern; no communication);
+    - `shard.all_gather`: the piece, bit-cast to integers of its width, is
+      inserted at the process's offset into a zero tensor of the gathered
+      shape, and a `bitwise_or` `shard.all_reduce` assembles the whole
+      tensor bit for bit (bf16/f16 travel as 16-bit integers);
+    - `shard.all_to_all`: an all_gather along the concat axis, then the
+      process's slice along the split axis;
+    - `shard.reduce_scatter`: an all_reduce, then the process's slice;
+    - a bf16/f16 `shard.all_reduce` (sum, max, min, product): reduced in
+      f32 and rounded once (MPI has no 16-bit float type; LLVM 22 would
+      emit MPI datatype 0).
+    Any other collective left (broadcast, gather, scatter, reduce, send,
+    recv, shift) gets a diagnostic.
+
+    With `check-ranks` (default), each function that refers to a grid first
+    checks that the run has exactly as many MPI ranks as the grid has
+    processes (after `mpi.init` when the function calls it) and stops with a
+    message otherwise: with fewer or more ranks LLVM 22's lowering computes
+    wrong numbers silently. The check calls `MPI_Comm_size` with MPICH's
+    ABI (`MPI_Comm` an int, `MPI_COMM_WORLD` = 0x44000000).
+  }];
+  let options = [
+    Option<"checkRanks", "check-ranks", "bool", /*default=*/"true",
+           "Check the number of MPI ranks against each grid at run time "
+           "(MPICH ABI)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::shard::ShardDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def NormFinalizeSPMDPass : Pass<"norm-finalize-spmd", "::mlir::ModuleOp"> {
+  let summary = "Clean up after convert-shard-to-mpi: communicators, grids, DLTI";
+  let description = [{
+    Runs after `convert-shard-to-mpi` (in `norm-spmd-pipeline`):
+    - fails with a diagnostic on any `shard` op left but grids (LLVM 22's
+      conversion reports these yet exits with success);
+    - a communicator split with a constant color (a reduction over every
+      axis of the grid, which has exactly the world's ranks: see
+      `norm-lower-shard-collectives`) is replaced by the communicator it
+      splits, so no communicator is created;
+    - every other `mpi.comm_split` (reductions over some axes of a
+      multi-axis grid) is freed with `MPI_Comm_free` after its last use in
+      its block (LLVM 22 creates one per all-reduce and never frees it;
+      MPICH aborts after 2048); CSE before this pass merges the splits of
+      one block;
+    - erases the `shard.grid` ops;
+    - removes the `"MPI:Implementation" = "MPICH"` entry from the module's
+      `dlti.map` (and the map when it is empty). Another implementation
+      stays (then no `MPI_Comm_free` is inserted: its handles are
+      pointers).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def NormMPIImplementationPass
+    : Pass<"norm-mpi-implementation", "::mlir::ModuleOp"> {
+  let summary = "Attach or strip the module's MPI implementation DLTI entry";
+  let description = [{
+    LLVM 22's MPI-to-LLVM conversion picks the MPI ABI from the module's
+    `dlti.map` entry `"MPI:Implementation"` and, when there is none, reports
+    a spurious error before using MPICH's; `mlir-runner` cannot parse a
+    module with a `dlti` attribute at all. Without `strip`, this pass adds
+    `"MPI:Implementation" = "MPICH"` to a module that holds `mpi` ops and
+    names no implementation; with `strip`, it removes the entry (and an
+    empty map). `norm-cpu-pipeline` runs it around `convert-to-llvm`.
+  }];
+  let options = [
+    Option<"strip", "strip", "bool", /*default=*/"false",
+           "Remove the entry instead of attaching it">
+  ];
+  let dependentDialects = ["::mlir::DLTIDialect"];
+}
