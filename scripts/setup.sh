@@ -35,7 +35,7 @@ export NORM_ROOT NORM_LLVM_ROOT NORM_BUILD_DIR NORM_JOBS
 NORM_APT_PACKAGES=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   ninja-build cmake g++ libgtest-dev libbenchmark-dev libdnnl-dev
-  libomp-22-dev
+  libomp-22-dev mpich libmpich-dev
 )
 # Python modules (import name == pip name) for the bindings and pytest.
 NORM_PIP_MODULES=(nanobind numpy ml_dtypes pytest)

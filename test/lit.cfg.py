@@ -44,6 +44,16 @@ for omp in ("/usr/lib/llvm-22/lib/libomp.so",
         config.substitutions.append(("%omp_dir", os.path.dirname(omp)))
         break
 
+# MPICH (Debian's mpich, libmpich-dev) for the MPI execution tests of
+# norm-spmd-pipeline: its mpirun and the library the lowered calls bind to.
+import shutil
+mpich = "/usr/lib/x86_64-linux-gnu/libmpich.so"
+mpirun = shutil.which("mpirun")
+if mpirun and os.path.exists(mpich):
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpich_lib", mpich))
+    config.substitutions.append(("%mpirun", mpirun))
+
 # The CUDA toolkit norm-gpu-pipeline uses by default ($CUDA_HOME, else
 # /usr/local/cuda): compile-only GPU tests need its ptxas and libdevice.
 cuda_toolkit = os.environ.get("CUDA_HOME") or "/usr/local/cuda"

@@ -267,15 +267,17 @@ void adaptCalls(ModuleOp module,
     for (auto [i, result] : llvm::enumerate(call.getResults())) {
       if (i >= boundary.results.size() || !boundary.results[i].grid)
         continue;
-      Type globalType = result.getType();
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : result.getUses())
+        uses.push_back(&use);
       auto callee = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(
           call, call.getCalleeAttr());
       result.setType(callee.getResultTypes()[i]);
       Value global =
           convertAtBoundary(b, call.getLoc(), result, boundary.results[i],
-                            false, symbolTable, call);
-      result.replaceAllUsesExcept(global, global.getDefiningOp());
-      (void)globalType;
+                            /*toLocal=*/false, symbolTable, call);
+      for (OpOperand *use : uses)
+        use->set(global);
     }
   });
 }
