@@ -53,8 +53,7 @@ void removeMPIImplementation(ModuleOp module) {
   if (kept.empty())
     module->removeAttr(MapAttr::name);
   else
-    module->setAttr(MapAttr::name,
-                    MapAttr::get(module.getContext(), kept));
+    module->setAttr(MapAttr::name, MapAttr::get(module.getContext(), kept));
 }
 
 bool isMPICH(ModuleOp module) { return norm::usesMPICHABI(module); }
@@ -83,15 +82,16 @@ struct NormFinalizeSPMDPass
     : public norm::impl::NormFinalizeSPMDPassBase<NormFinalizeSPMDPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    WalkResult left = module.walk([](Operation *op) {
-      if (isa<shard::ShardDialect>(op->getDialect()) &&
-          !isa<shard::GridOp>(op)) {
-        op->emitOpError()
-            << "was not lowered to MPI (convert-shard-to-mpi left it)";
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
+    WalkResult left =
+        module.walk([](Operation *op) {
+          if (isa<shard::ShardDialect>(op->getDialect()) &&
+              !isa<shard::GridOp>(op)) {
+            op->emitOpError()
+                << "was not lowered to MPI (convert-shard-to-mpi left it)";
+            return WalkResult::interrupt();
+          }
+          return WalkResult::advance();
+        });
     if (left.wasInterrupted())
       return signalPassFailure();
 
@@ -155,14 +155,13 @@ struct NormMPIImplementationPass
     }
     if (getMPIImplementation(module))
       return;
-    bool usesMPI =
-        module
-            .walk([](Operation *op) {
-              return isa<mpi::MPIDialect>(op->getDialect())
-                         ? WalkResult::interrupt()
-                         : WalkResult::advance();
-            })
-            .wasInterrupted();
+    bool usesMPI = module
+                       .walk([](Operation *op) {
+                         return isa<mpi::MPIDialect>(op->getDialect())
+                                    ? WalkResult::interrupt()
+                                    : WalkResult::advance();
+                       })
+                       .wasInterrupted();
     if (!usesMPI)
       return;
     MLIRContext *context = &getContext();

@@ -81,8 +81,8 @@ struct LowerAllGather : public OpRewritePattern<shard::AllGatherOp> {
     auto intType = rewriter.getIntegerType(elementType.getIntOrFloatBitWidth());
     Value piece = op.getInput();
     if (elementType != intType)
-      piece = arith::BitcastOp::create(rewriter, loc,
-                                        inputType.clone(intType), piece);
+      piece = arith::BitcastOp::create(rewriter, loc, inputType.clone(intType),
+                                       piece);
     SmallVector<OpFoldResult> sizes =
         tensor::getMixedSizes(rewriter, loc, piece);
     SmallVector<OpFoldResult> wholeSizes(sizes);
@@ -90,28 +90,27 @@ struct LowerAllGather : public OpRewritePattern<shard::AllGatherOp> {
     Value zero = arith::ConstantOp::create(rewriter, loc,
                                            rewriter.getIntegerAttr(intType, 0));
     Value zeros =
-        linalg::FillOp::create(
-            rewriter, loc, zero,
-            ValueRange{tensor::EmptyOp::create(rewriter, loc, wholeSizes,
-                                               intType)})
+        linalg::FillOp::create(rewriter, loc, zero,
+                               ValueRange{tensor::EmptyOp::create(
+                                   rewriter, loc, wholeSizes, intType)})
             .getResult(0);
     ImplicitLocOpBuilder builder(loc, rewriter);
-    Value index =
-        shard::createProcessLinearIndex(op.getGrid(), op.getGridAxes(), builder);
+    Value index = shard::createProcessLinearIndex(op.getGrid(),
+                                                  op.getGridAxes(), builder);
     SmallVector<OpFoldResult> offsets(inputType.getRank(),
                                       rewriter.getIndexAttr(0));
-    offsets[axis] = arith::MulIOp::create(
-                        rewriter, loc, index,
-                        arith::ConstantIndexOp::create(
-                            rewriter, loc, inputType.getDimSize(axis)))
-                        .getResult();
+    offsets[axis] =
+        arith::MulIOp::create(rewriter, loc, index,
+                              arith::ConstantIndexOp::create(
+                                  rewriter, loc, inputType.getDimSize(axis)))
+            .getResult();
     SmallVector<OpFoldResult> strides(inputType.getRank(),
                                       rewriter.getIndexAttr(1));
     Value placed = tensor::InsertSliceOp::create(rewriter, loc, piece, zeros,
                                                  offsets, sizes, strides);
-    Value whole = shard::AllReduceOp::create(
-        rewriter, loc, placed.getType(), op.getGrid(), op.getGridAxes(),
-        placed, ReductionKind::BitwiseOr);
+    Value whole = shard::AllReduceOp::create(rewriter, loc, placed.getType(),
+                                             op.getGrid(), op.getGridAxes(),
+                                             placed, ReductionKind::BitwiseOr);
     if (elementType != intType)
       whole = arith::BitcastOp::create(
           rewriter, loc,
@@ -211,9 +210,8 @@ void insertRankChecks(ModuleOp module, SymbolTableCollection &symbolTable) {
     func.walk([&](Operation *op) {
       for (NamedAttribute attr : op->getAttrs())
         if (auto symbol = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
-          if (auto grid =
-                  symbolTable.lookupNearestSymbolFrom<shard::GridOp>(op,
-                                                                     symbol))
+          if (auto grid = symbolTable.lookupNearestSymbolFrom<shard::GridOp>(
+                  op, symbol))
             grids.insert(grid);
     });
     if (grids.empty())
@@ -252,12 +250,12 @@ void insertRankChecks(ModuleOp module, SymbolTableCollection &symbolTable) {
       Value expected = arith::ConstantIntOp::create(b, loc, i32, processes);
       Value equal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                           ranks, expected);
-      cf::AssertOp::create(
-          b, loc, equal,
-          (Twine("norm-spmd: grid @") + grid.getSymName() + " needs exactly " +
-           Twine(processes) + " MPI ranks (run with mpirun -np " +
-           Twine(processes) + ")")
-              .str());
+      cf::AssertOp::create(b, loc, equal,
+                           (Twine("norm-spmd: grid @") + grid.getSymName() +
+                            " needs exactly " + Twine(processes) +
+                            " MPI ranks (run with mpirun -np " +
+                            Twine(processes) + ")")
+                               .str());
     }
   }
 }
