@@ -42,6 +42,8 @@ struct DecompositionContext {
   Type inputType;
   Type computeType;
   SmallVector<OpFoldResult> sizes;
+  /// Independent partial sums per row (0: one sequential sum per row).
+  int64_t lanes = 0;
 
   MLIRContext *getContext() { return b.getContext(); }
 
@@ -118,6 +120,8 @@ struct DecompositionContext {
   Value
   rowReduction(ValueRange inputs, ArrayRef<AffineMap> inputMaps,
                function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    if (Value laned = rowReductionInLanes(inputs, inputMaps, body))
+      return laned;
     Value init = zeroRowTensor(RowView::getRowSumType(b.getContext()));
     SmallVector<AffineMap> maps(inputMaps);
     maps.push_back(rowMap());
@@ -132,6 +136,94 @@ struct DecompositionContext {
           linalg::YieldOp::create(nested, nestedLoc, sum);
         });
     return generic.getResult(0);
+  }
+
+  /// With `lanes` = L, one normalized dim of static size divisible by L, and
+  /// inputs mapped by identityMap() or rowMap(): the row viewed as [N/L, L],
+  /// L independent f64 partial sums per row (no chain of N dependent adds,
+  /// so the loops vectorize), then their sum. Null when not applicable.
+  Value rowReductionInLanes(
+      ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+      function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    if (lanes <= 1 || axis != rank - 1)
+      return {};
+    std::optional<int64_t> n = getConstantIntValue(sizes[axis]);
+    if (!n || *n % lanes != 0 || *n < lanes)
+      return {};
+    MLIRContext *context = getContext();
+    Type f64 = RowView::getRowSumType(context);
+    int64_t laneRank = rank + 1;
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < axis; ++d)
+      groups.push_back({d});
+    groups.push_back({axis, axis + 1});
+    SmallVector<Value> laneInputs;
+    SmallVector<AffineMap> maps;
+    for (auto [input, map] : llvm::zip_equal(inputs, inputMaps)) {
+      if (map == identityMap()) {
+        auto type = cast<RankedTensorType>(input.getType());
+        SmallVector<int64_t> shape(type.getShape().drop_back());
+        shape.append({*n / lanes, lanes});
+        SmallVector<OpFoldResult> laneSizes(
+            ArrayRef<OpFoldResult>(sizes).drop_back());
+        laneSizes.append({b.getIndexAttr(*n / lanes), b.getIndexAttr(lanes)});
+        laneInputs.push_back(tensor::ExpandShapeOp::create(
+            b, loc, type.clone(shape), input, groups, laneSizes));
+        maps.push_back(AffineMap::getMultiDimIdentityMap(laneRank, context));
+      } else if (map == rowMap()) {
+        laneInputs.push_back(input);
+        maps.push_back(AffineMap::getMultiDimIdentityMap(laneRank, context)
+                           .getMajorSubMap(axis));
+      } else {
+        return {};
+      }
+    }
+    SmallVector<OpFoldResult> accSizes(
+        ArrayRef<OpFoldResult>(sizes).take_front(axis));
+    accSizes.push_back(b.getIndexAttr(lanes));
+    Value zero = buildFloatConstant(b, loc, f64, 0.0);
+    Value acc = linalg::FillOp::create(
+                    b, loc, zero,
+                    ValueRange{tensor::EmptyOp::create(b, loc, accSizes, f64)})
+                    .getResult(0);
+    SmallVector<AffineExpr> accExprs;
+    for (int64_t d = 0; d < axis; ++d)
+      accExprs.push_back(getAffineDimExpr(d, context));
+    accExprs.push_back(getAffineDimExpr(laneRank - 1, context));
+    maps.push_back(AffineMap::get(laneRank, 0, accExprs, context));
+    SmallVector<utils::IteratorType> types(laneRank,
+                                           utils::IteratorType::parallel);
+    types[axis] = utils::IteratorType::reduction;
+    Value partial =
+        linalg::GenericOp::create(
+            b, loc, acc.getType(), laneInputs, acc, maps, types,
+            [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+              Value term =
+                  castFloat(nested, nestedLoc,
+                            body(nested, nestedLoc, args.drop_back()), f64);
+              linalg::YieldOp::create(
+                  nested, nestedLoc,
+                  Value(arith::AddFOp::create(nested, nestedLoc, args.back(),
+                                              term)));
+            })
+            .getResult(0);
+    // The L partial sums of each row, added up.
+    Value init = zeroRowTensor(f64);
+    AffineMap laneId = AffineMap::getMultiDimIdentityMap(axis + 1, context);
+    SmallVector<utils::IteratorType> sumTypes(axis + 1,
+                                              utils::IteratorType::parallel);
+    sumTypes[axis] = utils::IteratorType::reduction;
+    return linalg::GenericOp::create(
+               b, loc, init.getType(), ValueRange{partial}, init,
+               ArrayRef<AffineMap>{laneId, laneId.getMajorSubMap(axis)},
+               sumTypes,
+               [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+                 linalg::YieldOp::create(
+                     nested, nestedLoc,
+                     Value(arith::AddFOp::create(nested, nestedLoc, args[1],
+                                                 args[0])));
+               })
+        .getResult(0);
   }
 
   /// Builds an elementwise linalg.generic over the row dims only, mapping
@@ -173,6 +265,8 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
                            xType.getElementType(),
                            op.getComputeElementType(),
                            tensor::getMixedSizes(b, loc, op.getX())};
+  if (distributed)
+    ctx.lanes = distributed->lanes;
   Value x = op.getX();
   Type computeType = ctx.computeType;
 

@@ -33,6 +33,10 @@ using shard::Sharding;
 
 namespace {
 
+/// Independent f64 partial sums per local row in a partitioned norm op:
+/// four AVX2 (two AVX-512) vectors of f64 in flight.
+constexpr int64_t kPartialSumLanes = 16;
+
 /// (d0, ..., d(rank-1)) -> (d(begin), ..., d(end-1)).
 AffineMap dimRangeMap(MLIRContext *context, int64_t rank, int64_t begin,
                       int64_t end) {
@@ -197,6 +201,7 @@ struct NormShardingModel
       processes *= grid.getShape()[axis];
     DistributedRows distributed;
     distributed.rowSizeFactor = processes;
+    distributed.lanes = kPartialSumLanes;
     StringRef gridName = grid.getSymName();
     SmallVector<GridAxis> axes = loops.reductionAxes;
     distributed.combine = [gridName, axes](OpBuilder &b, Location loc,

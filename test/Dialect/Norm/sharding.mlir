@@ -146,3 +146,22 @@ func.func @quantize_rows(%x: tensor<4x64xbf16>, %sc: tensor<f32>) -> (tensor<4x6
   %q2 = norm.quantize %xs scale(%sc) : (tensor<4x64xbf16>, tensor<f32>) -> tensor<4x64xf8E4M3FN>
   return %q, %scales, %q2 : tensor<4x64xi8>, tensor<4x1xf32>, tensor<4x64xf8E4M3FN>
 }
+
+// -----
+
+// A local row of 64 elements: its sum of squares goes through 16
+// independent f64 partial sums (the row viewed as [4, 16]), then their sum.
+shard.grid @grid(shape = 2)
+// CHECK-LABEL: func.func @rms_norm_hidden_lanes
+// CHECK-SAME: (%[[X:.*]]: tensor<8x64xf32>)
+// CHECK: %[[LANES:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1, 2]] output_shape [8, 4, 16] : tensor<8x64xf32> into tensor<8x4x16xf32>
+// CHECK: %[[PARTIAL:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[LANES]] : tensor<8x4x16xf32>) outs(%{{.*}} : tensor<8x16xf64>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[PARTIAL]] : tensor<8x16xf64>) outs(%{{.*}} : tensor<8xf64>)
+// CHECK: shard.all_reduce %[[SUM]] on @grid grid_axes = [0] : tensor<8xf64> -> tensor<8xf64>
+func.func @rms_norm_hidden_lanes(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %s = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %xs = shard.shard %x to %s : tensor<8x128xf32>
+  %y = norm.rms_norm %xs : (tensor<8x128xf32>) -> tensor<8x128xf32>
+  %ys = shard.shard %y to %s : tensor<8x128xf32>
+  return %ys : tensor<8x128xf32>
+}

@@ -26,6 +26,11 @@ namespace norm {
 struct DistributedRows {
   std::function<Value(OpBuilder &, Location, Value)> combine;
   int64_t rowSizeFactor = 1;
+  /// When > 1, each local row sum is accumulated in this many independent
+  /// f64 partial sums (the row viewed as [N / lanes, lanes]; one static
+  /// normalized dim divisible by it), then added up: the loops vectorize
+  /// instead of waiting on one chain of dependent adds.
+  int64_t lanes = 0;
 };
 
 /// Decomposes `op` into `linalg.generic` ops on tensors (reductions for the
