@@ -8,7 +8,9 @@
 # norm-bench, and writes build/bench/{norm-bench.json,torch.json,chart.png};
 # then measures norm-opt's compile time on chains of 100, 200 and 400
 # pre-norm blocks (tools/norm-bench/compile_time.py; 25, 50 and 100 with
-# --quick) and writes build/bench/compile-time.{txt,json}.
+# --quick) and writes build/bench/compile-time.{txt,json}; and times RMSNorm
+# sharded over 2 MPI ranks (tools/norm-bench/spmd_bench.py) into
+# build/bench/spmd.{txt,json}.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -49,3 +51,9 @@ norm_log "compile time"
 python3 tools/norm-bench/compile_time.py "${quick[@]}" \
   --norm-opt "$NORM_BUILD_DIR/bin/norm-opt" --json "$out/compile-time.json" \
   | tee "$out/compile-time.txt"
+norm_log "RMSNorm sharded over MPI ranks"
+spmd_args=()
+[[ ${#quick[@]} -gt 0 ]] && spmd_args=(--rows 2048 --reps 5)
+python3 tools/norm-bench/spmd_bench.py "${spmd_args[@]}" \
+  --norm-opt "$NORM_BUILD_DIR/bin/norm-opt" --out "$out/spmd.json" \
+  | tee "$out/spmd.txt"
