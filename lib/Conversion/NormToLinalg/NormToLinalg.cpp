@@ -226,6 +226,20 @@ struct DecompositionContext {
         .getResult(0);
   }
 
+  /// The per-row factor of the normalization from the f64 row sums of
+  /// squares (centered for layer_norm): the statistic sum / N in the
+  /// compute type, through the op's epsilon and epsilon_mode.
+  Value inverseScale(Value sumOfSquares, Value count) {
+    return rowElementwise(
+        {sumOfSquares},
+        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          Value statistic =
+              castFloat(nb, nl, arith::DivFOp::create(nb, nl, args[0], count),
+                        computeType);
+          return buildInverseScale(nb, nl, op, statistic);
+        });
+  }
+
   /// Builds an elementwise linalg.generic over the row dims only, mapping
   /// per-row statistics to new per-row values of `resultType` (default: the
   /// compute type).
@@ -330,13 +344,7 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
               Value d = centered(nb, nl, args[0], args[1]);
               return arith::MulFOp::create(nb, nl, d, d).getResult();
             }));
-    Value scale = ctx.rowElementwise(
-        {squares}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          Value variance =
-              castFloat(nb, nl, arith::DivFOp::create(nb, nl, args[0], count),
-                        computeType);
-          return buildInverseScale(nb, nl, op, variance);
-        });
+    Value scale = ctx.inverseScale(squares, count);
     inputs.append({mean, scale});
     maps.append({ctx.rowMap(), ctx.rowMap()});
     normalized = [&, centered](OpBuilder &nb, Location nl, ValueRange args) {
@@ -371,13 +379,7 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
               nb, nl, shifted(nb, nl, args[0], args[1]), args[2]);
           return arith::MulFOp::create(nb, nl, d, d);
         });
-    Value scale = ctx.rowElementwise(
-        {squares}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          Value variance =
-              castFloat(nb, nl, arith::DivFOp::create(nb, nl, args[0], count),
-                        computeType);
-          return buildInverseScale(nb, nl, op, variance);
-        });
+    Value scale = ctx.inverseScale(squares, count);
     inputs.append({s, mean, scale});
     maps.append({first, ctx.rowMap(), ctx.rowMap()});
     normalized = [&, shifted](OpBuilder &nb, Location nl, ValueRange args) {
@@ -397,13 +399,7 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
         });
     if (distributed)
       squares = distributed->combine(b, loc, squares);
-    Value scale = ctx.rowElementwise(
-        {squares}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          Value meanSquare =
-              castFloat(nb, nl, arith::DivFOp::create(nb, nl, args[0], count),
-                        computeType);
-          return buildInverseScale(nb, nl, op, meanSquare);
-        });
+    Value scale = ctx.inverseScale(squares, count);
     inputs.push_back(scale);
     maps.push_back(ctx.rowMap());
     normalized = [&](OpBuilder &nb, Location nl, ValueRange args) {

@@ -108,6 +108,22 @@ LogicalResult verifyEvenSplits(Operation *op, ArrayRef<int64_t> loopSizes,
   return success();
 }
 
+/// The grid and loop sharding of `op` (iteration domain `loopSizes`), with
+/// its split dims checked (verifyEvenSplits).
+FailureOr<std::pair<shard::GridOp, LoopSharding>>
+analyzeSplits(Operation *op, ArrayRef<int64_t> loopSizes,
+              ArrayRef<Sharding> operandShardings,
+              ArrayRef<Sharding> resultShardings,
+              SymbolTableCollection &symbolTable) {
+  shard::GridOp grid =
+      getGridOf(op, operandShardings, resultShardings, symbolTable);
+  LoopSharding loops = getLoopSharding(cast<shard::ShardingInterface>(op),
+                                       operandShardings, resultShardings);
+  if (grid && failed(verifyEvenSplits(op, loopSizes, loops.axesOfLoop, grid)))
+    return failure();
+  return std::make_pair(grid, std::move(loops));
+}
+
 /// Clones `op` on the partitioned operands with the local result types and
 /// returns the clone (the trivially shardable partition, kept out of
 /// `partitionMap`).
@@ -179,13 +195,12 @@ struct NormShardingModel
                           SymbolTableCollection &symbolTable,
                           OpBuilder &builder) const {
     auto normOp = cast<NormOpInterface>(op);
-    shard::GridOp grid =
-        getGridOf(op, operandShardings, resultShardings, symbolTable);
-    LoopSharding loops = getLoopSharding(cast<shard::ShardingInterface>(op),
-                                         operandShardings, resultShardings);
-    if (grid && failed(verifyEvenSplits(op, normOp.getInputType().getShape(),
-                                        loops.axesOfLoop, grid)))
+    auto analysis =
+        analyzeSplits(op, normOp.getInputType().getShape(), operandShardings,
+                      resultShardings, symbolTable);
+    if (failed(analysis))
       return failure();
+    auto &[grid, loops] = *analysis;
     if (loops.reductionAxes.empty()) {
       // Whole rows on every process (or DyT): the op itself, locally.
       shard::partitionTriviallyShardableOperation(
@@ -280,13 +295,12 @@ struct QuantizeShardingModel
                           SymbolTableCollection &symbolTable,
                           OpBuilder &builder) const {
     auto quantizeOp = cast<QuantizeOp>(op);
-    shard::GridOp grid =
-        getGridOf(op, operandShardings, resultShardings, symbolTable);
-    LoopSharding loops = getLoopSharding(cast<shard::ShardingInterface>(op),
-                                         operandShardings, resultShardings);
     ArrayRef<int64_t> shape = quantizeOp.getInputType().getShape();
-    if (grid && failed(verifyEvenSplits(op, shape, loops.axesOfLoop, grid)))
+    auto analysis = analyzeSplits(op, shape, operandShardings, resultShardings,
+                                  symbolTable);
+    if (failed(analysis))
       return failure();
+    auto &[grid, loops] = *analysis;
     if (!loops.reductionAxes.empty())
       return op->emitOpError()
              << "cannot be partitioned with its last dim split: per-token "
