@@ -753,6 +753,14 @@ void NormLowerGPUPass::runOnOperation() {
         << reason;
     blocked = true;
   });
+  getOperation()->walk([&](Operation *op) {
+    if (!isGradientOp(op))
+      return;
+    op->emitError("norm-lower-gpu: '")
+        << op->getName() << "' has no GPU kernel yet (norm-to-linalg "
+        << "decomposes it for the host)";
+    blocked = true;
+  });
   if (blocked)
     return signalPassFailure();
 

@@ -590,6 +590,31 @@ struct QuantizeAggregatedOpModel
   }
 };
 
+/// `linalg::AggregatedOpInterface` for a gradient op.
+template <typename OpTy>
+struct GradAggregatedOpModel
+    : public linalg::AggregatedOpInterface::ExternalModel<
+          GradAggregatedOpModel<OpTy>, OpTy> {
+  FailureOr<SmallVector<Value>> decomposeOperation(Operation *op,
+                                                   OpBuilder &b) const {
+    return decomposeGradOp(b, op);
+  }
+};
+
+/// Rewrites a gradient op into its linalg decomposition.
+template <typename OpTy>
+struct GradToLinalgPattern : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<SmallVector<Value>> replacements = decomposeGradOp(rewriter, op);
+    if (failed(replacements))
+      return failure();
+    rewriter.replaceOp(op, *replacements);
+    return success();
+  }
+};
+
 /// Rewrites norm.quantize into its linalg decomposition.
 struct QuantizeToLinalgPattern : public OpRewritePattern<QuantizeOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -619,6 +644,14 @@ void mlir::norm::populateNormToLinalgPatterns(RewritePatternSet &patterns) {
         return decomposeNormOp(rewriter, op);
       });
   patterns.add<QuantizeToLinalgPattern>(patterns.getContext());
+  populateGradToLinalgPatterns(patterns);
+}
+
+void mlir::norm::populateGradToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns
+      .add<GradToLinalgPattern<LayerNormGradOp>,
+           GradToLinalgPattern<RMSNormGradOp>, GradToLinalgPattern<DyTGradOp>>(
+          patterns.getContext());
 }
 
 void mlir::norm::registerAggregatedOpInterfaceExternalModels(
@@ -628,6 +661,10 @@ void mlir::norm::registerAggregatedOpInterfaceExternalModels(
     RMSNormOp::attachInterface<NormAggregatedOpModel<RMSNormOp>>(*ctx);
     DyTOp::attachInterface<NormAggregatedOpModel<DyTOp>>(*ctx);
     QuantizeOp::attachInterface<QuantizeAggregatedOpModel>(*ctx);
+    LayerNormGradOp::attachInterface<GradAggregatedOpModel<LayerNormGradOp>>(
+        *ctx);
+    RMSNormGradOp::attachInterface<GradAggregatedOpModel<RMSNormGradOp>>(*ctx);
+    DyTGradOp::attachInterface<GradAggregatedOpModel<DyTGradOp>>(*ctx);
   });
 }
 

@@ -251,7 +251,8 @@ struct QuantizeShardingModel
     int64_t n = op.getInputType().getShape().back();
     return op.isDynamic() &&
            (op.getGroupSize() == 0 ||
-            (!ShapedType::isDynamic(n) && op.getGroupSize() == n));
+            (!ShapedType::isDynamic(n) &&
+             static_cast<int64_t>(op.getGroupSize()) == n));
   }
 
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {

@@ -10,6 +10,7 @@
 
 #include "norm/Conversion/NormToVector/NormToVector.h"
 #include "RowLoopBuilder.h"
+#include "norm/Conversion/NormToLinalg/NormToLinalg.h"
 #include "norm/Conversion/Passes.h"
 #include "norm/Dialect/Norm/Utils/PatternDriver.h"
 #include "norm/Dialect/Norm/Utils/Quantization.h"
@@ -136,7 +137,7 @@ void NormLowerCPUPass::runOnOperation() {
 
   bool hasNormOps = false;
   getOperation()->walk([&](Operation *op) {
-    if (!isa<NormOpInterface, QuantizeOp>(op))
+    if (!isa<NormOpInterface, QuantizeOp>(op) && !isGradientOp(op))
       return WalkResult::advance();
     hasNormOps = true;
     return WalkResult::interrupt();
@@ -145,6 +146,9 @@ void NormLowerCPUPass::runOnOperation() {
     return;
   RewritePatternSet lowering(&getContext());
   populateNormToVectorPatterns(lowering, options);
+  // The gradient ops have no row-loop lowering yet: their linalg
+  // decomposition (docs/Passes.md#norm-lower-cpu).
+  populateGradToLinalgPatterns(lowering);
   if (failed(applyNormLoweringPatterns(getOperation(), std::move(lowering),
                                        "failed to lower to vector loops")))
     return signalPassFailure();

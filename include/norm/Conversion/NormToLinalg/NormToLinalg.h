@@ -48,6 +48,16 @@ decomposeNormOp(OpBuilder &b, NormOpInterface op,
 /// reduction and the scales. Returns the replacement values of its results.
 FailureOr<SmallVector<Value>> decomposeQuantizeOp(OpBuilder &b, QuantizeOp op);
 
+/// Decomposes a gradient op (norm.layer_norm_grad, norm.rms_norm_grad,
+/// norm.dyt_grad) into `linalg.generic` ops on tensors inserted before it:
+/// f64 row sums, the elementwise `dx`, f64 column sums for the parameter
+/// gradients, each rounded once. Returns the replacements of its results;
+/// failure for any other op.
+FailureOr<SmallVector<Value>> decomposeGradOp(OpBuilder &b, Operation *op);
+
+/// Adds the patterns rewriting a gradient op into its decomposition.
+void populateGradToLinalgPatterns(RewritePatternSet &patterns);
+
 /// Adds the patterns rewriting every norm op into linalg (`norm-to-linalg`).
 void populateNormToLinalgPatterns(RewritePatternSet &patterns);
 

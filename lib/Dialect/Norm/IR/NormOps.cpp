@@ -136,6 +136,25 @@ static LogicalResult verifyParameter(Operation *op, StringRef name, Value value,
   return success();
 }
 
+/// Checks an explicit `compute_type` (null: the default) against x's element
+/// type: f32, f64 or that type, and not narrower than it.
+static LogicalResult verifyComputeType(Operation *op, Type computeType,
+                                       Type xElementType) {
+  if (!computeType)
+    return success();
+  if (computeType != xElementType && !computeType.isF32() &&
+      !computeType.isF64())
+    return op->emitOpError("attribute 'compute_type' must be f32, f64 or "
+                           "the element type of 'x' (")
+           << xElementType << "), got " << computeType;
+  if (computeType.getIntOrFloatBitWidth() <
+      xElementType.getIntOrFloatBitWidth())
+    return op->emitOpError("attribute 'compute_type' ")
+           << computeType << " is narrower than the element type of 'x' ("
+           << xElementType << ")";
+  return success();
+}
+
 /// Checks what the generated verifier leaves open in the generic form: every
 /// operand segment holds at most one value and the required ones (`x`, and
 /// `alpha` on dyt) exactly one, and every attribute with a default holds a
@@ -214,18 +233,9 @@ static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
            << axis << " is out of range for 'x' of rank " << rank
            << " (expected " << -rank << " to " << rank - 1 << ")";
 
-  if (Type computeType = op.getExplicitComputeType()) {
-    if (computeType != xElementType && !computeType.isF32() &&
-        !computeType.isF64())
-      return op->emitOpError("attribute 'compute_type' must be f32, f64 or "
-                             "the element type of 'x' (")
-             << xElementType << "), got " << computeType;
-    if (computeType.getIntOrFloatBitWidth() <
-        xElementType.getIntOrFloatBitWidth())
-      return op->emitOpError("attribute 'compute_type' ")
-             << computeType << " is narrower than the element type of 'x' ("
-             << xElementType << ")";
-  }
+  if (failed(verifyComputeType(operation, op.getExplicitComputeType(),
+                               xElementType)))
+    return failure();
 
   APFloat epsilon = op.getEpsilon();
   if (!epsilon.isFinite() || (epsilon.isNegative() && !epsilon.isZero()))
@@ -313,6 +323,122 @@ LogicalResult RMSNormOp::verify() {
 
 LogicalResult DyTOp::verify() {
   return verifyNormOp(*this, /*allowScalarWeight=*/false);
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient ops
+//===----------------------------------------------------------------------===//
+
+/// Checks a gradient op: `x` and `dy`, `axis`, `compute_type`, the
+/// statistics (leading dims of x, compute type), `alpha`, `weight`,
+/// `weight_offset`, and the results `dx`, `dweight`, `dbias`, `dalpha`.
+template <typename OpTy>
+static LogicalResult
+verifyGradOp(OpTy op, ArrayRef<std::pair<StringRef, Value>> statistics,
+             bool allowScalarWeight) {
+  Operation *operation = op.getOperation();
+  for (NamedAttribute attr : operation->getDiscardableAttrs())
+    if (llvm::is_contained(getNormAttributeNames(), attr.getName().strref()))
+      return op->emitOpError("does not take attribute '")
+             << attr.getName().strref() << "'";
+
+  auto xType = dyn_cast<RankedTensorType>(op.getX().getType());
+  if (!xType)
+    return op->emitOpError("operand 'x' must be a ranked tensor, got ")
+           << op.getX().getType();
+  if (xType.getRank() < 1)
+    return op->emitOpError("operand 'x' must have rank >= 1, got ") << xType;
+  Type xElementType = xType.getElementType();
+  if (!isSupportedElementType(xElementType))
+    return op->emitOpError(
+               "operand 'x' element type must be f16, bf16, f32 or f64, got ")
+           << xElementType;
+  if (op.getDy().getType() != xType)
+    return op->emitOpError("operand 'dy' type ")
+           << op.getDy().getType() << " must equal the type of 'x' " << xType;
+  int64_t rank = xType.getRank();
+  int64_t axis = op.getAxis();
+  if (axis < -rank || axis >= rank)
+    return op->emitOpError("attribute 'axis' = ")
+           << axis << " is out of range for 'x' of rank " << rank
+           << " (expected " << -rank << " to " << rank - 1 << ")";
+  std::optional<Type> explicitCompute = op.getComputeType();
+  if (failed(verifyComputeType(operation,
+                               explicitCompute ? *explicitCompute : Type(),
+                               xElementType)))
+    return failure();
+  Type computeType = op.getComputeElementType();
+  int64_t normalizedDim = op.getNormalizedDim();
+  ArrayRef<int64_t> leadingShape = xType.getShape().take_front(normalizedDim);
+  ArrayRef<int64_t> normalizedShape =
+      xType.getShape().drop_front(normalizedDim);
+
+  for (auto [name, value] : statistics) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || type.getElementType() != computeType ||
+        !areShapesCompatible(type.getShape(), leadingShape))
+      return op->emitOpError("operand '")
+             << name << "' must be a tensor of the leading dims "
+             << formatShape(leadingShape) << " of 'x' with the compute type "
+             << computeType << ", got " << value.getType();
+  }
+  Value alpha;
+  if constexpr (OpTy::kHasAlpha) {
+    alpha = op.getAlpha();
+    if (failed(verifyParameter(operation, "alpha", alpha, xType,
+                               normalizedShape, /*allowScalar=*/true,
+                               /*scalarOnly=*/true)))
+      return failure();
+  }
+  Value weight = op.getWeight();
+  if (weight && failed(verifyParameter(operation, "weight", weight, xType,
+                                       normalizedShape, allowScalarWeight,
+                                       /*scalarOnly=*/false)))
+    return failure();
+
+  unsigned expected = op.getExpectedNumResults();
+  if (op->getNumResults() != expected)
+    return op->emitOpError("expects ")
+           << expected << " results (dx" << (weight ? ", dweight" : "")
+           << (op.getHasBiasFlag() ? ", dbias" : "")
+           << (OpTy::kHasAlpha ? ", dalpha" : "") << "), got "
+           << op->getNumResults();
+  if (op.getDx().getType() != xType)
+    return op->emitOpError("result 'dx' type ")
+           << op.getDx().getType() << " must equal the type of 'x' " << xType;
+  if (weight && op.getDweight().getType() != weight.getType())
+    return op->emitOpError("result 'dweight' type ")
+           << op.getDweight().getType() << " must equal the type of 'weight' "
+           << weight.getType();
+  if (Value dbias = op.getDbias())
+    if (failed(verifyParameter(operation, "dbias", dbias, xType,
+                               normalizedShape, /*allowScalar=*/false,
+                               /*scalarOnly=*/false)))
+      return failure();
+  if (alpha && op->getResults().back().getType() != alpha.getType())
+    return op->emitOpError("result 'dalpha' type ")
+           << op->getResults().back().getType()
+           << " must equal the type of 'alpha' " << alpha.getType();
+  return success();
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  return verifyGradOp(*this, {{"mean", getMean()}, {"rstd", getRstd()}},
+                      /*allowScalarWeight=*/false);
+}
+
+LogicalResult RMSNormGradOp::verify() {
+  APFloat offset = getWeightOffsetAttr().getValue();
+  if (!offset.isFinite())
+    return emitOpError("attribute 'weight_offset' must be finite");
+  if (!offset.isZero() && !getWeight())
+    return emitOpError("attribute 'weight_offset' requires a 'weight' operand");
+  return verifyGradOp(*this, {{"rstd", getRstd()}},
+                      /*allowScalarWeight=*/true);
+}
+
+LogicalResult DyTGradOp::verify() {
+  return verifyGradOp(*this, {}, /*allowScalarWeight=*/false);
 }
 
 //===----------------------------------------------------------------------===//

@@ -58,13 +58,13 @@ LogicalResult mlir::norm::applyNormLoweringPatterns(
     Operation *root, const FrozenRewritePatternSet &patterns, StringRef error) {
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {
-    if (isa<NormOpInterface, QuantizeOp>(op))
+    if (isa<NormOpInterface, QuantizeOp>(op) || isGradientOp(op))
       ops.push_back(op);
   });
   applyPatternsOnce(ops, patterns);
   bool failed = false;
   root->walk([&](Operation *op) {
-    if (!isa<NormOpInterface, QuantizeOp>(op))
+    if (!isa<NormOpInterface, QuantizeOp>(op) && !isGradientOp(op))
       return;
     op->emitError(error);
     failed = true;

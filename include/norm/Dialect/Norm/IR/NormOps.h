@@ -64,6 +64,11 @@ Type getInputElementType(NormOpInterface op);
 /// widest of the input, weight and bias element types.
 Type getBeforeWeightArithmeticType(NormOpInterface op);
 
+/// True for norm.layer_norm_grad, norm.rms_norm_grad and norm.dyt_grad.
+inline bool isGradientOp(Operation *op) {
+  return isa<LayerNormGradOp, RMSNormGradOp, DyTGradOp>(op);
+}
+
 } // namespace norm
 } // namespace mlir
 

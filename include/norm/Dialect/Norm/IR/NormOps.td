@@ -309,4 +309,175 @@ def Norm_QuantizeOp : Norm_Op<"quantize", [
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Gradient ops
+//===----------------------------------------------------------------------===//
+
+/// Common base of the three gradient ops: `dy` and `x` (the normalized
+/// input: the residual sum when the forward had a residual), the forward's
+/// saved statistics or `alpha`, its optional `weight`, and the results `dx`,
+/// then `dweight` (iff `weight`), `dbias` (iff `has_bias`) and, for DyT,
+/// `dalpha`. Checked by one shared verifier.
+class Norm_GradOp<string mnemonic, string operandFormat>
+    : Norm_Op<mnemonic, [Pure]> {
+  let results = (outs Variadic<AnyType>:$results);
+  let hasVerifier = 1;
+  let assemblyFormat = "$dy `,` $x " # operandFormat # [{
+    (`weight` `(` $weight^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  code gradClassDeclaration = [{
+    /// `dx`: the gradient with respect to `x`, of x's type.
+    ::mlir::Value getDx() { return getResults().front(); }
+    /// `dweight`, or null without `weight`.
+    ::mlir::Value getDweight() {
+      return getWeight() ? getResults()[1] : ::mlir::Value();
+    }
+    /// `dbias`, or null without `has_bias`.
+    ::mlir::Value getDbias() {
+      return getHasBiasFlag() ? getResults()[getWeight() ? 2 : 1]
+                              : ::mlir::Value();
+    }
+    /// The number of results the operands and attributes imply.
+    unsigned getExpectedNumResults() {
+      return 1 + (getWeight() ? 1 : 0) + (getHasBiasFlag() ? 1 : 0) +
+             (kHasAlpha ? 1 : 0);
+    }
+    /// First normalized dimension, in [0, rank).
+    int64_t getNormalizedDim() {
+      int64_t rank =
+          ::llvm::cast<::mlir::ShapedType>(getX().getType()).getRank();
+      int64_t axis = static_cast<int64_t>(getAxis());
+      return axis < 0 ? axis + rank : axis;
+    }
+    /// `compute_type`, or the default: f32 for f16/bf16/f32 inputs, f64 for
+    /// f64.
+    ::mlir::Type getComputeElementType() {
+      if (auto type = getComputeType())
+        return *type;
+      ::mlir::Type element =
+          ::llvm::cast<::mlir::ShapedType>(getX().getType()).getElementType();
+      return element.isF64() ? element
+                             : ::mlir::Float32Type::get(getContext());
+    }
+  }];
+}
+
+def Norm_LayerNormGradOp : Norm_GradOp<"layer_norm_grad",
+    "`mean` `(` $mean `)` `rstd` `(` $rstd `)`"> {
+  let summary = "Gradients of norm.layer_norm";
+  let description = [{
+    From the upstream gradient `dy`, the normalized input `x` and the
+    forward's statistics `mean` and `rstd` (shape: the leading dims of `x`,
+    element type: the compute type), with `xh = (x - mean) * rstd` and
+    `g = dy * weight`:
+
+    ```
+    dx      = rstd * (g - mean(g) - xh * mean(g * xh))   (row means over N)
+    dweight = sum over the leading dims of dy * xh        (iff weight)
+    dbias   = sum over the leading dims of dy             (iff has_bias)
+    ```
+
+    `has_bias` says the forward had a bias, so `dbias` is returned.
+    Example:
+
+    ```mlir
+    %dx, %dw, %db = norm.layer_norm_grad %dy, %x mean(%m) rstd(%r) weight(%w) {has_bias}
+        : (tensor<8x4096xbf16>, tensor<8x4096xbf16>, tensor<8xf32>, tensor<8xf32>, tensor<4096xbf16>)
+          -> (tensor<8x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>)
+    ```
+  }];
+  let arguments = (ins
+    AnyType:$dy,
+    AnyType:$x,
+    AnyType:$mean,
+    AnyType:$rstd,
+    Optional<AnyType>:$weight,
+    DefaultValuedAttr<I64Attr, "-1">:$axis,
+    OptionalAttr<Norm_ComputeTypeAttr>:$compute_type,
+    UnitAttr:$has_bias
+  );
+  let extraClassDeclaration = gradClassDeclaration # [{
+    static constexpr bool kHasAlpha = false;
+    bool getHasBiasFlag() { return getHasBias(); }
+  }];
+}
+
+def Norm_RMSNormGradOp : Norm_GradOp<"rms_norm_grad",
+    "`rstd` `(` $rstd `)`"> {
+  let summary = "Gradients of norm.rms_norm (epsilon_mode inside_sqrt)";
+  let description = [{
+    From the upstream gradient `dy`, the normalized input `x` and the
+    forward's `rstd` (`rsqrt(mean(x^2) + epsilon)`, shape: the leading dims
+    of `x`, element type: the compute type), with `xh = x * rstd` and
+    `g = dy * (weight + weight_offset)`:
+
+    ```
+    dx      = rstd * (g - xh * mean(g * xh))              (row mean over N)
+    dweight = sum over the leading dims of dy * xh        (iff weight)
+    ```
+
+    A scalar weight (`tensor<T>`, `tensor<1xT>`) gets the sum over all
+    elements. Only the `inside_sqrt` forward has this gradient; the op has
+    no epsilon attributes (rstd carries epsilon). Example:
+
+    ```mlir
+    %dx, %dw = norm.rms_norm_grad %dy, %x rstd(%r) weight(%w)
+        : (tensor<?x4096xf32>, tensor<?x4096xf32>, tensor<?xf32>, tensor<4096xf32>)
+          -> (tensor<?x4096xf32>, tensor<4096xf32>)
+    ```
+  }];
+  let arguments = (ins
+    AnyType:$dy,
+    AnyType:$x,
+    AnyType:$rstd,
+    Optional<AnyType>:$weight,
+    DefaultValuedAttr<F32Attr, "0.0">:$weight_offset,
+    DefaultValuedAttr<I64Attr, "-1">:$axis,
+    OptionalAttr<Norm_ComputeTypeAttr>:$compute_type
+  );
+  let extraClassDeclaration = gradClassDeclaration # [{
+    static constexpr bool kHasAlpha = false;
+    bool getHasBiasFlag() { return false; }
+  }];
+}
+
+def Norm_DyTGradOp : Norm_GradOp<"dyt_grad", "`alpha` `(` $alpha `)`"> {
+  let summary = "Gradients of norm.dyt";
+  let description = [{
+    From the upstream gradient `dy`, the input `x`, `alpha` and `weight`,
+    with `t = tanh(alpha * x)`:
+
+    ```
+    dx      = dy * weight * alpha * (1 - t^2)
+    dweight = sum over the leading dims of dy * t         (iff weight)
+    dbias   = sum over the leading dims of dy             (iff has_bias)
+    dalpha  = sum over all elements of dy * weight * x * (1 - t^2)
+    ```
+
+    `dalpha` (last result) has the type of `alpha`. Example:
+
+    ```mlir
+    %dx, %dw, %db, %da = norm.dyt_grad %dy, %x alpha(%a) weight(%w) {has_bias}
+        : (tensor<8x768xf32>, tensor<8x768xf32>, tensor<f32>, tensor<768xf32>)
+          -> (tensor<8x768xf32>, tensor<768xf32>, tensor<768xf32>, tensor<f32>)
+    ```
+  }];
+  let arguments = (ins
+    AnyType:$dy,
+    AnyType:$x,
+    AnyType:$alpha,
+    Optional<AnyType>:$weight,
+    DefaultValuedAttr<I64Attr, "-1">:$axis,
+    OptionalAttr<Norm_ComputeTypeAttr>:$compute_type,
+    UnitAttr:$has_bias
+  );
+  let extraClassDeclaration = gradClassDeclaration # [{
+    static constexpr bool kHasAlpha = true;
+    bool getHasBiasFlag() { return getHasBias(); }
+    /// `dalpha`, the last result.
+    ::mlir::Value getDalpha() { return getResults().back(); }
+  }];
+}
+
 #endif // NORM_DIALECT_NORM_IR_NORMOPS_TD

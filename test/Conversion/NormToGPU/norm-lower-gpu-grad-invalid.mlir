@@ -1,0 +1,7 @@
+// RUN: norm-opt %s -verify-diagnostics --norm-lower-gpu
+
+func.func @grad(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %r: tensor<4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{norm-lower-gpu: 'norm.rms_norm_grad' has no GPU kernel yet (norm-to-linalg decomposes it for the host)}}
+  %dx = norm.rms_norm_grad %dy, %x rstd(%r) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x8xf32>
+  return %dx : tensor<4x8xf32>
+}

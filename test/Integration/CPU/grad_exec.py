@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""CPU execution tests of the gradient ops: case generator, checker and the
+finite-difference check of their reference.
+
+  grad_exec.py gen SUITE OUT.mlir REF.npz
+      One module: `@case_K` holds one gradient op (layer_norm_grad,
+      rms_norm_grad or dyt_grad); `@main` builds the inputs as constants,
+      calls every case and prints every result (16-bit results widened to
+      f32, f64 results with printMemrefF64). REF.npz holds the f64
+      reference of every printed output and its element type.
+  grad_exec.py check REF.npz OUTPUT.txt
+      Compares every printed output with its reference under the bound of
+      its element type (test/tools/normref.py: metric and BOUNDS). Prints
+      `PASS: case_K: <description>; err E` or `FAIL: ...` per case, then
+      `all N cases passed` (exit 0) or `M of N cases FAILED` (exit 1).
+  grad_exec.py names SUITE
+      Prints `case_K: <description>` per case.
+  grad_exec.py fdcheck
+      Checks the f64 reference itself against central finite differences of
+      the forward reference (normref.reference) on random cases of every op
+      and parameter set: prints one line per op and `finite differences
+      agree` (exit 0) or the worst mismatch (exit 1).
+
+Reference (docs/Ops.md#gradient-ops): in f64 from the inputs as given (the
+statistics as the op receives them, in the compute type); xh = (x - mean)
+* rstd or x * rstd, g = dy * (weight + weight_offset); layer_norm dx =
+rstd * (g - mean(g) - xh * mean(g * xh)); rms_norm dx = rstd * (g - xh *
+mean(g * xh)); dweight = column sums of dy * xh; dbias = column sums of dy;
+DyT with t = tanh(alpha x): dx = dy * w * alpha * (1 - t^2), dweight =
+column sums of dy * t, dalpha = the sum of dy * w * x * (1 - t^2). Results
+are rounded to their types.
+
+Suites: grad_f32, grad_bf16, grad_f16, grad_f64: op x {weight and bias,
+weight, none} x {static, dynamic rows}, plus rms_norm with a scalar weight
+and a weight_offset.
+"""
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tools"))
+import normref  # noqa: E402
+
+
+def ttype(shape, t):
+    if len(shape) == 0:
+        return "tensor<%s>" % t
+    return "tensor<%sx%s>" % ("x".join(str(d) for d in shape), t)
+
+
+def literal(values, shape, t):
+    flat = np.asarray(values, dtype=np.float64).reshape(-1)
+
+    def nested(a, s):
+        if len(s) == 0:
+            return repr(float(a[0]))
+        if len(s) == 1:
+            return "[" + ", ".join(repr(float(v)) for v in a) + "]"
+        step = int(np.prod(s[1:]))
+        return "[" + ", ".join(nested(a[i * step:(i + 1) * step], s[1:])
+                               for i in range(s[0])) + "]"
+    return "arith.constant dense<%s> : %s" % (nested(flat, list(shape)),
+                                              ttype(shape, t))
+
+
+def compute_type(t):
+    return "f64" if t == "f64" else "f32"
+
+
+def reference(op, dy, x, stats, w, offset, alpha, has_bias):
+    """The f64 gradients: (dx, dweight or None, dbias or None, dalpha or
+    None)."""
+    m, n = x.shape
+    if op == "dyt":
+        wv = np.ones(n) if w is None else (w.reshape(-1) if w.size == n
+                                           else np.full(n, w.reshape(-1)[0]))
+        t = np.tanh(alpha * x)
+        slope = 1.0 - t * t
+        dx = dy * wv * alpha * slope
+        dw = None if w is None else (dy * t).sum(axis=0)
+        db = dy.sum(axis=0) if has_bias else None
+        da = (dy * wv * x * slope).sum()
+        return dx, dw, db, da
+    if op == "layer_norm":
+        mean, rstd = stats
+        xh = (x - mean[:, None]) * rstd[:, None]
+    else:
+        (rstd,) = stats
+        xh = x * rstd[:, None]
+    if w is None:
+        wv = np.ones(n)
+    elif w.size == 1:
+        wv = np.full(n, w.reshape(-1)[0] + offset)
+    else:
+        wv = w + offset
+    g = dy * wv
+    inner = g - xh * (g * xh).mean(axis=1, keepdims=True)
+    if op == "layer_norm":
+        inner = inner - g.mean(axis=1, keepdims=True)
+    dx = rstd[:, None] * inner
+    dw = None
+    if w is not None:
+        # A scalar weight ([1]) gets the sum over every element.
+        dw = (dy * xh).sum(axis=0) if w.size == n else \
+            np.array([(dy * xh).sum()]).reshape(w.shape)
+    db = dy.sum(axis=0) if has_bias else None
+    return dx, dw, db, None
+
+
+def forward(op, x, w, b, alpha, offset, eps):
+    """Forward reference in f64 with the statistics recomputed (for the
+    finite-difference check)."""
+    if op == "dyt":
+        y, _ = normref.reference("dyt", x, "f64", weight=w, weight_type="f64",
+                                 bias=b, bias_type="f64", alpha=alpha)
+        return y
+    if op == "layer_norm":
+        mu = x.mean(axis=1, keepdims=True)
+        var = ((x - mu) ** 2).mean(axis=1, keepdims=True)
+        y = (x - mu) / np.sqrt(var + eps)
+    else:
+        y = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps)
+    if w is not None:
+        y = y * ((w.reshape(-1) if w.size > 1 else w.reshape(-1)[0]) + offset)
+    if b is not None:
+        y = y + b
+    return y
+
+
+def fdcheck():
+    rng = np.random.default_rng(7)
+    worst = 0.0
+    for op in ("layer_norm", "rms_norm", "dyt"):
+        for params in ("wb", "w", "none", "scalar"):
+            if params == "scalar" and op != "rms_norm":
+                continue
+            m, n, eps, h = 3, 7, 1e-5, 1e-6
+            x = rng.standard_normal((m, n))
+            dy = rng.standard_normal((m, n))
+            w = None if params == "none" else (
+                rng.standard_normal(1) if params == "scalar"
+                else 1.0 + 0.25 * rng.standard_normal(n))
+            b = rng.standard_normal(n) if params == "wb" and op != "rms_norm" \
+                else None
+            offset = 0.5 if op == "rms_norm" and w is not None else 0.0
+            alpha = 0.7
+
+            def loss(x_, w_=w, b_=b, a_=alpha):
+                return float((forward(op, x_, w_, b_, a_, offset, eps)
+                              * dy).sum())
+            if op == "layer_norm":
+                mu = x.mean(axis=1)
+                stats = (mu, 1 / np.sqrt(((x - mu[:, None]) ** 2).mean(axis=1)
+                                         + eps))
+            elif op == "rms_norm":
+                stats = (1 / np.sqrt((x * x).mean(axis=1) + eps),)
+            else:
+                stats = ()
+            dx, dw, db, da = reference(op, dy, x, stats, w, offset, alpha,
+                                       b is not None)
+
+            def numeric(f, v):
+                grad = np.zeros_like(v)
+                for i in np.ndindex(v.shape):
+                    e = np.zeros_like(v)
+                    e[i] = h
+                    grad[i] = (f(v + e) - f(v - e)) / (2 * h)
+                return grad
+            checks = [("dx", dx, numeric(lambda v: loss(v), x))]
+            if w is not None:
+                checks.append(("dweight", dw,
+                               numeric(lambda v: loss(x, w_=v), w)))
+            if b is not None:
+                checks.append(("dbias", db,
+                               numeric(lambda v: loss(x, b_=v), b)))
+            if op == "dyt":
+                checks.append(("dalpha", np.array(da), numeric(
+                    lambda v: loss(x, a_=float(v)), np.array(alpha))))
+            for name, analytic, num in checks:
+                err = np.max(np.abs(np.asarray(analytic).reshape(-1)
+                                    - num.reshape(-1))) / \
+                    (np.max(np.abs(num)) + 1e-12)
+                worst = max(worst, err)
+                if err > 1e-6:
+                    print("MISMATCH: %s %s %s: relative %.3g"
+                          % (op, params, name, err))
+                    return 1
+        print("%s: reference gradients match finite differences" % op)
+    print("finite differences agree (worst relative %.2g)" % worst)
+    return 0
+
+
+class Case:
+    def __init__(self, description, text, inputs, outputs):
+        self.description = description
+        self.text = text          # (header, body) of @case_K
+        self.inputs = inputs      # [(shape, type, values)]
+        self.outputs = outputs    # [(shape, type, reference)]
+
+
+def make_case(seed, op, t, shape, params, dynamic=False, offset=0.0):
+    rng = np.random.default_rng(seed)
+    m, n = shape
+    ct = compute_type(t)
+    x = normref.rnd(rng.standard_normal(shape), t)
+    dy = normref.rnd(rng.standard_normal(shape), t)
+    w = None
+    if params in ("wb", "w"):
+        w = normref.rnd(1.0 + 0.25 * rng.standard_normal(n), t)
+    elif params == "scalar":
+        w = normref.rnd(np.array([1.5]), t)
+    has_bias = params == "wb" and op != "rms_norm"
+    alpha = float(normref.rnd(0.8, t))
+    eps = 1e-5
+    stats = ()
+    if op == "layer_norm":
+        mu = x.mean(axis=1)
+        stats = (normref.rnd(mu, ct),
+                 normref.rnd(1 / np.sqrt(((x - mu[:, None]) ** 2).mean(axis=1)
+                                         + eps), ct))
+    elif op == "rms_norm":
+        stats = (normref.rnd(1 / np.sqrt((x * x).mean(axis=1) + eps), ct),)
+    dx, dw, db, da = reference(op, dy, x, stats, w, offset, alpha, has_bias)
+
+    rows = "?" if dynamic else m
+    xt = ttype((rows, n), t)
+    st = ttype((rows,), ct)
+    args = ["%%dy: %s" % xt, "%%x: %s" % xt]
+    inputs = [((m, n), t, dy), ((m, n), t, x)]
+    optypes = [xt, xt]
+    operands = ""
+    if op == "layer_norm":
+        args += ["%%mean: %s" % st, "%%rstd: %s" % st]
+        inputs += [((m,), ct, stats[0]), ((m,), ct, stats[1])]
+        optypes += [st, st]
+        operands += " mean(%mean) rstd(%rstd)"
+    elif op == "rms_norm":
+        args.append("%%rstd: %s" % st)
+        inputs.append(((m,), ct, stats[0]))
+        optypes.append(st)
+        operands += " rstd(%rstd)"
+    else:
+        args.append("%%alpha: tensor<%s>" % t)
+        inputs.append(((), t, np.array(alpha)))
+        optypes.append("tensor<%s>" % t)
+        operands += " alpha(%alpha)"
+    outputs = [((m, n), t, normref.rnd(dx, t))]
+    restypes = [xt]
+    if w is not None:
+        wt = ttype(w.shape, t)
+        args.append("%%w: %s" % wt)
+        inputs.append((w.shape, t, w))
+        optypes.append(wt)
+        operands += " weight(%w)"
+        restypes.append(wt)
+        outputs.append((w.shape, t, normref.rnd(dw, t)))
+    if has_bias:
+        bt = ttype((n,), t)
+        restypes.append(bt)
+        outputs.append(((n,), t, normref.rnd(db, t)))
+    if op == "dyt":
+        restypes.append("tensor<%s>" % t)
+        outputs.append(((), t, normref.rnd(np.array(da), t)))
+    attrs = []
+    if has_bias:
+        attrs.append("has_bias")
+    if offset:
+        attrs.append("weight_offset = %r : f32" % offset)
+    attr = (" {%s}" % ", ".join(attrs)) if attrs else ""
+    names = ", ".join("%%r%d" % i for i in range(len(restypes)))
+    body = "  %s = norm.%s_grad %%dy, %%x%s%s : (%s) -> (%s)\n  return %s : %s" % (
+        names, op, operands, attr, ", ".join(optypes), ", ".join(restypes),
+        names, ", ".join(restypes))
+    header = "(%s) -> (%s)" % (", ".join(args), ", ".join(restypes))
+    desc = "%s_grad %s [%d,%d] %s%s%s" % (
+        op, t, m, n, {"wb": "weight+bias", "w": "weight", "none": "no params",
+                      "scalar": "scalar weight"}[params],
+        ", dynamic rows" if dynamic else "",
+        (", weight_offset %g" % offset) if offset else "")
+    return Case(desc, (header, body), inputs, outputs)
+
+
+def suite(name):
+    t = name.split("_")[1]
+    cases = []
+    seed = {"f32": 100, "bf16": 200, "f16": 300, "f64": 400}[t]
+    for op in ("layer_norm", "rms_norm", "dyt"):
+        for params in ("wb", "w", "none"):
+            if op == "rms_norm" and params == "wb":
+                continue
+            for dynamic in (False, True):
+                seed += 1
+                cases.append(make_case(seed, op, t, (6, 96), params, dynamic))
+    cases.append(make_case(seed + 1, "rms_norm", t, (5, 64), "scalar"))
+    cases.append(make_case(seed + 2, "rms_norm", t, (5, 64), "w",
+                           offset=1.0))
+    cases.append(make_case(seed + 3, "layer_norm", t, (3, 1000), "wb"))
+    return cases
+
+
+def generate(name, out_mlir, out_npz):
+    cases = suite(name)
+    lines = ["func.func private @printMemrefF32(tensor<*xf32>)",
+             "func.func private @printMemrefF64(tensor<*xf64>)"]
+    main = ["func.func @main() {"]
+    refs = {}
+    printed = 0
+    for k, case in enumerate(cases):
+        header, body = case.text
+        lines.append("func.func @case_%d%s {\n%s\n}" % (k, header, body))
+        argtypes = header[1:header.index(") -> (")].split(", ")
+        argtypes = [a.split(": ", 1)[1] for a in argtypes]
+        names = []
+        for i, ((shape, t, vals), at) in enumerate(zip(case.inputs, argtypes)):
+            v = "%%in_%d_%d" % (k, i)
+            main.append("  %s = %s" % (v, literal(vals, shape, t)))
+            if at != ttype(shape, t):
+                main.append("  %s_c = tensor.cast %s : %s to %s"
+                            % (v, v, ttype(shape, t), at))
+                v += "_c"
+            names.append(v)
+        restypes = header[header.index(") -> (") + 6:-1].split(", ")
+        outs = ["%%out_%d_%d" % (k, i) for i in range(len(restypes))]
+        main.append("  %s = func.call @case_%d(%s) : (%s) -> (%s)" % (
+            ", ".join(outs), k, ", ".join(names), ", ".join(argtypes),
+            ", ".join(restypes)))
+        for o, rt, (shape, t, ref) in zip(outs, restypes, case.outputs):
+            v = o
+            if t in ("bf16", "f16"):
+                wide = rt.replace(t + ">", "f32>")
+                main.append("  %s_w = arith.extf %s : %s to %s"
+                            % (o, o, rt, wide))
+                v, rt = o + "_w", wide
+            pt = "f64" if t == "f64" else "f32"
+            main.append("  %s_u = tensor.cast %s : %s to tensor<*x%s>"
+                        % (o, v, rt, pt))
+            main.append("  func.call @printMemref%s(%s_u) : (tensor<*x%s>) "
+                        "-> ()" % (pt.upper(), o, pt))
+            refs["out_%d" % printed] = np.asarray(ref, dtype=np.float64)
+            refs["type_%d" % printed] = np.array(t)
+            refs["case_%d" % printed] = np.array(k)
+            printed += 1
+    main += ["  return", "}"]
+    with open(out_mlir, "w") as f:
+        f.write("\n".join(lines + main) + "\n")
+    refs["count"] = np.array(printed)
+    refs["descriptions"] = np.array([c.description for c in cases])
+    np.savez(out_npz, **refs)
+
+
+def check(npz, output):
+    data = np.load(npz)
+    with open(output) as f:
+        printed = normref.parse_printed(f.read())
+    count = int(data["count"])
+    descriptions = list(data["descriptions"])
+    per_case = {}
+    for i in range(count):
+        k = int(data["case_%d" % i])
+        t = str(data["type_%d" % i])
+        ref = data["out_%d" % i]
+        if i >= len(printed) or isinstance(printed[i][1], str):
+            err, why = np.inf, "output %d missing or unreadable" % i
+        elif tuple(printed[i][0]) != tuple(ref.shape):
+            err, why = np.inf, "output %d shape %s, expected %s" % (
+                i, printed[i][0], ref.shape)
+        else:
+            err, why = normref.compare(printed[i][1], ref)
+        ok = normref.within(err, normref.BOUNDS[t])
+        prev = per_case.get(k, (True, 0.0, []))
+        per_case[k] = (prev[0] and ok, max(prev[1], err),
+                       prev[2] + ([] if ok else [why]))
+    failed = 0
+    for k in sorted(per_case):
+        ok, err, whys = per_case[k]
+        print("%s: case_%d: %s; err %.3g" % ("PASS" if ok else "FAIL", k,
+                                             descriptions[k], err))
+        for why in whys:
+            print("    %s" % why)
+        failed += not ok
+    if len(printed) != count:
+        print("FAIL: printed %d outputs, expected %d" % (len(printed), count))
+        failed += 1
+    if failed:
+        print("%d of %d cases FAILED" % (failed, len(per_case)))
+        return 1
+    print("all %d cases passed" % len(per_case))
+    return 0
+
+
+def main(argv):
+    if len(argv) == 5 and argv[1] == "gen":
+        generate(argv[2], argv[3], argv[4])
+        return 0
+    if len(argv) == 4 and argv[1] == "check":
+        return check(argv[2], argv[3])
+    if len(argv) == 3 and argv[1] == "names":
+        for k, case in enumerate(suite(argv[2])):
+            print("case_%d: %s" % (k, case.description))
+        return 0
+    if len(argv) == 2 and argv[1] == "fdcheck":
+        return fdcheck()
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
