@@ -28,8 +28,9 @@ from . import _norm_mlir
 from ._kernels import KernelSpec
 from ._norm_mlir import MLIRError
 
-__all__ = ["MLIRError", "Module", "compile", "dyt", "jit", "layer_norm",
-           "quantize", "rms_norm", "verify"]
+__all__ = ["MLIRError", "Module", "compile", "dyt", "dyt_grad", "jit",
+           "layer_norm", "layer_norm_grad", "quantize", "rms_norm",
+           "rms_norm_grad", "verify"]
 
 #===----------------------------------------------------------------------===#
 # Element types
@@ -521,3 +522,169 @@ def dyt(input, alpha, weight=None, bias=None, *, residual=None,
     operands = [alpha_array]
     operands += [a.reshape(size) for a in (weight, bias) if a is not None]
     return _run(spec, input, size, operands, residual, scale)
+
+
+#===----------------------------------------------------------------------===#
+# Gradient ops
+#===----------------------------------------------------------------------===#
+
+_GRAD_COMPUTE = {"f16": "f32", "bf16": "f32", "f32": "f32", "f64": "f64"}
+
+
+class _GradSpec:
+    """One gradient kernel: @main(dy, x, saved..., [weight]) on rows x N
+    (rows dynamic) calling norm.<op>_grad; the source is the cache key."""
+
+    def __init__(self, op, x_type, size, saved, weight, has_bias,
+                 weight_offset):
+        self.op, self.x_type, self.size = op, x_type, size
+        self.saved, self.weight = saved, weight
+        self.has_bias, self.weight_offset = has_bias, weight_offset
+
+    def source(self):
+        xt = f"tensor<?x{self.size}x{self.x_type}>"
+        args, types, operands = ["%dy", "%x"], [xt, xt], ""
+        for name, type_ in self.saved:
+            args.append(f"%{name}")
+            types.append(type_)
+            operands += f" {name}(%{name})"
+        results = [xt]
+        if self.weight:
+            args.append("%w")
+            types.append(self.weight)
+            operands += " weight(%w)"
+            results.append(self.weight)
+        if self.has_bias:
+            results.append(f"tensor<{self.size}x{self.weight_type()}>")
+        if self.op == "dyt":
+            results.append(dict(self.saved)["alpha"])
+        attrs = []
+        if self.has_bias:
+            attrs.append("has_bias")
+        if self.weight_offset:
+            attrs.append(f"weight_offset = {self.weight_offset!r} : f32")
+        attr = f" {{{', '.join(attrs)}}}" if attrs else ""
+        signature = ", ".join(f"{a}: {t}" for a, t in zip(args, types))
+        names = ", ".join(f"%r{i}" for i in range(len(results)))
+        result_types = ", ".join(results)
+        return (f"func.func @main({signature}) -> ({result_types}) {{\n"
+                f"  {names} = norm.{self.op}_grad %dy, %x{operands}{attr} : "
+                f"({', '.join(types)}) -> ({result_types})\n"
+                f"  return {names} : {result_types}\n}}\n")
+
+    def weight_type(self):
+        if self.weight:
+            return self.weight.rsplit("x", 1)[1].rstrip(">")
+        return self.x_type
+
+
+def _grad_inputs(dy, x, normalized_shape):
+    x_type = _check_input(x, "x")
+    if not isinstance(dy, np.ndarray) or dy.dtype != x.dtype or \
+            dy.shape != x.shape:
+        raise TypeError("dy must be an array of the dtype and shape of x")
+    shape = _normalized_shape(x, normalized_shape)
+    size = math.prod(shape)
+    return x_type, shape, size, x.shape[:x.ndim - len(shape)]
+
+
+def _grad_param(value, what, x_type, shape, scalar_ok=False):
+    if value is None:
+        return None, None
+    if scalar_ok and isinstance(value, np.ndarray) and value.size == 1 and \
+            math.prod(shape) != 1:
+        name = _float_type_name(value.dtype)
+        if name not in (x_type, "f32"):
+            raise TypeError(f"{what} must have the input's dtype or float32")
+        return f"tensor<1x{name}>", value.reshape(1)
+    name = _check_param(value, what, x_type, shape)
+    return f"tensor<{math.prod(shape)}x{name}>", value.reshape(-1)
+
+
+def _grad_stat(value, what, x_type, leading):
+    compute = _GRAD_COMPUTE[x_type]
+    expected = _numpy_dtype(compute)
+    if not isinstance(value, np.ndarray) or value.dtype != expected or \
+            value.size != math.prod(leading):
+        raise TypeError(f"{what} must be a {expected} array with one value "
+                        f"per row ({math.prod(leading)})")
+    return value.reshape(-1), f"tensor<?x{compute}>"
+
+
+def _grad_run(spec, dy, x, size, operands, leading, shape, weight):
+    rows = math.prod(leading)
+    flat = [a.reshape(rows, size) for a in (dy, x)]
+    outputs = _kernel(spec).main(*flat, *operands)
+    if not isinstance(outputs, tuple):
+        outputs = (outputs,)
+    dx = outputs[0].reshape(x.shape)
+    rest = list(outputs[1:])
+    dweight = rest.pop(0).reshape(weight.shape) if weight is not None \
+        else None
+    dbias = rest.pop(0).reshape(shape) if spec.has_bias else None
+    return dx, dweight, dbias, rest
+
+
+def layer_norm_grad(dy, x, mean, rstd, normalized_shape, weight=None, *,
+                    has_bias=False):
+    """Gradients of layer_norm: (dx, dweight, dbias), dweight None without
+    weight and dbias None unless has_bias. mean and rstd (= rsqrt(var +
+    eps)) are the forward's statistics, one per row, in float32 (float64 for
+    float64 inputs)."""
+    x_type, shape, size, leading = _grad_inputs(dy, x, normalized_shape)
+    m, mt = _grad_stat(mean, "mean", x_type, leading)
+    r, rt = _grad_stat(rstd, "rstd", x_type, leading)
+    wt, w = _grad_param(weight, "weight", x_type, shape)
+    spec = _GradSpec("layer_norm", x_type, size, [("mean", mt), ("rstd", rt)],
+                     wt, has_bias, 0.0)
+    operands = [m, r] + ([w] if w is not None else [])
+    dx, dw, db, _ = _grad_run(spec, dy, x, size, operands, leading, shape,
+                              weight)
+    return dx, dw, db
+
+
+def rms_norm_grad(dy, x, rstd, normalized_shape, weight=None, *,
+                  weight_offset=0.0):
+    """Gradients of rms_norm (epsilon_mode inside_sqrt): (dx, dweight),
+    dweight None without weight. rstd = rsqrt(mean(x^2) + eps) per row, in
+    float32 (float64 for float64 inputs); a one-element weight is a scalar
+    gain whose gradient sums over every element."""
+    x_type, shape, size, leading = _grad_inputs(dy, x, normalized_shape)
+    r, rt = _grad_stat(rstd, "rstd", x_type, leading)
+    wt, w = _grad_param(weight, "weight", x_type, shape, scalar_ok=True)
+    if weight_offset and weight is None:
+        raise ValueError("weight_offset needs a weight")
+    spec = _GradSpec("rms_norm", x_type, size, [("rstd", rt)], wt, False,
+                     float(weight_offset))
+    operands = [r] + ([w] if w is not None else [])
+    dx, dw, _, _ = _grad_run(spec, dy, x, size, operands, leading, shape,
+                             weight)
+    return dx, dw
+
+
+def dyt_grad(dy, x, alpha, weight=None, *, has_bias=False):
+    """Gradients of dyt: (dx, dweight, dbias, dalpha), dweight None without
+    weight, dbias None unless has_bias; the normalized dims are those of
+    weight (default: the last dim). alpha is a one-element array of the
+    input's dtype or float32 (dalpha has its dtype) or a number."""
+    x_type = _check_input(x, "x")
+    shape = tuple(weight.shape) if isinstance(weight, np.ndarray) \
+        else (x.shape[-1],)
+    x_type, shape, size, leading = _grad_inputs(dy, x, shape)
+    if isinstance(alpha, np.ndarray):
+        a_type = _float_type_name(alpha.dtype)
+        if a_type not in (x_type, "f32") or alpha.size != 1:
+            raise TypeError("alpha must be a number or a one-element array "
+                            "of the input's dtype or float32")
+        a = alpha.reshape(())
+    else:
+        a_type = "f32" if x_type in ("f16", "bf16") else x_type
+        a = np.array(float(alpha), dtype=_numpy_dtype(a_type))
+    wt, w = _grad_param(weight, "weight", x_type, shape)
+    spec = _GradSpec("dyt", x_type, size, [("alpha", f"tensor<{a_type}>")],
+                     wt, has_bias, 0.0)
+    operands = [a] + ([w] if w is not None else [])
+    dx, dw, db, rest = _grad_run(spec, dy, x, size, operands, leading, shape,
+                                 weight)
+    return dx, dw, db, rest[0]
+

@@ -1,0 +1,153 @@
+"""norm_mlir.layer_norm_grad / rms_norm_grad / dyt_grad against the f64
+reference of the gradient execution tests (itself checked against finite
+differences there), and against torch.autograd on the CPU when PyTorch is
+installed."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import norm_mlir
+import normref as ref
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "test", "Integration", "CPU"))
+import grad_exec  # noqa: E402
+
+DTYPES = ["f32", "f64", "f16", "bf16"]
+
+
+def make(rng, dtype, shape, scale=1.0, offset=0.0):
+    return (offset + scale * rng.standard_normal(shape)).astype(
+        ref.np_dtype(dtype))
+
+
+def compute(dtype):
+    return np.float64 if dtype == "f64" else np.float32
+
+
+def stats(x, op, eps):
+    x64 = x.astype(np.float64).reshape(-1, x.shape[-1])
+    mean = x64.mean(axis=1)
+    if op == "layer_norm":
+        rstd = 1 / np.sqrt(((x64 - mean[:, None]) ** 2).mean(axis=1) + eps)
+    else:
+        rstd = 1 / np.sqrt((x64 * x64).mean(axis=1) + eps)
+    return mean, rstd
+
+
+def check(got, want, dtype):
+    assert got.dtype == ref.np_dtype(dtype) or dtype is None
+    err = ref.error(got.astype(np.float64), ref.rnd(want, dtype))
+    assert ref.within(err, ref.BOUNDS[dtype]), err
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("params", ["wb", "w", "none"])
+def test_layer_norm_grad(dtype, params, rng):
+    x = make(rng, dtype, (2, 3, 64))
+    dy = make(rng, dtype, (2, 3, 64))
+    w = make(rng, dtype, (64,), 0.25, 1.0) if params != "none" else None
+    mean, rstd = stats(x, "layer_norm", 1e-5)
+    m = mean.astype(compute(dtype)).reshape(2, 3)
+    r = rstd.astype(compute(dtype)).reshape(2, 3)
+    dx, dw, db = norm_mlir.layer_norm_grad(dy, x, m, r, (64,), w,
+                                           has_bias=params == "wb")
+    want = grad_exec.reference(
+        "layer_norm", dy.astype(np.float64).reshape(6, 64),
+        x.astype(np.float64).reshape(6, 64),
+        (m.astype(np.float64).reshape(-1), r.astype(np.float64).reshape(-1)),
+        None if w is None else w.astype(np.float64), 0.0, 0.0,
+        params == "wb")
+    check(dx, want[0].reshape(x.shape), dtype)
+    assert (dw is None) == (w is None) and (db is None) == (params != "wb")
+    if w is not None:
+        check(dw, want[1], dtype)
+    if db is not None:
+        check(db, want[2], dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("weight", ["row", "scalar", "none"])
+def test_rms_norm_grad(dtype, weight, rng):
+    x = make(rng, dtype, (5, 48))
+    dy = make(rng, dtype, (5, 48))
+    w = {"row": make(rng, dtype, (48,), 0.25, 1.0),
+         "scalar": make(rng, dtype, (1,), 0.25, 1.0), "none": None}[weight]
+    offset = 1.0 if weight == "row" else 0.0
+    _, rstd = stats(x, "rms_norm", 1e-6)
+    r = rstd.astype(compute(dtype))
+    dx, dw = norm_mlir.rms_norm_grad(dy, x, r, (48,), w,
+                                     weight_offset=offset)
+    want = grad_exec.reference(
+        "rms_norm", dy.astype(np.float64), x.astype(np.float64),
+        (r.astype(np.float64),), None if w is None else w.astype(np.float64),
+        offset, 0.0, False)
+    check(dx, want[0], dtype)
+    if w is not None:
+        assert dw.shape == w.shape
+        check(dw, want[1], dtype)
+    else:
+        assert dw is None
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dyt_grad(dtype, rng):
+    x = make(rng, dtype, (6, 32))
+    dy = make(rng, dtype, (6, 32))
+    w = make(rng, dtype, (32,), 0.25, 1.0)
+    dx, dw, db, da = norm_mlir.dyt_grad(dy, x, 0.75, w, has_bias=True)
+    a_type = "f32" if dtype in ("f16", "bf16") else dtype
+    want = grad_exec.reference("dyt", dy.astype(np.float64),
+                               x.astype(np.float64), (),
+                               w.astype(np.float64), 0.0, 0.75, True)
+    check(dx, want[0], dtype)
+    check(dw, want[1], dtype)
+    check(db, want[2], dtype)
+    assert da.shape == () and da.dtype == ref.np_dtype(a_type)
+    check(da, np.asarray(want[3]), a_type)
+
+
+def test_grad_errors(rng):
+    x = make(rng, "f32", (4, 8))
+    with pytest.raises(TypeError, match="dy must be an array"):
+        norm_mlir.rms_norm_grad(x.astype(np.float64), x,
+                                np.ones(4, np.float32), (8,))
+    with pytest.raises(TypeError, match="rstd must be a float32 array"):
+        norm_mlir.rms_norm_grad(x, x, np.ones(3, np.float32), (8,))
+    with pytest.raises(ValueError, match="weight_offset needs a weight"):
+        norm_mlir.rms_norm_grad(x, x, np.ones(4, np.float32), (8,),
+                                weight_offset=1.0)
+
+
+def test_grads_match_torch_autograd(rng):
+    torch = pytest.importorskip(
+        "torch", reason="PyTorch is not installed: comparison against "
+                        "torch.autograd skipped")
+    x = make(rng, "f32", (4, 64))
+    dy = make(rng, "f32", (4, 64))
+    w = make(rng, "f32", (64,), 0.25, 1.0)
+    b = make(rng, "f32", (64,), 0.1)
+    tx = torch.tensor(x, requires_grad=True)
+    tw = torch.tensor(w, requires_grad=True)
+    tb = torch.tensor(b, requires_grad=True)
+    y = torch.nn.functional.layer_norm(tx, (64,), tw, tb, 1e-5)
+    y.backward(torch.tensor(dy))
+    mean, rstd = stats(x, "layer_norm", 1e-5)
+    dx, dw, db = norm_mlir.layer_norm_grad(
+        dy, x, mean.astype(np.float32), rstd.astype(np.float32), (64,), w,
+        has_bias=True)
+    for got, want in ((dx, tx.grad), (dw, tw.grad), (db, tb.grad)):
+        assert ref.within(ref.error(got, want.numpy().astype(np.float64)),
+                          1e-5)
+    tx = torch.tensor(x, requires_grad=True)
+    tw = torch.tensor(w, requires_grad=True)
+    y = torch.nn.functional.rms_norm(tx, (64,), tw, 1e-6)
+    y.backward(torch.tensor(dy))
+    _, rstd = stats(x, "rms_norm", 1e-6)
+    dx, dw = norm_mlir.rms_norm_grad(dy, x, rstd.astype(np.float32), (64,), w)
+    for got, want in ((dx, tx.grad), (dw, tw.grad)):
+        assert ref.within(ref.error(got, want.numpy().astype(np.float64)),
+                          1e-5)
