@@ -151,3 +151,52 @@ def test_grads_match_torch_autograd(rng):
     for got, want in ((dx, tx.grad), (dw, tw.grad)):
         assert ref.within(ref.error(got, want.numpy().astype(np.float64)),
                           1e-5)
+
+
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm", "dyt"])
+def test_grads_deterministic_across_threads_and_runs(op, rng):
+    """The same bits on every run and for 1 and 2 threads (each sum is one
+    sequential loop: parallel loops only split the independent rows or
+    columns)."""
+    if _openmp_missing():
+        pytest.skip("the OpenMP runtime (libomp) is not installed")
+    m, n = 64, 256
+    saved = {"layer_norm": "mean(%s) rstd(%r)", "rms_norm": "rstd(%r)",
+             "dyt": "alpha(%a)"}[op]
+    args = {"layer_norm": "%s: tensor<64xf32>, %r: tensor<64xf32>",
+            "rms_norm": "%r: tensor<64xf32>", "dyt": "%a: tensor<f32>"}[op]
+    types = {"layer_norm": "tensor<64xf32>, tensor<64xf32>",
+             "rms_norm": "tensor<64xf32>", "dyt": "tensor<f32>"}[op]
+    results = "tensor<64x256xf32>, tensor<256xf32>" + (
+        ", tensor<f32>" if op == "dyt" else "")
+    names = "%dx, %dw" + (", %da" if op == "dyt" else "")
+    source = f"""
+func.func @main(%dy: tensor<64x256xf32>, %x: tensor<64x256xf32>, {args},
+                %w: tensor<256xf32>) -> ({results}) {{
+  {names} = norm.{op}_grad %dy, %x {saved} weight(%w)
+      : (tensor<64x256xf32>, tensor<64x256xf32>, {types}, tensor<256xf32>)
+        -> ({results})
+  return {names} : {results}
+}}"""
+    x = make(rng, "f32", (m, n))
+    dy = make(rng, "f32", (m, n))
+    w = make(rng, "f32", (n,), 0.25, 1.0)
+    mean, rstd = stats(x, "layer_norm" if op == "layer_norm" else "rms_norm",
+                       1e-5)
+    saved_args = {"layer_norm": [mean.astype(np.float32),
+                                 rstd.astype(np.float32)],
+                  "rms_norm": [rstd.astype(np.float32)],
+                  "dyt": [np.array(0.5, np.float32)]}[op]
+    outputs = []
+    for threads in (1, 2, 2):
+        module = norm_mlir.jit(source,
+                               f"norm-cpu-pipeline{{threads={threads}}}")
+        outputs.append(module.main(dy, x, *saved_args, w))
+    for other in outputs[1:]:
+        for a, b in zip(outputs[0], other):
+            assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def _openmp_missing():
+    import norm_mlir._norm_mlir as native
+    return not native.openmp_runtime()
