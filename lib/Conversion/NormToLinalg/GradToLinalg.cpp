@@ -25,6 +25,18 @@ using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
 /// Shapes and maps of one gradient decomposition.
 struct GradContext {
+  /// The context of gradient op `op`, building at `b`.
+  template <typename OpTy>
+  static GradContext of(OpBuilder &b, OpTy op) {
+    auto xType = cast<RankedTensorType>(op.getX().getType());
+    return GradContext{b,
+                       op.getLoc(),
+                       xType.getRank(),
+                       op.getNormalizedDim(),
+                       op.getComputeElementType(),
+                       tensor::getMixedSizes(b, op.getLoc(), op.getX())};
+  }
+
   OpBuilder &b;
   Location loc;
   int64_t rank;
@@ -173,12 +185,7 @@ SmallVector<Value> decomposeNormGrad(OpBuilder &b, OpTy op, Value mean,
                                      double weightOffset) {
   Location loc = op.getLoc();
   auto xType = cast<RankedTensorType>(op.getX().getType());
-  GradContext ctx{b,
-                  loc,
-                  xType.getRank(),
-                  op.getNormalizedDim(),
-                  op.getComputeElementType(),
-                  tensor::getMixedSizes(b, loc, op.getX())};
+  GradContext ctx = GradContext::of(b, op);
   Value dy = op.getDy(), x = op.getX(), rstd = op.getRstd(),
         weight = op.getWeight();
   AffineMap id = ctx.identity(), rows = ctx.rows();
@@ -279,12 +286,7 @@ SmallVector<Value> decomposeNormGrad(OpBuilder &b, OpTy op, Value mean,
 SmallVector<Value> decomposeDyTGrad(OpBuilder &b, DyTGradOp op) {
   Location loc = op.getLoc();
   auto xType = cast<RankedTensorType>(op.getX().getType());
-  GradContext ctx{b,
-                  loc,
-                  xType.getRank(),
-                  op.getNormalizedDim(),
-                  op.getComputeElementType(),
-                  tensor::getMixedSizes(b, loc, op.getX())};
+  GradContext ctx = GradContext::of(b, op);
   Value dy = op.getDy(), x = op.getX(), alpha = op.getAlpha(),
         weight = op.getWeight();
   AffineMap id = ctx.identity();

@@ -136,6 +136,21 @@ static LogicalResult verifyParameter(Operation *op, StringRef name, Value value,
   return success();
 }
 
+/// Checks `x`: a ranked tensor of rank >= 1 of f16, bf16, f32 or f64.
+static FailureOr<RankedTensorType> verifyInputX(Operation *op, Value x) {
+  auto xType = dyn_cast<RankedTensorType>(x.getType());
+  if (!xType)
+    return op->emitOpError("operand 'x' must be a ranked tensor, got ")
+           << x.getType();
+  if (xType.getRank() < 1)
+    return op->emitOpError("operand 'x' must have rank >= 1, got ") << xType;
+  if (!isSupportedElementType(xType.getElementType()))
+    return op->emitOpError(
+               "operand 'x' element type must be f16, bf16, f32 or f64, got ")
+           << xType.getElementType();
+  return xType;
+}
+
 /// Checks an explicit `compute_type` (null: the default) against x's element
 /// type: f32, f64 or that type, and not narrower than it.
 static LogicalResult verifyComputeType(Operation *op, Type computeType,
@@ -197,18 +212,11 @@ static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
       return op->emitOpError("does not take attribute '")
              << attr.getName().strref() << "'";
 
-  Value x = op.getX();
-  auto xType = dyn_cast<RankedTensorType>(x.getType());
-  if (!xType)
-    return op->emitOpError("operand 'x' must be a ranked tensor, got ")
-           << x.getType();
-  if (xType.getRank() < 1)
-    return op->emitOpError("operand 'x' must have rank >= 1, got ") << xType;
+  FailureOr<RankedTensorType> checkedX = verifyInputX(operation, op.getX());
+  if (failed(checkedX))
+    return failure();
+  RankedTensorType xType = *checkedX;
   Type xElementType = xType.getElementType();
-  if (!isSupportedElementType(xElementType))
-    return op->emitOpError(
-               "operand 'x' element type must be f16, bf16, f32 or f64, got ")
-           << xElementType;
 
   // Results: `y` and, with a residual, `residual_out`, both of x's type.
   if (op.getY().getType() != xType)
@@ -342,17 +350,11 @@ verifyGradOp(OpTy op, ArrayRef<std::pair<StringRef, Value>> statistics,
       return op->emitOpError("does not take attribute '")
              << attr.getName().strref() << "'";
 
-  auto xType = dyn_cast<RankedTensorType>(op.getX().getType());
-  if (!xType)
-    return op->emitOpError("operand 'x' must be a ranked tensor, got ")
-           << op.getX().getType();
-  if (xType.getRank() < 1)
-    return op->emitOpError("operand 'x' must have rank >= 1, got ") << xType;
+  FailureOr<RankedTensorType> checkedX = verifyInputX(operation, op.getX());
+  if (failed(checkedX))
+    return failure();
+  RankedTensorType xType = *checkedX;
   Type xElementType = xType.getElementType();
-  if (!isSupportedElementType(xElementType))
-    return op->emitOpError(
-               "operand 'x' element type must be f16, bf16, f32 or f64, got ")
-           << xElementType;
   if (op.getDy().getType() != xType)
     return op->emitOpError("operand 'dy' type ")
            << op.getDy().getType() << " must equal the type of 'x' " << xType;
