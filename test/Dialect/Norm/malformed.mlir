@@ -1,6 +1,6 @@
 // RUN: %python %S/../../tools/check-malformed.py norm-opt %s | FileCheck %s
 // CHECK-NOT: FAIL
-// CHECK: checked 51 inputs, 0 failures
+// CHECK: checked 57 inputs, 0 failures
 
 // Malformed inputs: norm-opt must reject each one with a located
 // diagnostic, never by crashing. Each chunk's EXPECT-ERROR text must occur
@@ -458,4 +458,58 @@ func.func @attr_dict_first(%x: tensor<8x64xf32>, %w: tensor<64xf32>) -> tensor<8
 func.func @result_use_type(%x: tensor<8x64xf32>) -> tensor<8x64xf16> {
   %y = norm.rms_norm %x : (tensor<8x64xf32>) -> tensor<8x64xf32>
   return %y : tensor<8x64xf16>
+}
+
+// -----
+
+// Gradient op, generic form without its statistics operand.
+// EXPECT-ERROR: 'norm.rms_norm_grad' op expected 3 or more operands, but found 2
+func.func @grad_missing_operand(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %dx = "norm.rms_norm_grad"(%dy, %x) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %dx : tensor<4x8xf32>
+}
+
+// -----
+
+// Gradient op, generic form with no result.
+// EXPECT-ERROR: 'norm.dyt_grad' op expects 2 results (dx, dalpha), got 0
+func.func @grad_no_result(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %a: tensor<f32>) {
+  "norm.dyt_grad"(%dy, %x, %a) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> ()
+  return
+}
+
+// -----
+
+// Gradient op with an unranked input.
+// EXPECT-ERROR: 'norm.layer_norm_grad' op operand 'x' must be a ranked tensor, got 'tensor<*xf32>'
+func.func @grad_unranked(%dy: tensor<*xf32>, %x: tensor<*xf32>, %m: tensor<4xf32>, %r: tensor<4xf32>) -> tensor<*xf32> {
+  %dx = norm.layer_norm_grad %dy, %x mean(%m) rstd(%r) : (tensor<*xf32>, tensor<*xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32>
+  return %dx : tensor<*xf32>
+}
+
+// -----
+
+// Gradient op, has_bias with a value.
+// EXPECT-ERROR: has_bias
+func.func @grad_has_bias_value(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %a: tensor<f32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<f32>) {
+  %dx, %db, %da = "norm.dyt_grad"(%dy, %x, %a) <{has_bias = 1 : i64}> : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<f32>)
+  return %dx, %db, %da : tensor<4x8xf32>, tensor<8xf32>, tensor<f32>
+}
+
+// -----
+
+// Gradient op, statistics that are not tensors.
+// EXPECT-ERROR: 'norm.rms_norm_grad' op operand 'rstd' must be a tensor of the leading dims [4] of 'x' with the compute type 'f32', got 'f32'
+func.func @grad_scalar_stats(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %r: f32) -> tensor<4x8xf32> {
+  %dx = norm.rms_norm_grad %dy, %x rstd(%r) : (tensor<4x8xf32>, tensor<4x8xf32>, f32) -> tensor<4x8xf32>
+  return %dx : tensor<4x8xf32>
+}
+
+// -----
+
+// Gradient op, weight that is not a tensor.
+// EXPECT-ERROR: 'norm.dyt_grad' op operand 'weight' must be a ranked tensor, got 'f32'
+func.func @grad_scalar_weight(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %a: tensor<f32>, %w: f32) -> (tensor<4x8xf32>, f32, tensor<f32>) {
+  %dx, %dw, %da = norm.dyt_grad %dy, %x alpha(%a) weight(%w) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, f32) -> (tensor<4x8xf32>, f32, tensor<f32>)
+  return %dx, %dw, %da : tensor<4x8xf32>, f32, tensor<f32>
 }
