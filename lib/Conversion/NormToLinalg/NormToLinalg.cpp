@@ -319,7 +319,9 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
     // then the centered squares about that mean, in f64, combined.
     Type f64 = RowView::getRowSumType(b.getContext());
     Value count = ctx.rowSizeAsFloat(distributed->rowSizeFactor);
-    auto centered = [&](OpBuilder &nb, Location nl, Value v, Value mean) {
+    // By value: `normalized` calls it after this block.
+    auto centered = [computeType, f64](OpBuilder &nb, Location nl, Value v,
+                                       Value mean) {
       return arith::SubFOp::create(
           nb, nl, castFloat(nb, nl, castFloat(nb, nl, v, computeType), f64),
           mean);
