@@ -168,3 +168,18 @@ func.func @not_an_add(%x: tensor<4x8xf32>, %a: tensor<4x8xf32>) -> tensor<4x8xf3
 //        BLOCK: %[[N5:.*]], %{{.*}} = norm.rms_norm %[[H3]] weight(%{{.*}}) residual(%{{.*}})
 //    BLOCK-NOT: {{arith.addf|tosa.add|linalg.add}}
 //        BLOCK: return %[[N5]]
+
+// -----
+
+// The statistics of a training forward follow the fused op (after
+// residual_out).
+// CHECK-LABEL: func @fuse_keeps_stats
+//  CHECK-SAME: (%[[X:.*]]: tensor<4x64xf32>, %[[H:.*]]: tensor<4x64xf32>, %[[W:.*]]: tensor<64xf32>)
+//       CHECK: %[[Y:.*]], %[[S:.*]], %[[M:.*]], %[[R:.*]] = norm.layer_norm %[[X]] weight(%[[W]]) residual(%[[H]]) {epsilon = 1.000000e-03 : f32, return_stats} : (tensor<4x64xf32>, tensor<64xf32>, tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>)
+//       CHECK: return %[[Y]], %[[M]], %[[R]], %[[S]]
+func.func @fuse_keeps_stats(%x: tensor<4x64xf32>, %h: tensor<4x64xf32>, %w: tensor<64xf32>) -> (tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x64xf32>) {
+  %e = tensor.empty() : tensor<4x64xf32>
+  %s = linalg.add ins(%x, %h : tensor<4x64xf32>, tensor<4x64xf32>) outs(%e : tensor<4x64xf32>) -> tensor<4x64xf32>
+  %y, %m, %r = norm.layer_norm %s weight(%w) {epsilon = 1.0e-3 : f32, return_stats} : (tensor<4x64xf32>, tensor<64xf32>) -> (tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y, %m, %r, %s : tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x64xf32>
+}

@@ -235,3 +235,30 @@ func.func @resource_elided(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %y = norm.rms_norm %x weight(%w) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
   return %y : tensor<?x4xf32>
 }
+
+// The statistics fold with y, in the compute type: var([1, 2, 3, 4]) = 1.25,
+// mean square 7.5.
+// CHECK-LABEL: func @fold_return_stats
+//   CHECK-DAG: %[[M:.*]] = arith.constant dense<[2.500000e+00, 3.000000e+00]> : tensor<2xf32>
+//   CHECK-DAG: %[[R:.*]] = arith.constant dense<[0.894423663, 0.577349305]> : tensor<2xf32>
+//   CHECK-DAG: %[[R2:.*]] = arith.constant dense<[0.365148365, 0.288675129]> : tensor<2xf32>
+//   CHECK-NOT: norm.
+//       CHECK: return %{{.*}}, %[[M]], %[[R]], %[[R2]]
+func.func @fold_return_stats() -> (tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %x = arith.constant dense<[[1.0, 2.0, 3.0, 4.0], [2.0, 2.0, 2.0, 6.0]]> : tensor<2x4xf32>
+  %y, %m, %r = norm.layer_norm %x {return_stats} : (tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>)
+  %y2, %r2 = norm.rms_norm %x {return_stats} : (tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2xf32>)
+  return %y, %m, %r, %r2 : tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+}
+
+// Unused statistics are dropped; used ones kept.
+// CHECK-LABEL: func @drop_unused_stats
+//  CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[R:.*]]: tensor<?x64xf32>)
+//       CHECK: %[[Y:.*]], %[[S:.*]] = norm.rms_norm %[[X]] residual(%[[R]]) {epsilon = 1.000000e-03 : f32} : (tensor<?x64xf32>, tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>)
+//       CHECK: %{{.*}}, %[[M:.*]], %{{.*}} = norm.layer_norm %[[X]] {return_stats}
+//       CHECK: return %[[Y]], %[[S]], %[[M]]
+func.func @drop_unused_stats(%x: tensor<?x64xf32>, %r: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xf32>) {
+  %y, %s, %rstd = norm.rms_norm %x residual(%r) {epsilon = 1.0e-3 : f32, return_stats} : (tensor<?x64xf32>, tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xf32>)
+  %y2, %m, %r2 = norm.layer_norm %x {return_stats} : (tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?xf32>, tensor<?xf32>)
+  return %y, %s, %m : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xf32>
+}

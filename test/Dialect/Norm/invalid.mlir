@@ -559,3 +559,67 @@ func.func @generic_two_weights(%x: tensor<8x768xf32>, %w: tensor<768xf32>) -> te
   %y = "norm.rms_norm"(%x, %w, %w) <{operandSegmentSizes = array<i32: 1, 2, 0>}> : (tensor<8x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<8x768xf32>
   return %y : tensor<8x768xf32>
 }
+
+// -----
+
+func.func @stats_missing(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  // expected-error @+1 {{expects 3 results (y, mean, rstd), got 2}}
+  %y, %m = norm.layer_norm %x {return_stats} : (tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8xf32>)
+  return %y : tensor<8x64xf32>
+}
+
+// -----
+
+func.func @stats_missing_residual_out(%x: tensor<8x64xf32>, %r: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  // expected-error @+1 {{expects a second result 'residual_out' when 'residual' is given}}
+  %y, %rstd = norm.rms_norm %x residual(%r) {return_stats} : (tensor<8x64xf32>, tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8xf32>)
+  return %y : tensor<8x64xf32>
+}
+
+// -----
+
+func.func @stats_without_attribute(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  // expected-error @+1 {{expects 1 results (y), got 3}}
+  %y, %m, %r = norm.layer_norm %x : (tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %y : tensor<8x64xf32>
+}
+
+// -----
+
+func.func @stats_too_many(%x: tensor<8x64xf32>, %r: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  // expected-error @+1 {{expects 3 results (y, residual_out, rstd), got 4}}
+  %y:4 = norm.rms_norm %x residual(%r) {return_stats} : (tensor<8x64xf32>, tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %y#0 : tensor<8x64xf32>
+}
+
+// -----
+
+func.func @stats_element_type(%x: tensor<8x64xbf16>) -> tensor<8x64xbf16> {
+  // expected-error @+1 {{result 'rstd' type 'tensor<8xbf16>' must be 'tensor<8xf32>' (the leading dims of 'x' in the compute type)}}
+  %y, %r = norm.rms_norm %x {return_stats} : (tensor<8x64xbf16>) -> (tensor<8x64xbf16>, tensor<8xbf16>)
+  return %y : tensor<8x64xbf16>
+}
+
+// -----
+
+func.func @stats_shape(%x: tensor<2x8x64xf32>) -> tensor<2x8x64xf32> {
+  // expected-error @+1 {{result 'mean' type 'tensor<16xf32>' must be 'tensor<2x8xf32>' (the leading dims of 'x' in the compute type)}}
+  %y, %m, %r = norm.layer_norm %x {return_stats} : (tensor<2x8x64xf32>) -> (tensor<2x8x64xf32>, tensor<16xf32>, tensor<2x8xf32>)
+  return %y : tensor<2x8x64xf32>
+}
+
+// -----
+
+func.func @stats_dynamic_row_count(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{result 'rstd' type 'tensor<8xf32>' must be 'tensor<?xf32>' (the leading dims of 'x' in the compute type)}}
+  %y, %r = norm.rms_norm %x {return_stats} : (tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<8xf32>)
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @stats_on_dyt(%x: tensor<8x64xf32>, %a: tensor<f32>) -> tensor<8x64xf32> {
+  // expected-error @+1 {{does not take attribute 'return_stats'}}
+  %y = norm.dyt %x alpha(%a) {return_stats} : (tensor<8x64xf32>, tensor<f32>) -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}

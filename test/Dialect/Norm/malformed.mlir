@@ -1,6 +1,6 @@
 // RUN: %python %S/../../tools/check-malformed.py norm-opt %s | FileCheck %s
 // CHECK-NOT: FAIL
-// CHECK: checked 57 inputs, 0 failures
+// CHECK: checked 60 inputs, 0 failures
 
 // Malformed inputs: norm-opt must reject each one with a located
 // diagnostic, never by crashing. Each chunk's EXPECT-ERROR text must occur
@@ -140,7 +140,7 @@ func.func @result_count(%x: tensor<8x64xf32>, %r: tensor<8x64xf32>) -> tensor<8x
 // -----
 
 // Three results.
-// EXPECT-ERROR: 'norm.rms_norm' op result group starting at #1 requires 0 or 1 element, but found 2
+// EXPECT-ERROR: 'norm.rms_norm' op expects 2 results (y, residual_out), got 3
 func.func @three_results(%x: tensor<8x64xf32>, %r: tensor<8x64xf32>) -> tensor<8x64xf32> {
   %y, %s, %t = norm.rms_norm %x residual(%r) : (tensor<8x64xf32>, tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>)
   return %y : tensor<8x64xf32>
@@ -317,7 +317,7 @@ func.func @segments_missing(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 // -----
 
 // Generic form: three results.
-// EXPECT-ERROR: 'norm.rms_norm' op result group starting at #1 requires 0 or 1 element, but found 2
+// EXPECT-ERROR: 'norm.rms_norm' op expects 2 results (y, residual_out), got 3
 func.func @generic_three_results(%x: tensor<8x64xf32>, %r: tensor<8x64xf32>) -> tensor<8x64xf32> {
   %y:3 = "norm.rms_norm"(%x, %r) <{operandSegmentSizes = array<i32: 1, 0, 1>}> : (tensor<8x64xf32>, tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>)
   return %y#0 : tensor<8x64xf32>
@@ -512,4 +512,31 @@ func.func @grad_scalar_stats(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %r: f32)
 func.func @grad_scalar_weight(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %a: tensor<f32>, %w: f32) -> (tensor<4x8xf32>, f32, tensor<f32>) {
   %dx, %dw, %da = norm.dyt_grad %dy, %x alpha(%a) weight(%w) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, f32) -> (tensor<4x8xf32>, f32, tensor<f32>)
   return %dx, %dw, %da : tensor<4x8xf32>, f32, tensor<f32>
+}
+
+// -----
+
+// return_stats with a value.
+// EXPECT-ERROR: return_stats
+func.func @stats_with_value(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y, %r = "norm.rms_norm"(%x) <{operandSegmentSizes = array<i32: 1, 0, 0>, return_stats = 3 : i64}> : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>)
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Statistics of an unranked type.
+// EXPECT-ERROR: 'norm.layer_norm' op result 'mean' type 'tensor<*xf32>' must be 'tensor<4xf32>' (the leading dims of 'x' in the compute type)
+func.func @stats_unranked(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y, %m, %r = norm.layer_norm %x {return_stats} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<*xf32>, tensor<4xf32>)
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Statistics that are not tensors.
+// EXPECT-ERROR: 'norm.rms_norm' op result 'rstd' type 'f32' must be 'tensor<4xf32>' (the leading dims of 'x' in the compute type)
+func.func @stats_scalar(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y, %r = norm.rms_norm %x {return_stats} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, f32)
+  return %y : tensor<4x8xf32>
 }

@@ -125,3 +125,31 @@ func.func @edge_shapes(%x: tensor<1xf32>, %e: tensor<0x16xf32>) -> (tensor<1xf32
   %2 = norm.rms_norm %e {epsilon = -0.0 : f32} : (tensor<0x16xf32>) -> tensor<0x16xf32>
   return %0, %1, %2 : tensor<1xf32>, tensor<0x16xf32>, tensor<0x16xf32>
 }
+
+// CHECK-LABEL: func @layer_norm_return_stats
+//       CHECK: %{{.*}}, %{{.*}}, %{{.*}} = norm.layer_norm %{{.*}} weight(%{{.*}}) bias(%{{.*}}) {return_stats} : (tensor<8x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>) -> (tensor<8x4096xbf16>, tensor<8xf32>, tensor<8xf32>)
+// GENERIC-LABEL: sym_name = "layer_norm_return_stats"
+//       GENERIC: "norm.layer_norm"({{.*}}) <{{{.*}}return_stats}> : {{.*}} -> (tensor<8x4096xbf16>, tensor<8xf32>, tensor<8xf32>)
+func.func @layer_norm_return_stats(%x: tensor<8x4096xbf16>, %g: tensor<4096xbf16>, %b: tensor<4096xbf16>) -> (tensor<8x4096xbf16>, tensor<8xf32>, tensor<8xf32>) {
+  %y, %mean, %rstd = norm.layer_norm %x weight(%g) bias(%b) {return_stats}
+       : (tensor<8x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>) -> (tensor<8x4096xbf16>, tensor<8xf32>, tensor<8xf32>)
+  return %y, %mean, %rstd : tensor<8x4096xbf16>, tensor<8xf32>, tensor<8xf32>
+}
+
+// Statistics come after residual_out, shaped by the leading dims before
+// `axis`, in the compute type.
+// CHECK-LABEL: func @rms_norm_return_stats_residual
+//       CHECK: %{{.*}}, %{{.*}}, %{{.*}} = norm.rms_norm %{{.*}} residual(%{{.*}}) {axis = 1 : i64, compute_type = f64, return_stats} : (tensor<2x?x64xf16>, tensor<2x?x64xf16>) -> (tensor<2x?x64xf16>, tensor<2x?x64xf16>, tensor<2xf64>)
+func.func @rms_norm_return_stats_residual(%x: tensor<2x?x64xf16>, %r: tensor<2x?x64xf16>) -> tensor<2xf64> {
+  %y, %s, %rstd = norm.rms_norm %x residual(%r) {axis = 1 : i64, compute_type = f64, return_stats}
+       : (tensor<2x?x64xf16>, tensor<2x?x64xf16>) -> (tensor<2x?x64xf16>, tensor<2x?x64xf16>, tensor<2xf64>)
+  return %rstd : tensor<2xf64>
+}
+
+// All dims normalized: rank-0 statistics.
+// CHECK-LABEL: func @layer_norm_return_stats_axis0
+//       CHECK: norm.layer_norm %{{.*}} {axis = 0 : i64, return_stats} : (tensor<4x8xf64>) -> (tensor<4x8xf64>, tensor<f64>, tensor<f64>)
+func.func @layer_norm_return_stats_axis0(%x: tensor<4x8xf64>) -> (tensor<f64>, tensor<f64>) {
+  %y, %m, %r = norm.layer_norm %x {axis = 0 : i64, return_stats} : (tensor<4x8xf64>) -> (tensor<4x8xf64>, tensor<f64>, tensor<f64>)
+  return %m, %r : tensor<f64>, tensor<f64>
+}

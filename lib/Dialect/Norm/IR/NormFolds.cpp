@@ -206,18 +206,46 @@ struct DropDefaultComputeType : public OpRewritePattern<OpTy> {
   }
 };
 
+/// Drops `return_stats` when no statistic is used: the op without them.
+template <typename OpTy>
+struct DropUnusedStats : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto norm = cast<NormOpInterface>(op.getOperation());
+    if (!op.getReturnStats() || norm.hasUsedStats())
+      return rewriter.notifyMatchFailure(op, "no unused statistics");
+    unsigned numOutputs = op.getNumOutputs();
+    typename OpTy::Properties properties = op.getProperties();
+    properties.return_stats = nullptr;
+    auto newOp = OpTy::create(
+        rewriter, op.getLoc(),
+        TypeRange(op->getResults().take_front(numOutputs).getTypes()),
+        op->getOperands(), properties,
+        llvm::to_vector(op->getDiscardableAttrs()));
+    SmallVector<Value> replacements(newOp->getResults());
+    replacements.append(op->getNumResults() - numOutputs, Value());
+    rewriter.replaceOp(op, replacements);
+    return success();
+  }
+};
+
 } // namespace
 
 void LayerNormOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<DropIdentityWeight<LayerNormOp>, DropZeroBias<LayerNormOp>,
-              DropDefaultComputeType<LayerNormOp>>(context);
+  results
+      .add<DropIdentityWeight<LayerNormOp>, DropZeroBias<LayerNormOp>,
+           DropDefaultComputeType<LayerNormOp>, DropUnusedStats<LayerNormOp>>(
+          context);
 }
 
 void RMSNormOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {
   results.add<DropIdentityWeight<RMSNormOp>, FoldWeightOffsetIntoWeight,
-              DropDefaultComputeType<RMSNormOp>>(context);
+              DropDefaultComputeType<RMSNormOp>, DropUnusedStats<RMSNormOp>>(
+      context);
 }
 
 void DyTOp::getCanonicalizationPatterns(RewritePatternSet &results,
@@ -241,6 +269,8 @@ struct ConstantEvaluator {
   SmallVector<double> x, weight, bias;
   double alpha = 0;
   int64_t rows = 0, rowSize = 0;
+  /// The statistics of each row, as `return_stats` returns them.
+  SmallVector<double> means, rstds;
 
   ComputeT normalizedValue(ArrayRef<double> row, int64_t j, double mean,
                            ComputeT scale) {
@@ -298,6 +328,8 @@ struct ConstantEvaluator {
     for (int64_t i = 0; i < rows; ++i) {
       ArrayRef<double> row(x.data() + i * rowSize, rowSize);
       auto [mean, scale] = statistics(row);
+      means.push_back(mean);
+      rstds.push_back(scale);
       for (int64_t j = 0; j < rowSize; ++j) {
         ComputeT n = normalizedValue(row, j, mean, scale);
         ComputeT w = 1, b = 0;
@@ -373,6 +405,7 @@ static LogicalResult foldNormOp(NormOpInterface op,
     rowSize *= dim;
   int64_t rows = rowSize == 0 ? 0 : xType.getNumElements() / rowSize;
 
+  SmallVector<double> means, rstds;
   auto evaluate = [&](auto evaluator) {
     evaluator.op = op;
     evaluator.x = inputs;
@@ -384,7 +417,10 @@ static LogicalResult foldNormOp(NormOpInterface op,
       evaluator.alpha = alpha->getValuesAsDoubles().front();
     evaluator.rows = rows;
     evaluator.rowSize = rowSize;
-    return evaluator.run();
+    SmallVector<APFloat> y = evaluator.run();
+    means = std::move(evaluator.means);
+    rstds = std::move(evaluator.rstds);
+    return y;
   };
   SmallVector<APFloat> y = op.getComputeElementType().isF64()
                                ? evaluate(ConstantEvaluator<double>())
@@ -392,6 +428,23 @@ static LogicalResult foldNormOp(NormOpInterface op,
   results.push_back(DenseFPElementsAttr::get(xType, y));
   if (residual)
     results.push_back(DenseFPElementsAttr::get(xType, sum));
+  // The statistics, rounded to the compute type.
+  RankedTensorType statsType = op.getStatsType();
+  auto statsAttr = [&](ArrayRef<double> values) {
+    SmallVector<APFloat> elements;
+    for (double value : values) {
+      APFloat element(value);
+      bool losesInfo = false;
+      element.convert(getSemantics(statsType.getElementType()),
+                      APFloat::rmNearestTiesToEven, &losesInfo);
+      elements.push_back(element);
+    }
+    return DenseFPElementsAttr::get(statsType, elements);
+  };
+  if (op.getMean())
+    results.push_back(statsAttr(means));
+  if (op.getRstd())
+    results.push_back(statsAttr(rstds));
   return success();
 }
 

@@ -50,9 +50,32 @@ SmallVector<Type, 2> mlir::norm::inferQuantizeResultTypes(Value input,
   return types;
 }
 
+/// Names the results `y`, `residual_out`, `mean` and `rstd`.
+static void getNormResultNames(NormOpInterface op,
+                               OpAsmSetValueNameFn setNameFn) {
+  setNameFn(op.getY(), "y");
+  for (auto [value, name] :
+       {std::pair<Value, StringRef>{op.getResidualOut(), "residual_out"},
+        {op.getMean(), "mean"},
+        {op.getRstd(), "rstd"}})
+    if (value)
+      setNameFn(value, name);
+}
+
+void LayerNormOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  getNormResultNames(*this, setNameFn);
+}
+void RMSNormOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  getNormResultNames(*this, setNameFn);
+}
+void DyTOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  getNormResultNames(*this, setNameFn);
+}
+
 ArrayRef<StringRef> mlir::norm::getNormAttributeNames() {
-  static const StringRef names[] = {"epsilon", "epsilon_mode", "weight_offset",
-                                    "axis",    "compute_type", "cast_mode"};
+  static const StringRef names[] = {
+      "epsilon",      "epsilon_mode", "weight_offset", "axis",
+      "compute_type", "cast_mode",    "return_stats"};
   return names;
 }
 
@@ -188,7 +211,8 @@ static LogicalResult verifyStructure(Operation *op, unsigned numRequired) {
              << " one value, got " << size;
   }
   for (StringAttr name : op->getRegisteredInfo()->getAttributeNames()) {
-    if (name == "operandSegmentSizes" || name == "compute_type")
+    if (name == "operandSegmentSizes" || name == "compute_type" ||
+        name == "return_stats")
       continue;
     std::optional<Attribute> value = op->getInherentAttr(name);
     if (!value || !*value)
@@ -223,13 +247,24 @@ static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
     return op->emitOpError("result 'y' type ")
            << op.getY().getType() << " must equal the type of 'x' " << xType;
   Value residual = op.getResidual();
+  unsigned numResults = operation->getNumResults();
+  unsigned numStats = op.getNumStatsResults();
+  unsigned expected = op.getNumOutputs() + numStats;
+  if (numResults != expected) {
+    if (residual && numResults == 1 + numStats)
+      return op->emitOpError("expects a second result 'residual_out' when "
+                             "'residual' is given");
+    if (!residual && numStats == 0 && numResults == 2)
+      return op->emitOpError(
+          "has a second result 'residual_out' but no 'residual' operand");
+    InFlightDiagnostic diag = op->emitOpError("expects ")
+                              << expected << " results (y"
+                              << (residual ? ", residual_out" : "");
+    if (numStats)
+      diag << (op.subtractsMean() ? ", mean, rstd" : ", rstd");
+    return diag << "), got " << numResults;
+  }
   Value residualOut = op.getResidualOut();
-  if (residual && !residualOut)
-    return op->emitOpError("expects a second result 'residual_out' when "
-                           "'residual' is given");
-  if (!residual && residualOut)
-    return op->emitOpError(
-        "has a second result 'residual_out' but no 'residual' operand");
   if (residualOut && residualOut.getType() != xType)
     return op->emitOpError("result 'residual_out' type ")
            << residualOut.getType() << " must equal the type of 'x' " << xType;
@@ -244,6 +279,17 @@ static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
   if (failed(verifyComputeType(operation, op.getExplicitComputeType(),
                                xElementType)))
     return failure();
+
+  // Statistics: the leading dims of x, in the compute type.
+  if (numStats) {
+    RankedTensorType statsType = op.getStatsType();
+    for (auto [name, stat] : {std::pair<StringRef, Value>{"mean", op.getMean()},
+                              {"rstd", op.getRstd()}})
+      if (stat && stat.getType() != statsType)
+        return op->emitOpError("result '")
+               << name << "' type " << stat.getType() << " must be "
+               << statsType << " (the leading dims of 'x' in the compute type)";
+  }
 
   APFloat epsilon = op.getEpsilon();
   if (!epsilon.isFinite() || (epsilon.isNegative() && !epsilon.isZero()))
@@ -447,14 +493,18 @@ LogicalResult DyTGradOp::verify() {
 // ReifyRankedShapedTypeOpInterface
 //===----------------------------------------------------------------------===//
 
-/// Every result has the shape of `x`.
+/// `y` and `residual_out` have the shape of `x`, the statistics its
+/// leading dims.
 static LogicalResult
 reifyNormResultShapes(NormOpInterface op, OpBuilder &builder,
                       ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
   SmallVector<OpFoldResult> sizes =
       tensor::getMixedSizes(builder, op.getLoc(), op.getX());
-  for (unsigned i = 0, e = op->getNumResults(); i < e; ++i)
+  for (unsigned i = 0, e = op.getNumOutputs(); i < e; ++i)
     reifiedReturnShapes.push_back(sizes);
+  for (unsigned i = 0, e = op.getNumStatsResults(); i < e; ++i)
+    reifiedReturnShapes.push_back(SmallVector<OpFoldResult>(
+        ArrayRef(sizes).take_front(op.getNormalizedDim())));
   return success();
 }
 

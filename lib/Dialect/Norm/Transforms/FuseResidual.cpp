@@ -163,6 +163,8 @@ static void copyAttributes(OpTy from, OpTy to) {
     to.setEpsilonModeAttr(from.getEpsilonModeAttr());
     to.setWeightOffsetAttr(from.getWeightOffsetAttr());
   }
+  if constexpr (!std::is_same_v<OpTy, DyTOp>)
+    to.setReturnStats(from.getReturnStats());
   to->setDiscardableAttrs(from->getDiscardableAttrDictionary());
 }
 
@@ -189,18 +191,27 @@ struct FoldResidualAddIntoNorm
     else
       rewriter.setInsertionPoint(op);
     Location loc = op.getLoc();
+    // y and residual_out have the type of the add's lhs; the statistics
+    // keep theirs.
+    Type sumType = add.lhs.getType();
+    SmallVector<Type> extraTypes{sumType};
+    for (Value stat : op->getResults().drop_front(op.getNumOutputs()))
+      extraTypes.push_back(stat.getType());
     Operation *fused =
         llvm::TypeSwitch<Operation *, Operation *>(op)
             .Case<LayerNormOp>([&](LayerNormOp norm) {
-              auto newOp =
-                  LayerNormOp::create(rewriter, loc, add.lhs, norm.getWeight(),
-                                      norm.getBias(), add.rhs);
+              auto newOp = LayerNormOp::create(
+                  rewriter, loc, sumType, extraTypes, add.lhs, norm.getWeight(),
+                  norm.getBias(), add.rhs, FloatAttr(), IntegerAttr(),
+                  TypeAttr(), CastModeAttr(), UnitAttr());
               copyAttributes(norm, newOp);
               return newOp;
             })
             .Case<RMSNormOp>([&](RMSNormOp norm) {
-              auto newOp = RMSNormOp::create(rewriter, loc, add.lhs,
-                                             norm.getWeight(), add.rhs);
+              auto newOp = RMSNormOp::create(
+                  rewriter, loc, sumType, extraTypes, add.lhs, norm.getWeight(),
+                  add.rhs, FloatAttr(), EpsilonModeAttr(), FloatAttr(),
+                  IntegerAttr(), TypeAttr(), CastModeAttr(), UnitAttr());
               copyAttributes(norm, newOp);
               return newOp;
             })
@@ -215,8 +226,11 @@ struct FoldResidualAddIntoNorm
     if (!fused)
       return rewriter.notifyMatchFailure(op, "unknown norm op");
 
-    Value y = fused->getResult(0), residualOut = fused->getResult(1);
-    rewriter.replaceOp(op, y);
+    // y and the statistics replace the op's results; residual_out the sum.
+    SmallVector<Value> replacements{fused->getResult(0)};
+    llvm::append_range(replacements, fused->getResults().drop_front(2));
+    Value residualOut = fused->getResult(1);
+    rewriter.replaceOp(op, replacements);
     rewriter.replaceAllUsesWith(sum, residualOut);
     if (addOp->use_empty())
       rewriter.eraseOp(addOp);

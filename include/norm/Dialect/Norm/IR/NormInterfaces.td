@@ -34,6 +34,18 @@ def Norm_NormOpInterface : OpInterface<"NormOpInterface"> {
     InterfaceMethod<"The `residual_out` result (x + residual), or null.",
       "::mlir::Value", "getResidualOut", (ins),
       [{ return $_op.getResidualOut(); }]>,
+    InterfaceMethod<"True when the op returns its row statistics "
+      "(`return_stats`).", "bool", "getReturnStatsFlag", (ins),
+      [{ return $_op.getReturnStatsFlag(); }]>,
+    InterfaceMethod<"The `mean` statistic result, or null.",
+      "::mlir::Value", "getMean", (ins), [{ return $_op.getMean(); }]>,
+    InterfaceMethod<"The `rstd` statistic result, or null.",
+      "::mlir::Value", "getRstd", (ins), [{ return $_op.getRstd(); }]>,
+    InterfaceMethod<"The number of results before the statistics (`y` and "
+      "`residual_out`).", "unsigned", "getNumOutputs", (ins),
+      [{ return $_op.getNumOutputs(); }]>,
+    InterfaceMethod<"The number of statistics results.", "unsigned",
+      "getNumStatsResults", (ins), [{ return $_op.getNumStatsResults(); }]>,
     InterfaceMethod<"The `axis` attribute as written (may be negative).",
       "int64_t", "getAxis", (ins),
       [{ return static_cast<int64_t>($_op.getAxis()); }]>,
@@ -63,6 +75,20 @@ def Norm_NormOpInterface : OpInterface<"NormOpInterface"> {
   ];
 
   let extraSharedClassDeclaration = [{
+    /// The type of the statistics results: the leading dims of `x` in the
+    /// compute type.
+    ::mlir::RankedTensorType getStatsType() {
+      return ::mlir::RankedTensorType::get(
+          getInputType().getShape().take_front(getNormalizedDim()),
+          getComputeElementType());
+    }
+    /// True when the op returns statistics that something uses.
+    bool hasUsedStats() {
+      for (unsigned i = 0, e = $_op.getNumStatsResults(); i < e; ++i)
+        if (!$_op->getResult($_op.getNumOutputs() + i).use_empty())
+          return true;
+      return false;
+    }
     /// Type of the input `x`.
     ::mlir::RankedTensorType getInputType() {
       return ::llvm::cast<::mlir::RankedTensorType>($_op.getX().getType());

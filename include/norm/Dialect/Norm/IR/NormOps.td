@@ -10,6 +10,7 @@
 include "norm/Dialect/Norm/IR/NormDialect.td"
 include "norm/Dialect/Norm/IR/NormAttrs.td"
 include "norm/Dialect/Norm/IR/NormInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -20,14 +21,47 @@ class Norm_NormalizationOp<string mnemonic, string operandFormat>
     : Norm_Op<mnemonic, [
         Pure, AttrSizedOperandSegments, Norm_NormOpInterface,
         DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
-                                  ["reifyResultShapes"]>]> {
-  let results = (outs AnyType:$y, Optional<AnyType>:$residual_out);
+                                  ["reifyResultShapes"]>,
+        DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  // `y`, then `residual_out` (iff `residual`), then the statistics (iff
+  // `return_stats`): one variadic group, laid out by the operands and
+  // attributes, so that the custom and generic forms need no segment sizes.
+  let results = (outs AnyType:$y, Variadic<AnyType>:$extra_results);
   let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizer = 1;
   let assemblyFormat = "$x " # operandFormat # [{
     (`residual` `(` $residual^ `)`)?
     attr-dict `:` functional-type(operands, results)
+  }];
+  code normClassDeclaration = [{
+    /// The `residual_out` result (x + residual), or null.
+    ::mlir::Value getResidualOut() { return getResultOrNull(getResidual() ? 1 : 0); }
+    /// The `mean` result of `return_stats` (layer_norm), or null.
+    ::mlir::Value getMean() {
+      return kSubtractsMean && getReturnStatsFlag()
+                 ? getResultOrNull(getNumOutputs()) : ::mlir::Value();
+    }
+    /// The `rstd` result of `return_stats`, or null.
+    ::mlir::Value getRstd() {
+      return getReturnStatsFlag()
+                 ? getResultOrNull(getNumOutputs() + (kSubtractsMean ? 1 : 0))
+                 : ::mlir::Value();
+    }
+    /// The results before the statistics: `y` and `residual_out`.
+    unsigned getNumOutputs() { return getResidual() ? 2 : 1; }
+    /// The number of statistics results the attributes ask for.
+    unsigned getNumStatsResults() {
+      return getReturnStatsFlag() ? (kSubtractsMean ? 2 : 1) : 0;
+    }
+  private:
+    /// Result `index` (0 is `y`), or null when there are not that many
+    /// (only in IR that fails to verify).
+    ::mlir::Value getResultOrNull(unsigned index) {
+      return index != 0 && index < getNumResults() ? getResult(index)
+                                                   : ::mlir::Value();
+    }
+  public:
   }];
 }
 
@@ -55,6 +89,11 @@ def Norm_LayerNormOp : Norm_NormalizationOp<"layer_norm",
     as `residual_out`. `cast_mode = before_weight` rounds the normalized
     value to the element type of `x` before the weight is applied.
 
+    With `return_stats`, the op also returns the row statistics `mean` and
+    `rstd = rsqrt(var + epsilon)` (after `residual_out`; shape: the leading
+    dims `x.shape[:axis]`, element type: the compute type), as a training
+    forward saves them for `norm.layer_norm_grad`.
+
     Example:
 
     ```mlir
@@ -72,7 +111,8 @@ def Norm_LayerNormOp : Norm_NormalizationOp<"layer_norm",
     DefaultValuedAttr<I64Attr, "-1">:$axis,
     OptionalAttr<Norm_ComputeTypeAttr>:$compute_type,
     DefaultValuedAttr<Norm_CastModeAttr,
-                      "::mlir::norm::CastMode::final">:$cast_mode
+                      "::mlir::norm::CastMode::final">:$cast_mode,
+    UnitAttr:$return_stats
   );
   let builders = [
     OpBuilder<(ins "::mlir::Value":$x,
@@ -82,10 +122,12 @@ def Norm_LayerNormOp : Norm_NormalizationOp<"layer_norm",
       build($_builder, $_state,
             ::mlir::norm::inferNormResultTypes(x, residual), x, weight, bias,
             residual, ::mlir::FloatAttr(), ::mlir::IntegerAttr(),
-            ::mlir::TypeAttr(), ::mlir::norm::CastModeAttr());
+            ::mlir::TypeAttr(), ::mlir::norm::CastModeAttr(),
+            ::mlir::UnitAttr());
     }]>
   ];
-  let extraClassDeclaration = [{
+  let extraClassDeclaration = normClassDeclaration # [{
+    bool getReturnStatsFlag() { return getReturnStats(); }
     static constexpr bool kSubtractsMean = true;
     static constexpr bool kHasReduction = true;
     ::mlir::Value getAlpha() { return {}; }
@@ -119,7 +161,9 @@ def Norm_RMSNormOp : Norm_NormalizationOp<"rms_norm",
     `x.shape[axis:]` or is a scalar (`tensor<T>` or `tensor<1xT>`,
     ScaleNorm's gain). `residual`, `compute_type` and `cast_mode` behave as
     for `norm.layer_norm`; `cast_mode = before_weight` with a bf16 input is
-    exactly Hugging Face's LLaMA RMSNorm.
+    exactly Hugging Face's LLaMA RMSNorm. With `return_stats`, the op also
+    returns `rstd`, the factor `r` of each row (after `residual_out`; shape:
+    `x.shape[:axis]`, element type: the compute type).
 
     Example:
 
@@ -140,7 +184,8 @@ def Norm_RMSNormOp : Norm_NormalizationOp<"rms_norm",
     DefaultValuedAttr<I64Attr, "-1">:$axis,
     OptionalAttr<Norm_ComputeTypeAttr>:$compute_type,
     DefaultValuedAttr<Norm_CastModeAttr,
-                      "::mlir::norm::CastMode::final">:$cast_mode
+                      "::mlir::norm::CastMode::final">:$cast_mode,
+    UnitAttr:$return_stats
   );
   let builders = [
     OpBuilder<(ins "::mlir::Value":$x,
@@ -150,10 +195,11 @@ def Norm_RMSNormOp : Norm_NormalizationOp<"rms_norm",
             ::mlir::norm::inferNormResultTypes(x, residual), x, weight,
             residual, ::mlir::FloatAttr(), ::mlir::norm::EpsilonModeAttr(),
             ::mlir::FloatAttr(), ::mlir::IntegerAttr(), ::mlir::TypeAttr(),
-            ::mlir::norm::CastModeAttr());
+            ::mlir::norm::CastModeAttr(), ::mlir::UnitAttr());
     }]>
   ];
-  let extraClassDeclaration = [{
+  let extraClassDeclaration = normClassDeclaration # [{
+    bool getReturnStatsFlag() { return getReturnStats(); }
     static constexpr bool kSubtractsMean = false;
     static constexpr bool kHasReduction = true;
     ::mlir::Value getAlpha() { return {}; }
@@ -211,7 +257,9 @@ def Norm_DyTOp : Norm_NormalizationOp<"dyt",
             ::mlir::norm::CastModeAttr());
     }]>
   ];
-  let extraClassDeclaration = [{
+  let extraClassDeclaration = normClassDeclaration # [{
+    /// DyT has no statistics.
+    bool getReturnStatsFlag() { return false; }
     static constexpr bool kSubtractsMean = false;
     static constexpr bool kHasReduction = false;
     ::llvm::APFloat getEpsilon() { return ::llvm::APFloat(0.0f); }
