@@ -240,6 +240,30 @@ struct DecompositionContext {
         });
   }
 
+  /// The row mean of LayerNorm in the compute type: the first element of
+  /// the row `s` (the shift) plus `shiftedMean`, the mean of the row minus
+  /// it.
+  Value rowMeanFromShift(Value s, Value shiftedMean) {
+    Value init = zeroRowTensor(computeType);
+    MLIRContext *context = getContext();
+    AffineMap rowIdentity = AffineMap::getMultiDimIdentityMap(axis, context);
+    SmallVector<AffineExpr> firstExprs = getAffineDimExprs(0, axis);
+    for (int64_t d = axis; d < rank; ++d)
+      firstExprs.push_back(getAffineConstantExpr(0, context));
+    AffineMap first = AffineMap::get(axis, 0, firstExprs, context);
+    SmallVector<utils::IteratorType> types(axis, utils::IteratorType::parallel);
+    return linalg::GenericOp::create(
+               b, loc, init.getType(), ValueRange{s, shiftedMean}, init,
+               ArrayRef<AffineMap>{first, rowIdentity, rowIdentity}, types,
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 Value shift = castFloat(nb, nl, args[0], computeType);
+                 linalg::YieldOp::create(
+                     nb, nl,
+                     Value(arith::AddFOp::create(nb, nl, shift, args[1])));
+               })
+        .getResult(0);
+  }
+
   /// Builds an elementwise linalg.generic over the row dims only, mapping
   /// per-row statistics to new per-row values of `resultType` (default: the
   /// compute type).
@@ -301,6 +325,10 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
             .getResult(0);
   }
 
+  // The `return_stats` results: the row mean (layer_norm) and the factor of
+  // the normalization, in the compute type.
+  Value meanStat, rstdStat;
+
   // Inputs of the final elementwise op and how its body gets n from them.
   SmallVector<Value> inputs{s};
   SmallVector<AffineMap> maps{ctx.identityMap()};
@@ -347,6 +375,12 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
               return arith::MulFOp::create(nb, nl, d, d).getResult();
             }));
     Value scale = ctx.inverseScale(squares, count);
+    if (op.getReturnStatsFlag())
+      meanStat = ctx.rowElementwise(
+          {mean}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+            return castFloat(nb, nl, args[0], computeType);
+          });
+    rstdStat = scale;
     inputs.append({mean, scale});
     maps.append({ctx.rowMap(), ctx.rowMap()});
     normalized = [&, centered](OpBuilder &nb, Location nl, ValueRange args) {
@@ -382,6 +416,9 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
           return arith::MulFOp::create(nb, nl, d, d);
         });
     Value scale = ctx.inverseScale(squares, count);
+    if (op.getReturnStatsFlag())
+      meanStat = ctx.rowMeanFromShift(s, mean);
+    rstdStat = scale;
     inputs.append({s, mean, scale});
     maps.append({first, ctx.rowMap(), ctx.rowMap()});
     normalized = [&, shifted](OpBuilder &nb, Location nl, ValueRange args) {
@@ -402,6 +439,7 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
     if (distributed)
       squares = distributed->combine(b, loc, squares);
     Value scale = ctx.inverseScale(squares, count);
+    rstdStat = scale;
     inputs.push_back(scale);
     maps.push_back(ctx.rowMap());
     normalized = [&](OpBuilder &nb, Location nl, ValueRange args) {
@@ -441,6 +479,10 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
   results.push_back(y);
   if (op.getResidual())
     results.push_back(s);
+  if (op.getMean())
+    results.push_back(meanStat);
+  if (op.getRstd())
+    results.push_back(rstdStat);
   return results;
 }
 

@@ -104,8 +104,15 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
               Value(arith::DivFOp::create(eb, loc, squares, rowSizeFloat)));
         });
     Value variance = castFloat(rb, loc, ifOp.getResult(0), computeType);
-    Value scale = vector::BroadcastOp::create(
-        rb, loc, computeVectorType, buildInverseScale(rb, loc, op, variance));
+    Value scaleScalar = buildInverseScale(rb, loc, op, variance);
+    if (op.getReturnStatsFlag()) {
+      // The mean of the row: shift + E[d], added in f64.
+      Value rowMean = arith::AddFOp::create(
+          rb, loc, castFloat(rb, loc, shiftScalar, rb.getF64Type()), meanD);
+      rowStats = {castFloat(rb, loc, rowMean, computeType), scaleScalar};
+    }
+    Value scale =
+        vector::BroadcastOp::create(rb, loc, computeVectorType, scaleScalar);
     normalize = [&, centered, scale](OpBuilder &bb, Value s) -> Value {
       return arith::MulFOp::create(bb, loc, centered(bb, s), scale);
     };
@@ -118,8 +125,11 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
     Value meanSquare = castFloat(
         rb, loc, arith::DivFOp::create(rb, loc, squares, rowSizeFloat),
         computeType);
-    Value scale = vector::BroadcastOp::create(
-        rb, loc, computeVectorType, buildInverseScale(rb, loc, op, meanSquare));
+    Value scaleScalar = buildInverseScale(rb, loc, op, meanSquare);
+    if (op.getReturnStatsFlag())
+      rowStats = {scaleScalar};
+    Value scale =
+        vector::BroadcastOp::create(rb, loc, computeVectorType, scaleScalar);
     normalize = [&, scale](OpBuilder &bb, Value s) -> Value {
       return arith::MulFOp::create(bb, loc, s, scale);
     };
@@ -145,6 +155,14 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
   SmallVector<Value> finished(ArrayRef<Value>(rows).take_front(numPrimary));
   if (sRow)
     finished.push_back(writeResidualHere ? rows.back() : sRow);
+  // The statistics: one element per row.
+  for (auto [stat, dest] :
+       llvm::zip_equal(rowStats, rowInits.drop_front(finished.size()))) {
+    int64_t destRank = cast<RankedTensorType>(dest.getType()).getRank();
+    SmallVector<Value> indices(destRank,
+                               arith::ConstantIndexOp::create(rb, loc, 0));
+    finished.push_back(tensor::InsertOp::create(rb, loc, stat, dest, indices));
+  }
   return finished;
 }
 
@@ -251,6 +269,8 @@ SmallVector<RowLoopBuilder::OutputSpec> RowLoopBuilder::getOutputSpecs() {
   }
   if (residual)
     specs.push_back({inputType, getAsOpFoldResult(rowSize), staticRowSize});
+  for (unsigned i = 0; i < numStats; ++i)
+    specs.push_back({computeType, b.getIndexAttr(1), 1});
   return specs;
 }
 
@@ -354,6 +374,14 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
     resultTypes.push_back(xType);
     resultSizes.push_back(xSizes);
   }
+  // The statistics (shaped by the leading dims) come last.
+  numStats = op ? op.getNumStatsResults() : 0;
+  unsigned numRowResults = resultTypes.size();
+  for (unsigned i = 0; i < numStats; ++i) {
+    resultTypes.push_back(op.getStatsType());
+    resultSizes.push_back(
+        SmallVector<OpFoldResult>(ArrayRef(xSizes).take_front(axis)));
+  }
 
   // A statically empty input has empty results: nothing to compute, and the
   // row reshapes below assume that folding the sizes keeps them dynamic.
@@ -416,7 +444,8 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   // length, non-temporal stores are used whenever the rows are aligned.
   if (options.nontemporalThreshold >= 0) {
     int64_t bytesPerElement = 0;
-    for (RankedTensorType type : resultTypes)
+    for (RankedTensorType type :
+         ArrayRef(resultTypes).take_front(numRowResults))
       bytesPerElement += type.getElementTypeBitWidth() / 8;
     if (xType.hasStaticShape()) {
       nontemporal = xType.getNumElements() * bytesPerElement >=
@@ -455,9 +484,11 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   }
 
   SmallVector<Value> replacements;
-  for (auto [result, type, sizes] :
-       llvm::zip_equal(results, resultTypes, resultSizes)) {
-    Value reshaped = fromMatrix(result, type, sizes);
+  for (auto [index, result, type, sizes] :
+       llvm::enumerate(results, resultTypes, resultSizes)) {
+    Value reshaped = index < numRowResults
+                         ? fromMatrix(result, type, sizes)
+                         : statsFromMatrix(result, type, sizes);
     if (reshaped.getType() != type)
       reshaped = tensor::CastOp::create(b, loc, type, reshaped);
     replacements.push_back(reshaped);

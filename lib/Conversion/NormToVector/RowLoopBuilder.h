@@ -61,6 +61,10 @@ private:
   /// last dim M (`lastSize`) and its own element type.
   Value fromMatrix(Value matrix, RankedTensorType resultType,
                    ArrayRef<OpFoldResult> sizes);
+  /// Reshapes the [rows, 1] statistics of the row loop to `resultType`, the
+  /// leading dims of x (`sizes`).
+  Value statsFromMatrix(Value matrix, RankedTensorType resultType,
+                        ArrayRef<OpFoldResult> sizes);
   /// Expands `value` to `resultType` along `groups`: a tensor.expand_shape,
   /// or a tensor.reshape when a group holds several dynamic dims (LLVM 22's
   /// expand-strided-metadata crashes on such a memref.expand_shape,
@@ -72,7 +76,7 @@ private:
   Parameter prepareParameter(Value value);
 
   /// A [rows, size] result of the row loop: y (or q, then the scales), then
-  /// residual_out.
+  /// residual_out, then the statistics ([rows, 1]).
   struct OutputSpec {
     Type elementType;
     OpFoldResult size;
@@ -174,6 +178,10 @@ private:
   int64_t staticGroupSize = ShapedType::kDynamic;
   int64_t numGroups = 1;
   Value inverseScale;
+  /// The number of statistics results (`return_stats`), and the scalars of
+  /// the current row (mean, then rstd) as buildRow computes them.
+  unsigned numStats = 0;
+  SmallVector<Value> rowStats;
   SmallVector<OpFoldResult> xSizes;
   Value x, residual;
   Parameter weight, bias, alpha;

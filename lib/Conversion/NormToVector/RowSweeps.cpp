@@ -69,6 +69,22 @@ Value RowLoopBuilder::fromMatrix(Value matrix, RankedTensorType resultType,
   return expandToInput(matrix, resultType, sizes, {lead, normalized});
 }
 
+Value RowLoopBuilder::statsFromMatrix(Value matrix, RankedTensorType resultType,
+                                      ArrayRef<OpFoldResult> sizes) {
+  // [rows, 1] -> [rows] (or a scalar when every dim is normalized).
+  if (axis == 0)
+    return tensor::CollapseShapeOp::create(b, loc, resultType, matrix,
+                                           ArrayRef<ReassociationIndices>{});
+  Value flat = tensor::CollapseShapeOp::create(
+      b, loc, matrix, ArrayRef<ReassociationIndices>{{0, 1}});
+  if (axis == 1)
+    return flat;
+  ReassociationIndices lead;
+  for (int64_t d = 0; d < axis; ++d)
+    lead.push_back(d);
+  return expandToInput(flat, resultType, sizes, {lead});
+}
+
 Value RowLoopBuilder::expandToInput(Value value, RankedTensorType resultType,
                                     ArrayRef<OpFoldResult> sizes,
                                     ArrayRef<ReassociationIndices> groups) {

@@ -32,7 +32,14 @@ are rounded to their types.
 
 Suites: grad_f32, grad_bf16, grad_f16, grad_f64: op x {weight and bias,
 weight, none} x {static, dynamic rows}, plus rms_norm with a scalar weight
-and a weight_offset.
+and a weight_offset. train_f32, train_bf16, train_f16, train_f64: a
+training step, layer_norm / rms_norm with `return_stats` (x {parameters,
+none} x {static, dynamic rows} x {residual, none}, a 3-D input normalized
+over two dims, a weight_offset, a long odd row, a long residual row, a single row,
+all dims normalized) whose
+y, residual_out and statistics are checked against the f64 forward and
+whose statistics feed the gradient op, checked as above. Inputs have a
+common offset of 3.
 """
 
 import os
@@ -283,7 +290,158 @@ def make_case(seed, op, t, shape, params, dynamic=False, offset=0.0):
     return Case(desc, (header, body), inputs, outputs)
 
 
+def make_train_case(seed, op, t, shape, params, dynamic=False,
+                    residual=False, axis=-1, offset=0.0):
+    """A training step: the forward with `return_stats` (and a residual)
+    whose statistics feed the gradient op. Outputs: y, [residual_out],
+    [mean], rstd, dx, [dweight], [dbias]; references from the f64 forward
+    and from the f64 gradient of the rounded statistics."""
+    rng = np.random.default_rng(seed)
+    rank = len(shape)
+    ax = axis + rank if axis < 0 else axis
+    lead = tuple(shape[:ax])
+    ct = compute_type(t)
+    # A common offset: the statistics must stay accurate for it.
+    x = normref.rnd(3.0 + rng.standard_normal(shape), t)
+    r = normref.rnd(rng.standard_normal(shape), t) if residual else None
+    dy = normref.rnd(rng.standard_normal(shape), t)
+    n = int(np.prod(shape[ax:]))
+    w = b = None
+    if params in ("wb", "w"):
+        w = normref.rnd(1.0 + 0.25 * rng.standard_normal(shape[ax:]), t)
+    if params == "wb" and op == "layer_norm":
+        b = normref.rnd(0.1 * rng.standard_normal(shape[ax:]), t)
+    eps = 1e-5 if op == "layer_norm" else 1e-6
+    y, s = normref.reference(op, x, t, axis=ax, weight=w, weight_type=t,
+                             bias=b, bias_type=t, residual=r, eps=eps,
+                             weight_offset=offset)
+    s = x if s is None else s
+    rows = s.reshape(-1, n)
+    if op == "layer_norm":
+        mu = rows.mean(axis=1)
+        stats = (mu, 1 / np.sqrt(((rows - mu[:, None]) ** 2).mean(axis=1)
+                                 + eps))
+    else:
+        stats = (1 / np.sqrt((rows * rows).mean(axis=1) + eps),)
+    stats = tuple(normref.rnd(v, ct) for v in stats)
+    dx, dw, db, _ = reference(op, dy.reshape(-1, n), rows, stats,
+                              None if w is None else w.reshape(-1), offset,
+                              0.0, b is not None)
+
+    dims = ["?" if dynamic and d == 0 else str(v) for d, v in
+            enumerate(shape)]
+    xt = "tensor<%sx%s>" % ("x".join(dims), t)
+    st = ("tensor<%sx%s>" % ("x".join(dims[:ax]), ct)) if ax else \
+        "tensor<%s>" % ct
+    args = ["%%dy: %s" % xt, "%%x: %s" % xt]
+    inputs = [(shape, t, dy), (shape, t, x)]
+    fwd_types = [xt]
+    fwd_ops = ""
+    if r is not None:
+        args.append("%%r: %s" % xt)
+        inputs.append((shape, t, r))
+    if w is not None:
+        wt = ttype(w.shape, t)
+        args.append("%%w: %s" % wt)
+        inputs.append((w.shape, t, w))
+        fwd_types.append(wt)
+        fwd_ops += " weight(%w)"
+    if b is not None:
+        bt = ttype(b.shape, t)
+        args.append("%%b: %s" % bt)
+        inputs.append((b.shape, t, b))
+        fwd_types.append(bt)
+        fwd_ops += " bias(%b)"
+    if r is not None:
+        fwd_types.append(xt)
+        fwd_ops += " residual(%r)"
+    fwd_res = [("%y", xt)]
+    outputs = [(shape, t, y)]
+    if r is not None:
+        fwd_res.append(("%s", xt))
+        outputs.append((shape, t, s))
+    if op == "layer_norm":
+        fwd_res.append(("%mean", st))
+        outputs.append((lead, ct, stats[0].reshape(lead)))
+    fwd_res.append(("%rstd", st))
+    outputs.append((lead, ct, stats[-1].reshape(lead)))
+    attrs = ["return_stats"]
+    if ax != rank - 1:
+        attrs.append("axis = %d : i64" % ax)
+    if offset:
+        attrs.append("weight_offset = %r : f32" % offset)
+    lines = ["  %s = norm.%s %%x%s {%s} : (%s) -> (%s)" % (
+        ", ".join(v for v, _ in fwd_res), op, fwd_ops, ", ".join(attrs),
+        ", ".join([xt] + fwd_types[1:]), ", ".join(ty for _, ty in fwd_res))]
+    # The gradient of the normalized input (the residual sum).
+    xin = "%s" if r is not None else "%x"
+    g_ops = " mean(%mean) rstd(%rstd)" if op == "layer_norm" else \
+        " rstd(%rstd)"
+    g_types = [xt, xt] + [st] * (2 if op == "layer_norm" else 1)
+    g_res = [("%dx", xt)]
+    outputs.append((shape, t, normref.rnd(dx.reshape(shape), t)))
+    if w is not None:
+        g_ops += " weight(%w)"
+        g_types.append(ttype(w.shape, t))
+        g_res.append(("%dw", ttype(w.shape, t)))
+        outputs.append((w.shape, t, normref.rnd(dw.reshape(w.shape), t)))
+    if b is not None:
+        g_res.append(("%db", ttype(b.shape, t)))
+        outputs.append((b.shape, t, normref.rnd(db.reshape(b.shape), t)))
+    g_attrs = []
+    if b is not None:
+        g_attrs.append("has_bias")
+    if ax != rank - 1:
+        g_attrs.append("axis = %d : i64" % ax)
+    if offset:
+        g_attrs.append("weight_offset = %r : f32" % offset)
+    lines.append("  %s = norm.%s_grad %%dy, %s%s%s : (%s) -> (%s)" % (
+        ", ".join(v for v, _ in g_res), op, xin, g_ops,
+        (" {%s}" % ", ".join(g_attrs)) if g_attrs else "",
+        ", ".join(g_types), ", ".join(ty for _, ty in g_res)))
+    res = fwd_res + g_res
+    lines.append("  return %s : %s" % (", ".join(v for v, _ in res),
+                                        ", ".join(ty for _, ty in res)))
+    header = "(%s) -> (%s)" % (", ".join(args), ", ".join(ty for _, ty in res))
+    desc = "%s return_stats -> %s_grad %s [%s] %s%s%s%s%s" % (
+        op, op, t, ",".join(str(d) for d in shape),
+        {"wb": "weight+bias", "w": "weight", "none": "no params"}[params],
+        ", residual" if residual else "",
+        ", dynamic rows" if dynamic else "",
+        (", axis %d" % ax) if ax != rank - 1 else "",
+        (", weight_offset %g" % offset) if offset else "")
+    return Case(desc, (header, "\n".join(lines)), inputs, outputs)
+
+
+def train_suite(t):
+    cases = []
+    seed = {"f32": 500, "bf16": 600, "f16": 700, "f64": 800}[t]
+    for op in ("layer_norm", "rms_norm"):
+        for params in ("wb", "none"):
+            if op == "rms_norm" and params == "wb":
+                params = "w"
+            for dynamic in (False, True):
+                for residual in (False, True):
+                    seed += 1
+                    cases.append(make_train_case(seed, op, t, (6, 96), params,
+                                                 dynamic, residual))
+    cases.append(make_train_case(seed + 1, "layer_norm", t, (2, 3, 40), "wb",
+                                 axis=1))
+    cases.append(make_train_case(seed + 2, "rms_norm", t, (5, 64), "w",
+                                 offset=1.0))
+    cases.append(make_train_case(seed + 3, "layer_norm", t, (1, 4099), "wb",
+                                 dynamic=True))
+    cases.append(make_train_case(seed + 4, "rms_norm", t, (3, 1000), "w",
+                                 residual=True))
+    cases.append(make_train_case(seed + 5, "rms_norm", t, (1, 256), "w"))
+    cases.append(make_train_case(seed + 6, "layer_norm", t, (4, 16), "wb",
+                                 axis=0))
+    return cases
+
+
 def suite(name):
+    if name.startswith("train_"):
+        return train_suite(name.split("_")[1])
     t = name.split("_")[1]
     cases = []
     seed = {"f32": 100, "bf16": 200, "f16": 300, "f64": 400}[t]

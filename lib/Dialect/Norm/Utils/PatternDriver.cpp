@@ -81,7 +81,9 @@ void mlir::norm::replaceNormOpAndQuantize(RewriterBase &rewriter,
   }
   unsigned numQuantResults = quant->getNumResults();
   rewriter.replaceOp(quant, replacements.take_front(numQuantResults));
-  if (Value residualOut = op.getResidualOut())
-    rewriter.replaceAllUsesWith(residualOut, replacements[numQuantResults]);
+  // Then residual_out and the statistics, in the op's order.
+  unsigned next = numQuantResults;
+  for (Value result : op->getResults().drop_front())
+    rewriter.replaceAllUsesWith(result, replacements[next++]);
   rewriter.eraseOp(op);
 }

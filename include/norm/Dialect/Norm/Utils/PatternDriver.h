@@ -69,8 +69,8 @@ private:
 
 /// Replaces `op`, lowered together with `quant` (a norm.quantize of its y,
 /// or null), by `replacements`: those of `op`'s results without `quant`;
-/// with it, those of `quant`'s results followed by `op`'s residual_out (`y`
-/// then has no other use). Both ops are erased.
+/// with it, those of `quant`'s results followed by `op`'s residual_out and
+/// statistics (`y` then has no other use). Both ops are erased.
 void replaceNormOpAndQuantize(RewriterBase &rewriter, NormOpInterface op,
                               QuantizeOp quant, ArrayRef<Value> replacements);
 
