@@ -76,3 +76,18 @@ func.func @prologue_transposed_lhs(%x: tensor<64x16xf32>, %w: tensor<64x32xf32>,
   %o = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] ins(%y, %w : tensor<64x16xf32>, tensor<64x32xf32>) outs(%z : tensor<16x32xf32>) -> tensor<16x32xf32>
   return %o : tensor<16x32xf32>
 }
+
+// -----
+
+// Not fused: a training forward whose statistics are used; its tiles in the
+// matmul loop would not replace it.
+// CHECK-LABEL: func @prologue_used_stats
+//   CHECK-NOT: scf.for
+//       CHECK: norm.rms_norm %{{.*}} {return_stats}
+//       CHECK: linalg.matmul
+func.func @prologue_used_stats(%x: tensor<16x8xf32>, %m: tensor<8x16xf32>, %z: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16xf32>) {
+  // expected-remark @+1 {{not fused with a matmul: the norm op's statistics are used (the op would be computed both whole and in the matmul's tiles)}}
+  %y, %r = norm.rms_norm %x {return_stats} : (tensor<16x8xf32>) -> (tensor<16x8xf32>, tensor<16xf32>)
+  %o = linalg.matmul ins(%y, %m : tensor<16x8xf32>, tensor<8x16xf32>) outs(%z : tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %o, %r : tensor<16x16xf32>, tensor<16xf32>
+}

@@ -116,3 +116,19 @@ func.func @batch_epilogue(%a: tensor<2x16x32xf32>, %m: tensor<2x32x64xf32>, %z: 
   %y = norm.layer_norm %p weight(%w) bias(%b) : (tensor<2x16x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
   return %y : tensor<2x16x64xf32>
 }
+
+// -----
+
+// Epilogue of a training forward: the statistics are tiled with y.
+// CHECK-LABEL: func @epilogue_stats
+//       CHECK: scf.for %[[I:.*]] = %{{.*}} to %c16 step %c4 iter_args(%[[ACC:.*]] = %{{.*}}, %[[ACCR:.*]] = %{{.*}})
+//       CHECK:   %[[P:.*]] = linalg.matmul
+//       CHECK:   %[[Y:.*]], %[[R:.*]] = norm.rms_norm %[[P]] {return_stats} : (tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4xf32>)
+//   CHECK-DAG:   tensor.insert_slice %[[Y]] into %[[ACC]][%[[I]], 0] [4, 64] [1, 1]
+//   CHECK-DAG:   tensor.insert_slice %[[R]] into %[[ACCR]][%[[I]]] [4] [1]
+//   CHECK-NOT: linalg.matmul
+func.func @epilogue_stats(%a: tensor<16x32xf32>, %m: tensor<32x64xf32>, %z: tensor<16x64xf32>) -> (tensor<16x64xf32>, tensor<16xf32>) {
+  %p = linalg.matmul ins(%a, %m : tensor<16x32xf32>, tensor<32x64xf32>) outs(%z : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %y, %r = norm.rms_norm %p {return_stats} : (tensor<16x64xf32>) -> (tensor<16x64xf32>, tensor<16xf32>)
+  return %y, %r : tensor<16x64xf32>, tensor<16xf32>
+}

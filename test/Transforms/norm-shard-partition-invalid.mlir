@@ -60,3 +60,15 @@ func.func @dynamic_grid(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = linalg.add ins(%xs, %xs : tensor<4x8xf32>, tensor<4x8xf32>) outs(%xs : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @stats_split_hidden(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+  %s = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %xs = shard.shard %x to %s : tensor<4x8xf32>
+  // expected-error @+1 {{'norm.rms_norm' op with 'return_stats' cannot be partitioned over split normalized dims yet (split the rows instead)}}
+  %y, %r = norm.rms_norm %xs {return_stats} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>)
+  %ys = shard.shard %y to %s : tensor<4x8xf32>
+  return %ys, %r : tensor<4x8xf32>, tensor<4xf32>
+}

@@ -37,3 +37,16 @@ func.func @main() {
   mpi.finalize
   return
 }
+
+// Split rows: the statistics of return_stats are split with them.
+// CHECK-LABEL: func.func @rows_stats
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2xf32>)
+// CHECK-NEXT: %{{.*}}, %{{.*}} = norm.rms_norm %[[X]] {return_stats} : (tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2xf32>)
+func.func @rows_stats(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %s : tensor<4x8xf32>
+  %y, %r = norm.rms_norm %xs {return_stats} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>)
+  %ys = shard.shard %y to %s : tensor<4x8xf32>
+  %rs = shard.shard %r to %s : tensor<4xf32>
+  return %ys, %rs : tensor<4x8xf32>, tensor<4xf32>
+}

@@ -753,6 +753,14 @@ void NormLowerGPUPass::runOnOperation() {
         << reason;
     blocked = true;
   });
+  getOperation()->walk([&](NormOpInterface op) {
+    if (!op.getReturnStatsFlag())
+      return;
+    op->emitError("norm-lower-gpu: 'return_stats' has no GPU kernel yet "
+                  "(norm-to-linalg decomposes the op with its statistics "
+                  "for the host)");
+    blocked = true;
+  });
   getOperation()->walk([&](Operation *op) {
     if (!isGradientOp(op))
       return;

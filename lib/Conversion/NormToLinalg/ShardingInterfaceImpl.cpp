@@ -184,7 +184,10 @@ struct NormShardingModel
         // alpha and scalar weights: one value for every element, replicated.
         maps.push_back(AffineMap::get(rank, 0, context));
     }
-    maps.append(op->getNumResults(), identity);
+    // y and residual_out are indexed like x, the statistics by the rows.
+    maps.append(normOp.getNumOutputs(), identity);
+    maps.append(normOp.getNumStatsResults(),
+                dimRangeMap(context, rank, 0, axis));
     return maps;
   }
 
@@ -211,6 +214,10 @@ struct NormShardingModel
 
     // The normalized dims are split: local partial row sums, all-reduced
     // over the grid axes of those dims, and the global N.
+    if (normOp.getReturnStatsFlag())
+      return op->emitOpError(
+          "with 'return_stats' cannot be partitioned over split normalized "
+          "dims yet (split the rows instead)");
     int64_t processes = 1;
     for (GridAxis axis : loops.reductionAxes)
       processes *= grid.getShape()[axis];

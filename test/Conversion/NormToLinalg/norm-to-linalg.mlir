@@ -146,3 +146,17 @@ func.func @no_norm(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %a : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// return_stats: rstd is the row factor the normalization multiplies by; the
+// mean is the row's first element plus the mean of the shifted row.
+// CHECK-LABEL: func @layer_norm_return_stats
+//       CHECK: %[[M:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%{{.*}}, %{{.*}} : tensor<4x64xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<4xf32>)
+//       CHECK:   arith.addf
+//       CHECK: %[[Y:.*]] = linalg.generic
+//       CHECK: return %[[Y]], %[[M]], %[[R:.*]] : tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>
+func.func @layer_norm_return_stats(%x: tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %y, %m, %r = norm.layer_norm %x {return_stats} : (tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y, %m, %r : tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>
+}

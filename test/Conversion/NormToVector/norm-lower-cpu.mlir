@@ -258,3 +258,33 @@ func.func @dyt_bf16_runtime_alpha(%x: tensor<?x256xbf16>, %a: tensor<bf16>) -> t
   %y = norm.dyt %x alpha(%a) : (tensor<?x256xbf16>, tensor<bf16>) -> tensor<?x256xbf16>
   return %y : tensor<?x256xbf16>
 }
+
+// -----
+
+// return_stats: the row loop writes rstd as one element per row of a
+// [rows, 1] output, collapsed to the statistics' shape; y has no other use
+// of it.
+// CHECK-LABEL: func @rms_norm_return_stats
+//       CHECK: %[[LOOP:.*]]:2 = scf.forall (%[[ROW:.*]]) in (%{{.*}}) shared_outs(%{{.*}} = %{{.*}}, %[[SO:.*]] = %{{.*}}) -> (tensor<?x64xf32>, tensor<?x1xf32>)
+//       CHECK:   %[[SLOT:.*]] = tensor.extract_slice %[[SO]][%[[ROW]], 0] [1, 1] [1, 1] : tensor<?x1xf32> to tensor<1xf32>
+//       CHECK:   %[[R:.*]] = math.rsqrt
+//       CHECK:   %[[W:.*]] = tensor.insert %[[R]] into %[[SLOT]][%{{.*}}] : tensor<1xf32>
+//       CHECK:   tensor.parallel_insert_slice %[[W]] into %[[SO]][%[[ROW]], 0] [1, 1] [1, 1]
+//       CHECK: %[[STATS:.*]] = tensor.collapse_shape %[[LOOP]]#1 {{\[\[}}0, 1]] : tensor<?x1xf32> into tensor<?xf32>
+//       CHECK: return %[[LOOP]]#0, %[[STATS]]
+func.func @rms_norm_return_stats(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?xf32>) {
+  %y, %r = norm.rms_norm %x {return_stats} : (tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?xf32>)
+  return %y, %r : tensor<?x64xf32>, tensor<?xf32>
+}
+
+// -----
+
+// return_stats over two leading dims: [2*3, 1] statistics expanded to [2, 3].
+// CHECK-LABEL: func @layer_norm_return_stats_3d
+//       CHECK: scf.forall {{.*}} -> (tensor<6x32xf32>, tensor<6x1xf32>, tensor<6x1xf32>)
+//       CHECK: %[[M:.*]] = tensor.collapse_shape %{{.*}}#1 {{\[\[}}0, 1]] : tensor<6x1xf32> into tensor<6xf32>
+//       CHECK: tensor.expand_shape %[[M]] {{\[\[}}0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>
+func.func @layer_norm_return_stats_3d(%x: tensor<2x3x32xf32>) -> (tensor<2x3x32xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %y, %m, %r = norm.layer_norm %x {return_stats} : (tensor<2x3x32xf32>) -> (tensor<2x3x32xf32>, tensor<2x3xf32>, tensor<2x3xf32>)
+  return %y, %m, %r : tensor<2x3x32xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}

@@ -118,8 +118,14 @@ struct NormTilingInterface
       mapping.map(operand, slice.getResult());
       slices.push_back(slice);
     }
-    Type tileType = mapping.lookup(norm.getX()).getType();
-    SmallVector<Type> resultTypes(op->getNumResults(), tileType);
+    // y and residual_out are row blocks of x's tile, the statistics their
+    // leading dims.
+    auto tileType = cast<RankedTensorType>(mapping.lookup(norm.getX()).getType());
+    SmallVector<Type> resultTypes(norm.getNumOutputs(), tileType);
+    resultTypes.append(norm.getNumStatsResults(),
+                       tileType.clone(tileType.getShape().take_front(
+                                          norm.getNormalizedDim()),
+                                      norm.getComputeElementType()));
     Operation *tiled =
         mlir::clone(b, op, resultTypes,
                     llvm::map_to_vector(op->getOperands(), [&](Value v) {
@@ -135,10 +141,16 @@ struct NormTilingInterface
                         ArrayRef<OpFoldResult> sizes,
                         SmallVector<OpFoldResult> &resultOffsets,
                         SmallVector<OpFoldResult> &resultSizes) const {
-    // Every result has the shape of x (the result itself may not dominate
-    // the tile loop).
-    extendToFullRank(b, op->getLoc(), cast<NormOpInterface>(op).getX(), offsets,
-                     sizes, resultOffsets, resultSizes);
+    // y and residual_out have the shape of x (the result itself may not
+    // dominate the tile loop); the statistics are the tile of the loops.
+    auto norm = cast<NormOpInterface>(op);
+    if (resultNumber >= norm.getNumOutputs()) {
+      resultOffsets.assign(offsets.begin(), offsets.end());
+      resultSizes.assign(sizes.begin(), sizes.end());
+      return success();
+    }
+    extendToFullRank(b, op->getLoc(), norm.getX(), offsets, sizes,
+                     resultOffsets, resultSizes);
     return success();
   }
 
@@ -147,9 +159,17 @@ struct NormTilingInterface
       ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
       SmallVectorImpl<OpFoldResult> &iterDomainOffsets,
       SmallVectorImpl<OpFoldResult> &iterDomainSizes) const {
-    // Only tiles of whole rows can be produced.
+    // Only tiles of whole rows can be produced; a tile of a statistic is
+    // one of the loops.
     auto norm = cast<NormOpInterface>(op);
     int64_t numLoops = norm.getNormalizedDim();
+    if (resultNumber >= norm.getNumOutputs()) {
+      if (static_cast<int64_t>(offsets.size()) != numLoops)
+        return failure();
+      iterDomainOffsets.assign(offsets.begin(), offsets.end());
+      iterDomainSizes.assign(sizes.begin(), sizes.end());
+      return success();
+    }
     SmallVector<OpFoldResult> dims =
         tensor::getMixedSizes(b, op->getLoc(), norm.getX());
     for (size_t d = numLoops; d < offsets.size(); ++d) {

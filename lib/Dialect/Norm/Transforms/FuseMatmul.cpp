@@ -109,6 +109,11 @@ struct NormFuseMatmulPass
         decline(norm, "the norm op normalizes several dims");
         continue;
       }
+      if (norm.hasUsedStats()) {
+        decline(norm, "the norm op's statistics are used (the op would be "
+                      "computed both whole and in the matmul's tiles)");
+        continue;
+      }
       if (!readsLhsByRows(matmul)) {
         decline(norm, "the matmul reads the normalized operand transposed "
                       "(a row tile needs a column block of the norm op)");
