@@ -310,6 +310,9 @@ def _run(spec, x, normalized_size, operands, residual, scale=None):
         scales = np.empty(x.shape[:-1] + (spec.scales_shape[-1],),
                           np.float32)
     residual_out = np.empty(x.shape, x.dtype) if residual is not None else None
+    lead = x.shape[:x.ndim - len(spec.normalized_shape)]
+    stats = [np.empty(lead, _numpy_dtype(spec.compute_type))
+             for _ in spec.stats_names]
     if x.size:
         def flat(a, size=normalized_size):
             return _contiguous(a).reshape(rows, size)
@@ -324,12 +327,14 @@ def _run(spec, x, normalized_size, operands, residual, scale=None):
             args.append(scales.reshape(rows, scales.shape[-1]))
         if residual is not None:
             args.append(residual_out.reshape(rows, normalized_size))
+        args += [stat.reshape(rows) for stat in stats]
         _kernel(spec).invoke(spec.name, *args)
     results = [out]
     if spec.quant is not None:
         results.append(scales)
     if residual is not None:
         results.append(residual_out)
+    results += stats
     return tuple(results) if len(results) > 1 else out
 
 
@@ -428,13 +433,16 @@ def _spec(op, x_type, normalized_size, **kwargs):
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *,
                residual=None, compute_dtype=None, cast_mode="final",
-               quant=None):
+               quant=None, return_stats=False):
     """Layer normalization over the trailing `normalized_shape` dims, as
     torch.nn.functional.layer_norm: (x - mean) / sqrt(var + eps) * weight +
     bias (biased variance). With `residual=r`, normalizes s = input + r
     (rounded to the input dtype) and returns (y, s). With `quant` ('fp8',
     'int8' or a dict of quantize()'s keywords), y is quantized in the same
-    kernel and (q, scales) (scales None for a given scale) replaces y."""
+    kernel and (q, scales) (scales None for a given scale) replaces y.
+    With `return_stats=True`, the row statistics mean and rstd (shape: the
+    leading dims, dtype: the compute type) follow, as layer_norm_grad takes
+    them."""
     x_type = _check_input(input)
     shape = _normalized_shape(input, normalized_shape)
     w = _check_param(weight, "weight", x_type, shape)
@@ -443,7 +451,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *,
     size = math.prod(shape)
     q, scale = _quant_arg(quant, x_type, shape)
     spec = _spec("layer_norm", x_type, size, weight=w, bias=b,
-                 residual=residual is not None, quant=q,
+                 residual=residual is not None, quant=q, stats=return_stats,
                  attrs={"epsilon": _check_eps(eps),
                         "compute_type": _compute_type(compute_dtype),
                         "cast_mode": None if cast_mode == "final"
@@ -454,14 +462,16 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *,
 
 def rms_norm(input, normalized_shape, weight=None, eps=None, *,
              residual=None, epsilon_mode="inside_sqrt", weight_offset=0.0,
-             compute_dtype=None, cast_mode="final", quant=None):
+             compute_dtype=None, cast_mode="final", quant=None,
+             return_stats=False):
     """RMS normalization over the trailing `normalized_shape` dims, as
     torch.nn.functional.rms_norm: x / sqrt(mean(x^2) + eps) * weight; `eps`
     None means the machine epsilon of the input dtype (as PyTorch).
     `weight_offset` is added to the weight in the compute type (Gemma's
     1 + w); `epsilon_mode` 'outside_sqrt' and 'clamp' give 1/(rms + eps) and
     1/max(rms, eps). With `residual=r`, normalizes s = input + r and returns
-    (y, s). `quant` as for layer_norm."""
+    (y, s). `quant` as for layer_norm. With `return_stats=True`, the row
+    factor rstd follows (as rms_norm_grad takes it)."""
     x_type = _check_input(input)
     shape = _normalized_shape(input, normalized_shape)
     w = _check_param(weight, "weight", x_type, shape)
@@ -473,7 +483,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *,
     size = math.prod(shape)
     q, scale = _quant_arg(quant, x_type, shape)
     spec = _spec("rms_norm", x_type, size, weight=w,
-                 residual=residual is not None, quant=q,
+                 residual=residual is not None, quant=q, stats=return_stats,
                  attrs={"epsilon": _check_eps(eps),
                         "epsilon_mode": None if epsilon_mode == "inside_sqrt"
                         else epsilon_mode,

@@ -54,11 +54,14 @@ class KernelSpec:
       "f8E4M3FN" or "i8", "static": bool (a 0-d f32 `scale` input; else the
       `scales` output), "group_size": int, "scale_ub", "min_scale": float
       or None}. The outputs are then q (and the scales) instead of y.
+    stats: the op returns its row statistics (`return_stats`): the outputs
+      mean (layer_norm) and rstd, of the leading dims of x in the compute
+      type, after residual_out.
     """
 
     def __init__(self, op, shape, dtype, *, axis=-1, weight=None, bias=None,
                  alpha=None, residual=False, attrs=None, name="kernel",
-                 quant=None):
+                 quant=None, stats=False):
         if op not in OPS:
             raise ValueError(f"unknown op '{op}' (expected one of {OPS})")
         if dtype not in DTYPES:
@@ -90,6 +93,9 @@ class KernelSpec:
                 raise ValueError("f64 cannot be quantized (f16, bf16, f32)")
             if axis % len(shape) != len(shape) - 1:
                 raise ValueError("quantization needs the last dim normalized")
+        if stats and op not in ("layer_norm", "rms_norm"):
+            raise ValueError(f"{op} has no statistics")
+        self.stats = bool(stats)
         self.quant = quant
         self.op, self.shape, self.dtype, self.axis = op, shape, dtype, axis
         self.weight, self.bias, self.alpha = weight, bias, alpha
@@ -100,6 +106,21 @@ class KernelSpec:
     @property
     def normalized_shape(self):
         return self.shape[self.axis % len(self.shape):]
+
+    @property
+    def stats_names(self):
+        """The statistics outputs: (mean,) rstd, or none."""
+        if not self.stats:
+            return ()
+        return ("mean", "rstd") if self.op == "layer_norm" else ("rstd",)
+
+    @property
+    def compute_type(self):
+        """The element type of the statistics."""
+        explicit = self.attrs.get("compute_type")
+        if explicit:
+            return explicit
+        return "f64" if self.dtype == "f64" else "f32"
 
     @property
     def scales_shape(self):
@@ -146,12 +167,17 @@ class KernelSpec:
                 args.append(("scales", self.scales_shape, "f32", True))
         if self.residual:
             args.append(("residual_out", self.shape, self.dtype, True))
+        lead = self.shape[:self.axis % len(self.shape)]
+        for name in self.stats_names:
+            args.append((name, lead, self.compute_type, True))
         return args
 
     def _attribute_dict(self):
         parts = []
         if self.axis != -1:
             parts.append(f"axis = {self.axis} : i64")
+        if self.stats:
+            parts.append("return_stats")
         for key, value in sorted(self.attrs.items()):
             if value is None:
                 continue
@@ -195,15 +221,19 @@ class KernelSpec:
                          if not out and n != "scale"]
         x_tensor = tensors["x"]
         source = "%x" if self.op == "quantize" else "%y"
+        outputs = {name: _type(shape, dtype, "tensor")
+                   for name, shape, dtype, out in args if out}
         if self.op != "quantize":
-            results = "%y, %residual_out" if self.residual else "%y"
-            result_types = (f"({x_tensor}, {x_tensor})" if self.residual
-                            else x_tensor)
+            names = ["y"] + (["residual_out"] if self.residual else [])
+            names += list(self.stats_names)
+            types = [x_tensor] * (2 if self.residual else 1)
+            types += [outputs[name] for name in self.stats_names]
+            results = ", ".join(f"%{name}" for name in names)
+            result_types = (types[0] if len(types) == 1
+                            else f"({', '.join(types)})")
             body.append(f"    {results} = norm.{self.op} {' '.join(operands)}"
                         f"{self._attribute_dict()} : "
                         f"({', '.join(operand_types)}) -> {result_types}")
-        outputs = {name: _type(shape, dtype, "tensor")
-                   for name, shape, dtype, out in args if out}
         if self.quant is not None:
             if self.quant.get("static"):
                 quantize = (f"    %q = norm.quantize {source} scale(%scale)"

@@ -200,3 +200,75 @@ func.func @main(%dy: tensor<64x256xf32>, %x: tensor<64x256xf32>, {args},
 def _openmp_missing():
     import norm_mlir._norm_mlir as native
     return not native.openmp_runtime()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+@pytest.mark.parametrize("residual", [False, True])
+def test_forward_return_stats(dtype, op, residual, rng):
+    """The forward with return_stats: y (and s) as without it, and the
+    statistics of s in the compute type, against the f64 reference."""
+    x = make(rng, dtype, (2, 3, 80), offset=3.0)
+    r = make(rng, dtype, (2, 3, 80)) if residual else None
+    w = make(rng, dtype, (80,), 0.25, 1.0)
+    eps = 1e-5
+    kwargs = {"residual": r}
+    if op == "layer_norm":
+        out = norm_mlir.layer_norm(x, (80,), w, None, eps,
+                                   return_stats=True, **kwargs)
+        plain = norm_mlir.layer_norm(x, (80,), w, None, eps, **kwargs)
+    else:
+        out = norm_mlir.rms_norm(x, (80,), w, eps, return_stats=True,
+                                 **kwargs)
+        plain = norm_mlir.rms_norm(x, (80,), w, eps, **kwargs)
+    plain = plain if isinstance(plain, tuple) else (plain,)
+    # y and residual_out are bit-identical to the op without statistics.
+    for got, want in zip(out, plain):
+        assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+    nstats = 2 if op == "layer_norm" else 1
+    assert len(out) == len(plain) + nstats
+    s = out[1] if residual else x
+    mean, rstd = stats(s, op, eps)
+    want = (mean, rstd) if op == "layer_norm" else (rstd,)
+    for got, value in zip(out[len(plain):], want):
+        assert got.shape == (2, 3) and got.dtype == compute(dtype)
+        check(got, value.reshape(2, 3), "f64" if dtype == "f64" else "f32")
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_training_step(dtype, rng):
+    """Forward statistics straight into the gradient op: the same gradients
+    as from statistics computed here."""
+    x = make(rng, dtype, (7, 96), offset=2.0)
+    dy = make(rng, dtype, (7, 96))
+    w = make(rng, dtype, (96,), 0.25, 1.0)
+    b = make(rng, dtype, (96,), 0.1)
+    _, mean, rstd = norm_mlir.layer_norm(x, (96,), w, b, return_stats=True)
+    dx, dw, db = norm_mlir.layer_norm_grad(dy, x, mean, rstd, (96,), w,
+                                           has_bias=True)
+    m64, r64 = stats(x, "layer_norm", 1e-5)
+    want = grad_exec.reference(
+        "layer_norm", dy.astype(np.float64), x.astype(np.float64),
+        (m64, r64), w.astype(np.float64), 0.0, 0.0, True)
+    check(dx, want[0], dtype)
+    check(dw, want[1], dtype)
+    check(db, want[2], dtype)
+
+
+@pytest.mark.parametrize("quant", ["fp8", {"dtype": "int8", "group_size": 32}])
+def test_return_stats_with_fused_quantization(quant, rng):
+    """A quantized training forward: q, scales, residual_out and the
+    statistics of the fused kernel equal those of the norm with statistics
+    followed by a separate quantization."""
+    x = make(rng, "bf16", (5, 128))
+    r = make(rng, "bf16", (5, 128))
+    w = make(rng, "bf16", (128,), 0.25, 1.0)
+    q, scales, s, rstd = norm_mlir.rms_norm(x, (128,), w, 1e-6, residual=r,
+                                            quant=quant, return_stats=True)
+    y, s2, rstd2 = norm_mlir.rms_norm(x, (128,), w, 1e-6, residual=r,
+                                      return_stats=True)
+    kwargs = dict(quant) if isinstance(quant, dict) else {"dtype": quant}
+    q2, scales2 = norm_mlir.quantize(y, **kwargs)
+    for got, want in ((q, q2), (scales, scales2), (s, s2), (rstd, rstd2)):
+        assert np.array_equal(np.asarray(got).view(np.uint8),
+                              np.asarray(want).view(np.uint8))
