@@ -116,6 +116,48 @@ MLIR_CAPI_EXPORTED MlirOperation
 mlirNormQuantizeOpCreate(MlirLocation loc, MlirValue input, MlirValue scale,
                          MlirType quantizedElementType, int64_t groupSize);
 
+/// Creates a detached `norm.layer_norm` with `return_stats` (see
+/// `mlirNormLayerNormOpCreate`): its results are `y`, `residual_out` (when
+/// `residual` is given), then `mean` and `rstd`, typed for the default
+/// `axis` (-1) and compute type (f32, f64 for f64 inputs).
+MLIR_CAPI_EXPORTED MlirOperation mlirNormLayerNormOpCreateWithStats(
+    MlirLocation loc, MlirValue x, MlirValue weight, MlirValue bias,
+    MlirValue residual);
+
+/// Creates a detached `norm.rms_norm` with `return_stats`: results `y`,
+/// `residual_out` (when `residual` is given), then `rstd` (see
+/// `mlirNormLayerNormOpCreateWithStats`).
+MLIR_CAPI_EXPORTED MlirOperation mlirNormRMSNormOpCreateWithStats(
+    MlirLocation loc, MlirValue x, MlirValue weight, MlirValue residual);
+
+/// Whether `op` is a gradient op (`norm.layer_norm_grad`,
+/// `norm.rms_norm_grad` or `norm.dyt_grad`).
+MLIR_CAPI_EXPORTED bool mlirOperationIsANormGradOp(MlirOperation op);
+
+/// Creates a detached `norm.layer_norm_grad` of `dy` and `x` with the saved
+/// `mean` and `rstd`; `weight` may be null. Results: `dx` (x's type), then
+/// `dweight` (the weight's type) when `weight` is given, then `dbias` when
+/// `hasBias` (the weight's type, or x's last dim and element type). Types
+/// follow the default `axis` (-1); not verified (see
+/// `mlirNormLayerNormOpCreate`).
+MLIR_CAPI_EXPORTED MlirOperation mlirNormLayerNormGradOpCreate(
+    MlirLocation loc, MlirValue dy, MlirValue x, MlirValue mean, MlirValue rstd,
+    MlirValue weight, bool hasBias);
+
+/// Creates a detached `norm.rms_norm_grad` (results `dx`, then `dweight`
+/// when `weight` is given; see `mlirNormLayerNormGradOpCreate`).
+MLIR_CAPI_EXPORTED MlirOperation mlirNormRMSNormGradOpCreate(MlirLocation loc,
+                                                             MlirValue dy,
+                                                             MlirValue x,
+                                                             MlirValue rstd,
+                                                             MlirValue weight);
+
+/// Creates a detached `norm.dyt_grad` (results `dx`, [`dweight`], [`dbias`],
+/// then `dalpha` of alpha's type; see `mlirNormLayerNormGradOpCreate`).
+MLIR_CAPI_EXPORTED MlirOperation
+mlirNormDyTGradOpCreate(MlirLocation loc, MlirValue dy, MlirValue x,
+                        MlirValue alpha, MlirValue weight, bool hasBias);
+
 #ifdef __cplusplus
 }
 #endif

@@ -163,3 +163,99 @@ MlirOperation mlirNormQuantizeOpCreate(MlirLocation loc, MlirValue input,
   return createDetached<QuantizeOp>(loc, unwrap(input), unwrapOptional(scale),
                                     unwrap(quantizedElementType), groupSize);
 }
+
+/// The result types of a forward op with `return_stats`: those of the op
+/// without statistics, then `numStats` statistics of x's leading dims (the
+/// last dim normalized) in the default compute type.
+static SmallVector<Type> getTypesWithStats(Value x, Value residual,
+                                           unsigned numStats) {
+  SmallVector<Type> types(inferNormResultTypes(x, residual));
+  if (auto xType = dyn_cast<RankedTensorType>(x.getType());
+      xType && xType.getRank() >= 1) {
+    Type element = xType.getElementType();
+    Type compute = element.isF64() ? element : Float32Type::get(x.getContext());
+    types.append(numStats,
+                 RankedTensorType::get(xType.getShape().drop_back(), compute));
+  }
+  return types;
+}
+
+MlirOperation mlirNormLayerNormOpCreateWithStats(MlirLocation loc, MlirValue x,
+                                                 MlirValue weight,
+                                                 MlirValue bias,
+                                                 MlirValue residual) {
+  Value r = unwrapOptional(residual);
+  SmallVector<Type> types = getTypesWithStats(unwrap(x), r, 2);
+  return createDetached<LayerNormOp>(
+      loc, TypeRange(types), unwrap(x), unwrapOptional(weight),
+      unwrapOptional(bias), r, FloatAttr(), IntegerAttr(), TypeAttr(),
+      CastModeAttr(), UnitAttr::get(unwrap(loc)->getContext()));
+}
+
+MlirOperation mlirNormRMSNormOpCreateWithStats(MlirLocation loc, MlirValue x,
+                                               MlirValue weight,
+                                               MlirValue residual) {
+  Value r = unwrapOptional(residual);
+  SmallVector<Type> types = getTypesWithStats(unwrap(x), r, 1);
+  return createDetached<RMSNormOp>(
+      loc, TypeRange(types), unwrap(x), unwrapOptional(weight), r, FloatAttr(),
+      EpsilonModeAttr(), FloatAttr(), IntegerAttr(), TypeAttr(), CastModeAttr(),
+      UnitAttr::get(unwrap(loc)->getContext()));
+}
+
+bool mlirOperationIsANormGradOp(MlirOperation op) {
+  return isGradientOp(unwrap(op));
+}
+
+/// The result types of a gradient op: dx, [dweight], [dbias], [dalpha].
+static SmallVector<Type> getGradTypes(Value x, Value weight, bool hasBias,
+                                      Value alpha) {
+  SmallVector<Type> types{x.getType()};
+  if (weight)
+    types.push_back(weight.getType());
+  if (hasBias) {
+    if (weight)
+      types.push_back(weight.getType());
+    else if (auto xType = dyn_cast<RankedTensorType>(x.getType());
+             xType && xType.getRank() >= 1)
+      types.push_back(RankedTensorType::get(xType.getShape().take_back(),
+                                            xType.getElementType()));
+    else
+      types.push_back(x.getType());
+  }
+  if (alpha)
+    types.push_back(alpha.getType());
+  return types;
+}
+
+MlirOperation mlirNormLayerNormGradOpCreate(MlirLocation loc, MlirValue dy,
+                                            MlirValue x, MlirValue mean,
+                                            MlirValue rstd, MlirValue weight,
+                                            bool hasBias) {
+  Value w = unwrapOptional(weight);
+  MLIRContext *context = unwrap(loc)->getContext();
+  return createDetached<LayerNormGradOp>(
+      loc, TypeRange(getGradTypes(unwrap(x), w, hasBias, Value())), unwrap(dy),
+      unwrap(x), unwrap(mean), unwrap(rstd), w, IntegerAttr(), TypeAttr(),
+      hasBias ? UnitAttr::get(context) : UnitAttr());
+}
+
+MlirOperation mlirNormRMSNormGradOpCreate(MlirLocation loc, MlirValue dy,
+                                          MlirValue x, MlirValue rstd,
+                                          MlirValue weight) {
+  Value w = unwrapOptional(weight);
+  return createDetached<RMSNormGradOp>(
+      loc, TypeRange(getGradTypes(unwrap(x), w, false, Value())), unwrap(dy),
+      unwrap(x), unwrap(rstd), w, FloatAttr(), IntegerAttr(), TypeAttr());
+}
+
+MlirOperation mlirNormDyTGradOpCreate(MlirLocation loc, MlirValue dy,
+                                      MlirValue x, MlirValue alpha,
+                                      MlirValue weight, bool hasBias) {
+  Value w = unwrapOptional(weight);
+  MLIRContext *context = unwrap(loc)->getContext();
+  return createDetached<DyTGradOp>(
+      loc, TypeRange(getGradTypes(unwrap(x), w, hasBias, unwrap(alpha))),
+      unwrap(dy), unwrap(x), unwrap(alpha), w, IntegerAttr(), TypeAttr(),
+      hasBias ? UnitAttr::get(context) : UnitAttr());
+}

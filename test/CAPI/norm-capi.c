@@ -280,6 +280,86 @@ static void testQuantizeBuilder(MlirContext ctx) {
   mlirModuleDestroy(module);
 }
 
+// CHECK-LABEL: testTrainingBuilders
+static void testTrainingBuilders(MlirContext ctx) {
+  printf("testTrainingBuilders\n");
+  MlirLocation loc = mlirLocationUnknownGet(ctx);
+  MlirAttribute noEncoding = mlirAttributeGetNull();
+  int64_t shape[] = {mlirShapedTypeGetDynamicSize(), 64};
+  int64_t rowShape[] = {64};
+  int64_t statsShape[] = {mlirShapedTypeGetDynamicSize()};
+  MlirType f32 = mlirF32TypeGet(ctx);
+  MlirType x =
+      mlirRankedTensorTypeGet(2, shape, mlirBF16TypeGet(ctx), noEncoding);
+  MlirType w =
+      mlirRankedTensorTypeGet(1, rowShape, mlirBF16TypeGet(ctx), noEncoding);
+  MlirType stats = mlirRankedTensorTypeGet(1, statsShape, f32, noEncoding);
+  MlirType scalar = mlirRankedTensorTypeGet(0, NULL, f32, noEncoding);
+
+  MlirModule module = mlirModuleCreateEmpty(loc);
+  MlirType args[] = {x, x, w, scalar};
+  MlirType results[] = {x, stats, stats, x, w, w, x, x, w, scalar};
+  MlirBlock block = createFunc(ctx, module, "training", 4, args, 10, results);
+  MlirValue dy = mlirBlockGetArgument(block, 0);
+  MlirValue in = mlirBlockGetArgument(block, 1);
+  MlirValue weight = mlirBlockGetArgument(block, 2);
+  MlirValue alpha = mlirBlockGetArgument(block, 3);
+  MlirValue null = {NULL};
+
+  /* Forward with statistics, then each gradient op. */
+  MlirOperation forward =
+      mlirNormLayerNormOpCreateWithStats(loc, in, weight, weight, null);
+  mlirBlockAppendOwnedOperation(block, forward);
+  MlirValue mean = mlirOperationGetResult(forward, 1);
+  MlirValue rstd = mlirOperationGetResult(forward, 2);
+  MlirOperation lnGrad =
+      mlirNormLayerNormGradOpCreate(loc, dy, in, mean, rstd, weight, true);
+  mlirBlockAppendOwnedOperation(block, lnGrad);
+  MlirOperation rmsForward =
+      mlirNormRMSNormOpCreateWithStats(loc, in, null, null);
+  mlirBlockAppendOwnedOperation(block, rmsForward);
+  MlirOperation rmsGrad = mlirNormRMSNormGradOpCreate(
+      loc, dy, in, mlirOperationGetResult(rmsForward, 1), null);
+  mlirBlockAppendOwnedOperation(block, rmsGrad);
+  MlirOperation dytGrad =
+      mlirNormDyTGradOpCreate(loc, dy, in, alpha, weight, false);
+  mlirBlockAppendOwnedOperation(block, dytGrad);
+  MlirValue returned[] = {mlirOperationGetResult(forward, 0),
+                          mean,
+                          rstd,
+                          mlirOperationGetResult(lnGrad, 0),
+                          mlirOperationGetResult(lnGrad, 1),
+                          mlirOperationGetResult(lnGrad, 2),
+                          mlirOperationGetResult(rmsGrad, 0),
+                          mlirOperationGetResult(dytGrad, 0),
+                          mlirOperationGetResult(dytGrad, 1),
+                          mlirOperationGetResult(dytGrad, 2)};
+  createReturn(ctx, block, 10, returned);
+  printf(
+      "grad=%d,%d,%d,%d results=%d,%d,%d,%d verified=%d\n",
+      mlirOperationIsANormGradOp(lnGrad), mlirOperationIsANormGradOp(rmsGrad),
+      mlirOperationIsANormGradOp(dytGrad), mlirOperationIsANormGradOp(forward),
+      (int)mlirOperationGetNumResults(forward),
+      (int)mlirOperationGetNumResults(lnGrad),
+      (int)mlirOperationGetNumResults(rmsForward),
+      (int)mlirOperationGetNumResults(dytGrad),
+      mlirOperationVerify(mlirModuleGetOperation(module)));
+  // CHECK: grad=1,1,1,0 results=3,3,2,3 verified=1
+  mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
+  printf("\n");
+  // CHECK: %[[Y:.*]], %[[M:.*]], %[[R:.*]] = norm.layer_norm %{{.*}}
+  // weight(%{{.*}}) bias(%{{.*}}) {return_stats} : (tensor<?x64xbf16>,
+  // tensor<64xbf16>, tensor<64xbf16>) -> (tensor<?x64xbf16>, tensor<?xf32>,
+  // tensor<?xf32>) CHECK: norm.layer_norm_grad %{{.*}}, %{{.*}} mean(%[[M]])
+  // rstd(%[[R]]) weight(%{{.*}}) {has_bias} : {{.*}} -> (tensor<?x64xbf16>,
+  // tensor<64xbf16>, tensor<64xbf16>) CHECK: norm.rms_norm %{{.*}}
+  // {return_stats} : (tensor<?x64xbf16>) -> (tensor<?x64xbf16>, tensor<?xf32>)
+  // CHECK: norm.rms_norm_grad
+  // CHECK: norm.dyt_grad %{{.*}}, %{{.*}} alpha(%{{.*}}) weight(%{{.*}}) :
+  // {{.*}} -> (tensor<?x64xbf16>, tensor<64xbf16>, tensor<f32>)
+  mlirModuleDestroy(module);
+}
+
 /* A ranked memref descriptor as the C interface passes it. */
 typedef struct {
   float *allocated, *aligned;
@@ -366,6 +446,7 @@ int main(void) {
   testIsA(ctx);
   testBuilders(ctx);
   testQuantizeBuilder(ctx);
+  testTrainingBuilders(ctx);
   testPipelineAndJIT(ctx);
   mlirContextDestroy(ctx);
   return 0;
