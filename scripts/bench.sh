@@ -40,7 +40,7 @@ norm_log "PyTorch baselines"
 python3 tools/norm-bench/bench_torch.py --out "$out/torch.json" \
   --threads "$threads" "${quick[@]}" || true
 norm_log "norm-bench"
-"$NORM_BUILD_DIR/bin/norm-bench" "${quick[@]}" --paired --slices \
+"$NORM_BUILD_DIR/bin/norm-bench" "${quick[@]}" --paired --slices --grad \
   --threads="$threads" --benchmark_min_time=0.1 \
   --json="$out/norm-bench.json" --merge="$out/torch.json" \
   --benchmark_color=false | tee "$out/norm-bench.txt"

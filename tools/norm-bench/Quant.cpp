@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Quant.h"
+#include "KernelCall.h"
 
 #include "norm/ExecutionEngine/JIT.h"
 
@@ -69,79 +70,6 @@ size_t quantBytes(bool residual, const Variant &variant, QuantShape shape) {
   return bytes;
 }
 
-/// A 64-byte aligned, zeroed allocation.
-struct AlignedBuffer {
-  explicit AlignedBuffer(size_t bytes)
-      : data(std::aligned_alloc(64, (bytes + 63) / 64 * 64)), size(bytes) {
-    std::memset(data, 0, (bytes + 63) / 64 * 64);
-  }
-  ~AlignedBuffer() { std::free(data); }
-  AlignedBuffer(const AlignedBuffer &) = delete;
-  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
-  void *data;
-  size_t size;
-};
-
-/// A memref descriptor of rank <= 2 as the C interface reads it:
-/// allocated, aligned, offset, sizes, strides.
-struct Descriptor {
-  int64_t fields[7] = {};
-  Descriptor() = default;
-  Descriptor(void *data, std::vector<int64_t> shape) {
-    fields[0] = fields[1] = reinterpret_cast<intptr_t>(data);
-    size_t rank = shape.size();
-    int64_t stride = 1;
-    for (size_t d = rank; d-- > 0;) {
-      fields[3 + d] = shape[d];
-      fields[3 + rank + d] = stride;
-      stride *= shape[d];
-    }
-  }
-};
-
-/// Calls `_mlir_ciface_kernel(desc *...)` with pointers to `args` (three
-/// to seven of them).
-void callKernel(void *entry, std::vector<Descriptor> &args) {
-  using P = void *;
-  P p[7] = {};
-  for (size_t i = 0; i < args.size(); ++i)
-    p[i] = &args[i];
-  switch (args.size()) {
-  case 3:
-    return reinterpret_cast<void (*)(P, P, P)>(entry)(p[0], p[1], p[2]);
-  case 4:
-    return reinterpret_cast<void (*)(P, P, P, P)>(entry)(p[0], p[1], p[2],
-                                                         p[3]);
-  case 5:
-    return reinterpret_cast<void (*)(P, P, P, P, P)>(entry)(p[0], p[1], p[2],
-                                                            p[3], p[4]);
-  case 6:
-    return reinterpret_cast<void (*)(P, P, P, P, P, P)>(entry)(
-        p[0], p[1], p[2], p[3], p[4], p[5]);
-  case 7:
-    return reinterpret_cast<void (*)(P, P, P, P, P, P, P)>(entry)(
-        p[0], p[1], p[2], p[3], p[4], p[5], p[6]);
-  default:
-    llvm::report_fatal_error("norm-bench: unexpected kernel arity");
-  }
-}
-
-uint16_t toBF16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  bits += 0x7FFF + ((bits >> 16) & 1);
-  return uint16_t(bits >> 16);
-}
-
-void fillBF16(void *data, size_t count, float mean, float spread,
-              unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(mean, spread);
-  auto *out = static_cast<uint16_t *>(data);
-  for (size_t i = 0; i < count; ++i)
-    out[i] = toBF16(dist(rng));
-}
-
 /// The MLIR types of one case.
 struct Types {
   std::string x, xm, w, wm, q, qm, scales, scalesm;
@@ -177,31 +105,10 @@ std::string quantizeLine(const Variant &variant, const Types &t,
                        input, attrs, t.x, t.q, t.scales);
 }
 
-std::string toTensor(const std::string &name, const std::string &memref,
-                     const std::string &tensor) {
-  return llvm::formatv("  %{0} = bufferization.to_tensor %{0}m restrict : "
-                       "{1} to {2}\n",
-                       name, memref, tensor);
-}
-
-std::string store(const std::string &name, const std::string &tensor,
-                  const std::string &memref) {
-  return llvm::formatv("  bufferization.materialize_in_destination %{0} in "
-                       "restrict writable %{0}m : ({1}, {2}) -> ()\n",
-                       name, tensor, memref);
-}
-
 std::string storeScales(const Types &t) {
   return llvm::formatv("  bufferization.materialize_in_destination %sc in "
                        "restrict writable %scm : ({0}, {1}) -> ()\n",
                        t.scales, t.scalesm);
-}
-
-std::string wrap(const std::string &params, const std::string &body) {
-  return llvm::formatv("func.func @kernel({0}) attributes "
-                       "{{llvm.emit_c_interface} {{\n{1}  return\n}\n",
-                       params, body)
-      .str();
 }
 
 /// The norm (writing y, or feeding the quantization when `fused`).

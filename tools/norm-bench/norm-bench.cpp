@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AOT.h"
+#include "Grad.h"
 #include "Kernels.h"
 #include "Paired.h"
 #include "Quant.h"
@@ -249,6 +250,7 @@ int main(int argc, char **argv) {
   // Our flags; everything else goes to Google Benchmark.
   bool quick = false, summaryOnly = false, slices = false, onlySlices = false;
   bool quant = false, onlyQuant = false;
+  bool grad = false, onlyGrad = false;
   bool paired = false;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   int repetitions = 10;
@@ -269,6 +271,10 @@ int main(int argc, char **argv) {
       quant = true;
     } else if (arg == "--only-quant") {
       quant = onlyQuant = true;
+    } else if (arg == "--grad") {
+      grad = true;
+    } else if (arg == "--only-grad") {
+      grad = onlyGrad = true;
     } else if (arg == "--paired") {
       paired = true;
     } else if (arg.consume_front("--threads=")) {
@@ -291,6 +297,7 @@ int main(int argc, char **argv) {
     } else if (arg == "--help") {
       llvm::outs() << "usage: norm-bench [--quick|--summary] [--paired] "
                       "[--slices|--only-slices] [--quant|--only-quant] "
+                      "[--grad|--only-grad] "
                       "[--threads=N] "
                       "[--repetitions=N] [--json=FILE] [--merge=TORCH.json] "
                       "[--norm-aot=PATH] [Google Benchmark flags]\n"
@@ -304,6 +311,9 @@ int main(int argc, char **argv) {
                       "  --quant        also norm + FP8/int8 quantization "
                       "(fused, unfused)\n"
                       "  --only-quant   only those\n"
+                      "  --grad         also the gradient ops (layer_norm, "
+                      "rms_norm)\n"
+                      "  --only-grad    only those\n"
                       "  --norm-aot     the norm-aot that builds the aot "
                       "kernels (default: next to norm-bench)\n";
       return 0;
@@ -405,28 +415,34 @@ int main(int argc, char **argv) {
     return selection.selects(name, repetitions, paired && kernel);
   };
 
-  if (onlySlices || onlyQuant)
+  if (onlySlices || onlyQuant || onlyGrad)
     shapes.clear();
+  // A case registered with its floors: copies of half its bytes.
+  auto registerWithFloors = [&](const std::string &name, size_t bytes,
+                                std::function<void()> body, const void *source,
+                                void *destination) {
+    size_t half = bytes / 2;
+    if (paired)
+      registerPaired(name, bytes, std::move(body),
+                     Floors{[source, destination, half] {
+                              copyFloor(source, destination, half);
+                            },
+                            [source, destination, half] {
+                              copyNonTemporalFloor(source, destination, half);
+                            }});
+    else
+      registerCase(name, bytes, std::move(body));
+  };
+  auto selectedKernel = [&](const std::string &name) {
+    return selected(name, true);
+  };
   QuantKernels quantKernels;
-  if (quant &&
-      !quantKernels.registerBenchmarks(
-          threads, quick, libs,
-          [&](const std::string &name) { return selected(name, true); },
-          [&](const std::string &name, size_t bytes, std::function<void()> body,
-              const void *source, void *destination) {
-            size_t half = bytes / 2;
-            if (paired)
-              registerPaired(name, bytes, std::move(body),
-                             Floors{[source, destination, half] {
-                                      copyFloor(source, destination, half);
-                                    },
-                                    [source, destination, half] {
-                                      copyNonTemporalFloor(source, destination,
-                                                           half);
-                                    }});
-            else
-              registerCase(name, bytes, std::move(body));
-          }))
+  if (quant && !quantKernels.registerBenchmarks(
+                   threads, quick, libs, selectedKernel, registerWithFloors))
+    return 1;
+  GradKernels gradKernels;
+  if (grad && !gradKernels.registerBenchmarks(
+                  threads, quick, libs, selectedKernel, registerWithFloors))
     return 1;
   SliceKernels sliceKernels;
   if (slices && !sliceKernels.registerBenchmarks(
@@ -558,6 +574,14 @@ int main(int argc, char **argv) {
       quantMedians[name] = {entry.time, entry.ntRatio.value_or(0.0),
                             entry.ntRate.value_or(0.0)};
     printQuantSummary(quantMedians, paired);
+  }
+  if (grad) {
+    std::map<std::string, double> times, ntRatios;
+    for (const auto &[name, entry] : medians) {
+      times[name] = entry.time;
+      ntRatios[name] = entry.ntRatio.value_or(0.0);
+    }
+    printGradSummary(times, ntRatios, paired);
   }
   if (slices) {
     std::map<std::string, double> times;

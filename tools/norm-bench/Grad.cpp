@@ -1,0 +1,291 @@
+//===- Grad.cpp - Gradient cases for norm-bench -----------------*- C++ -*-===//
+//
+// Cases `layer_norm_grad` (weight and bias) and `rms_norm_grad` (weight),
+// f32 and bf16, one module each: @kernel(dy, x, [mean], rstd, w, dx, dw,
+// [db]).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Grad.h"
+#include "KernelCall.h"
+
+#include "norm/ExecutionEngine/JIT.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace norm_bench;
+
+namespace {
+
+struct GradShape {
+  int64_t rows, cols;
+};
+
+const char *const kOps[] = {"layer_norm", "rms_norm"};
+const char *const kDTypes[] = {"f32", "bf16"};
+
+std::string benchmarkName(llvm::StringRef op, GradShape shape,
+                          llvm::StringRef dtype) {
+  return llvm::formatv("{0}_grad/{1}x{2}/{3}", op, shape.rows, shape.cols,
+                       dtype)
+      .str();
+}
+
+size_t elementBytes(llvm::StringRef dtype) { return dtype == "f32" ? 4 : 2; }
+
+bool hasMean(llvm::StringRef op) { return op == "layer_norm"; }
+
+/// Read dy, x, the f32 statistics and the weight; write dx, dweight and
+/// (layer_norm) dbias.
+size_t gradBytes(llvm::StringRef op, GradShape shape, llvm::StringRef dtype) {
+  size_t e = elementBytes(dtype);
+  size_t elements = size_t(shape.rows) * size_t(shape.cols);
+  size_t stats = (hasMean(op) ? 2 : 1) * 4 * size_t(shape.rows);
+  size_t params = (hasMean(op) ? 3 : 2) * e * size_t(shape.cols);
+  return 3 * e * elements + stats + params;
+}
+
+std::string gradSource(llvm::StringRef op, GradShape shape,
+                       llvm::StringRef dtype) {
+  std::string x = llvm::formatv("tensor<{0}x{1}x{2}>", shape.rows, shape.cols,
+                                dtype),
+              xm = llvm::formatv("memref<{0}x{1}x{2}>", shape.rows, shape.cols,
+                                 dtype),
+              w = llvm::formatv("tensor<{0}x{1}>", shape.cols, dtype),
+              wm = llvm::formatv("memref<{0}x{1}>", shape.cols, dtype),
+              st = llvm::formatv("tensor<{0}xf32>", shape.rows),
+              stm = llvm::formatv("memref<{0}xf32>", shape.rows);
+  std::string params = "%dym: " + xm + ", %xm: " + xm;
+  std::string body = toTensor("dy", xm, x) + toTensor("x", xm, x);
+  std::string saved, types = x + ", " + x;
+  if (hasMean(op)) {
+    params += ", %meanm: " + stm;
+    body += toTensor("mean", stm, st);
+    saved += " mean(%mean)";
+    types += ", " + st;
+  }
+  params +=
+      ", %rstdm: " + stm + ", %wm: " + wm + ", %dxm: " + xm + ", %dwm: " + wm;
+  body += toTensor("rstd", stm, st) + toTensor("w", wm, w);
+  saved += " rstd(%rstd) weight(%w)";
+  types += ", " + st + ", " + w;
+  if (hasMean(op)) {
+    params += ", %dbm: " + wm;
+    body += llvm::formatv("  %dx, %dw, %db = norm.layer_norm_grad %dy, "
+                          "%x{0} {{has_bias} : ({1}) -> ({2}, {3}, {3})\n",
+                          saved, types, x, w)
+                .str();
+  } else {
+    body += llvm::formatv("  %dx, %dw = norm.rms_norm_grad %dy, %x{0} : "
+                          "({1}) -> ({2}, {3})\n",
+                          saved, types, x, w)
+                .str();
+  }
+  body += store("dx", x, xm) + store("dw", w, wm);
+  if (hasMean(op))
+    body += store("db", w, wm);
+  return wrap(params, body);
+}
+
+float readElement(const void *data, size_t i, bool f32) {
+  if (f32)
+    return static_cast<const float *>(data)[i];
+  uint32_t bits = uint32_t(static_cast<const uint16_t *>(data)[i]) << 16;
+  float value;
+  std::memcpy(&value, &bits, 4);
+  return value;
+}
+
+} // namespace
+
+/// The buffers and module of one case.
+struct norm_bench::GradKernel {
+  GradKernel(llvm::StringRef op, GradShape shape, llvm::StringRef dtype)
+      : op(op.str()), dtype(dtype.str()), shape(shape),
+        elements(size_t(shape.rows) * size_t(shape.cols)),
+        e(elementBytes(dtype)), dy(e * elements), x(e * elements),
+        mean(4 * size_t(shape.rows)), rstd(4 * size_t(shape.rows)),
+        w(e * size_t(shape.cols)), dx(e * elements), dw(e * size_t(shape.cols)),
+        db(e * size_t(shape.cols)), floorBytes(gradBytes(op, shape, dtype) / 2),
+        floorSource(floorBytes), floorDestination(floorBytes) {}
+
+  void fill(void *data, size_t count, float center, float spread,
+            unsigned seed) {
+    if (e == 2)
+      return fillBF16(data, count, center, spread, seed);
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(center, spread);
+    for (size_t i = 0; i < count; ++i)
+      static_cast<float *>(data)[i] = dist(rng);
+  }
+
+  bool compile(unsigned threads, const std::vector<llvm::StringRef> &libs) {
+    fill(dy.data, elements, 0.0f, 1.0f, 11);
+    fill(x.data, elements, 0.5f, 1.0f, 12);
+    fill(w.data, size_t(shape.cols), 1.0f, 0.2f, 13);
+    // The statistics of x, as the forward returns them.
+    bool f32 = e == 4;
+    auto *meanOut = static_cast<float *>(mean.data);
+    auto *rstdOut = static_cast<float *>(rstd.data);
+    for (int64_t r = 0; r < shape.rows; ++r) {
+      double sum = 0, squares = 0;
+      for (int64_t c = 0; c < shape.cols; ++c)
+        sum += readElement(x.data, size_t(r * shape.cols + c), f32);
+      double mu = hasMean(op) ? sum / double(shape.cols) : 0.0;
+      for (int64_t c = 0; c < shape.cols; ++c) {
+        double d = readElement(x.data, size_t(r * shape.cols + c), f32) - mu;
+        squares += d * d;
+      }
+      meanOut[r] = float(mu);
+      rstdOut[r] = float(1.0 / std::sqrt(squares / double(shape.cols) + 1e-5));
+    }
+    std::string error;
+    module = mlir::norm::JITModule::compile(
+        gradSource(op, shape, dtype),
+        llvm::formatv("norm-cpu-pipeline{{threads={0}}", threads).str(), error,
+        libs);
+    entry = module ? module->lookupCInterface("kernel") : nullptr;
+    if (!entry) {
+      llvm::errs() << "norm-bench: " << op
+                   << "_grad does not compile: " << error << "\n";
+      return false;
+    }
+    std::vector<int64_t> matrix{shape.rows, shape.cols};
+    args = {Descriptor(dy.data, matrix), Descriptor(x.data, matrix)};
+    if (hasMean(op))
+      args.push_back(Descriptor(mean.data, {shape.rows}));
+    args.push_back(Descriptor(rstd.data, {shape.rows}));
+    args.push_back(Descriptor(w.data, {shape.cols}));
+    args.push_back(Descriptor(dx.data, matrix));
+    args.push_back(Descriptor(dw.data, {shape.cols}));
+    if (hasMean(op))
+      args.push_back(Descriptor(db.data, {shape.cols}));
+    return true;
+  }
+
+  void call() { callKernel(entry, args); }
+
+  /// dx of a few rows against the formula in f64 (a binding mistake must
+  /// not be timed).
+  bool agrees() {
+    call();
+    bool f32 = e == 4;
+    double bound = f32 ? 1e-4 : 3e-2;
+    const auto *meanIn = static_cast<const float *>(mean.data);
+    const auto *rstdIn = static_cast<const float *>(rstd.data);
+    for (int64_t r : {int64_t(0), shape.rows / 2, shape.rows - 1}) {
+      size_t base = size_t(r * shape.cols);
+      double sumG = 0, sumGX = 0, scale = 0;
+      std::vector<double> g(size_t(shape.cols)), xh(size_t(shape.cols));
+      for (int64_t c = 0; c < shape.cols; ++c) {
+        xh[c] = (readElement(x.data, base + c, f32) - meanIn[r]) * rstdIn[r];
+        g[c] = readElement(dy.data, base + c, f32) *
+               readElement(w.data, size_t(c), f32);
+        sumG += g[c];
+        sumGX += g[c] * xh[c];
+      }
+      double n = double(shape.cols);
+      for (int64_t c = 0; c < shape.cols; ++c) {
+        double inner = g[c] - xh[c] * sumGX / n;
+        if (hasMean(op))
+          inner -= sumG / n;
+        double want = rstdIn[r] * inner;
+        scale = std::max(scale, std::fabs(want));
+        double got = readElement(dx.data, base + c, f32);
+        if (std::fabs(got - want) > bound * (std::fabs(want) + 1.0)) {
+          llvm::errs() << "norm-bench: " << op << "_grad " << dtype << ": dx["
+                       << r << "][" << c << "] = " << got << ", expected "
+                       << want << "\n";
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  std::string op, dtype;
+  GradShape shape;
+  size_t elements, e;
+  AlignedBuffer dy, x, mean, rstd, w, dx, dw, db;
+  size_t floorBytes;
+  AlignedBuffer floorSource, floorDestination;
+  std::unique_ptr<mlir::norm::JITModule> module;
+  void *entry = nullptr;
+  std::vector<Descriptor> args;
+};
+
+GradKernels::GradKernels() = default;
+GradKernels::~GradKernels() = default;
+
+static GradShape gradShape(bool quick) {
+  return quick ? GradShape{4096, 4096} : GradShape{8192, 4096};
+}
+
+bool GradKernels::registerBenchmarks(
+    unsigned threads, bool quick, const std::vector<llvm::StringRef> &libs,
+    const std::function<bool(const std::string &)> &selected,
+    const std::function<void(const std::string &, size_t, std::function<void()>,
+                             const void *, void *)> &add) {
+  GradShape shape = gradShape(quick);
+  // The decomposition rounds f64 sums to bf16 through compiler-rt's
+  // __truncdfbf2, which MLIR's runner utilities carry.
+  std::vector<llvm::StringRef> gradLibs(libs);
+  std::string runnerUtils =
+      std::string(NORM_LLVM_LIBRARY_DIR) + "/libmlir_c_runner_utils.so";
+  gradLibs.push_back(runnerUtils);
+  for (const char *op : kOps) {
+    for (const char *dtype : kDTypes) {
+      std::string name = benchmarkName(op, shape, dtype);
+      if (!selected(name))
+        continue;
+      auto kernel = std::make_unique<GradKernel>(op, shape, dtype);
+      if (!kernel->compile(threads, gradLibs) || !kernel->agrees())
+        return false;
+      GradKernel *raw = kernel.get();
+      add(
+          name, gradBytes(op, shape, dtype), [raw] { raw->call(); },
+          raw->floorSource.data, raw->floorDestination.data);
+      kernels.push_back(std::move(kernel));
+    }
+  }
+  return true;
+}
+
+void norm_bench::printGradSummary(const std::map<std::string, double> &times,
+                                  const std::map<std::string, double> &ntRatios,
+                                  bool paired) {
+  bool header = false;
+  for (GradShape shape : {GradShape{8192, 4096}, GradShape{4096, 4096}}) {
+    for (const char *op : kOps) {
+      for (const char *dtype : kDTypes) {
+        std::string name = benchmarkName(op, shape, dtype);
+        auto time = times.find(name);
+        if (time == times.end())
+          continue;
+        if (!header) {
+          llvm::outs() << "\nGradients (GB/s of dy, x, statistics, weight "
+                          "read and dx, dweight, dbias written"
+                       << (paired ? "; x nt: paired ratio copy_nt time / "
+                                    "kernel time"
+                                  : "")
+                       << "):\n";
+          llvm::outs() << llvm::formatv("{0,-18} {1,-10} {2,-5} {3,8} {4,7}\n",
+                                        "case", "shape", "dtype", "GB/s",
+                                        "x nt");
+          header = true;
+        }
+        auto ratio = ntRatios.find(name);
+        llvm::outs() << llvm::formatv(
+            "{0,-18} {1,-10} {2,-5} {3,8:F1} {4,7}\n",
+            std::string(op) + "_grad",
+            llvm::formatv("{0}x{1}", shape.rows, shape.cols).str(), dtype,
+            double(gradBytes(op, shape, dtype)) / time->second * 1e-3,
+            paired && ratio != ntRatios.end()
+                ? llvm::formatv("{0:F2}", ratio->second).str()
+                : std::string("-"));
+      }
+    }
+  }
+}
