@@ -226,8 +226,7 @@ static GradShape gradShape(bool quick) {
 bool GradKernels::registerBenchmarks(
     unsigned threads, bool quick, const std::vector<llvm::StringRef> &libs,
     const std::function<bool(const std::string &)> &selected,
-    const std::function<void(const std::string &, size_t, std::function<void()>,
-                             const void *, void *)> &add) {
+    const AddFloorBenchmark &add) {
   GradShape shape = gradShape(quick);
   // The decomposition rounds f64 sums to bf16 through compiler-rt's
   // __truncdfbf2, which MLIR's runner utilities carry.

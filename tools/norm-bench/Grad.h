@@ -10,6 +10,8 @@
 #ifndef NORM_TOOLS_NORMBENCH_GRAD_H
 #define NORM_TOOLS_NORMBENCH_GRAD_H
 
+#include "Paired.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <functional>
@@ -32,12 +34,11 @@ public:
   /// and registers it with `add(name, bytes, body, floors-source,
   /// floors-destination)`. Returns false when one does not compile or
   /// disagrees.
-  bool registerBenchmarks(
-      unsigned threads, bool quick, const std::vector<llvm::StringRef> &libs,
-      const std::function<bool(const std::string &)> &selected,
-      const std::function<void(const std::string &, size_t,
-                               std::function<void()>, const void *, void *)>
-          &add);
+  bool
+  registerBenchmarks(unsigned threads, bool quick,
+                     const std::vector<llvm::StringRef> &libs,
+                     const std::function<bool(const std::string &)> &selected,
+                     const AddFloorBenchmark &add);
 
 private:
   std::vector<std::unique_ptr<GradKernel>> kernels;

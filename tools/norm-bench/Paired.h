@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace norm_bench {
 
@@ -33,6 +34,12 @@ constexpr const char kPairedCopyRate[] = "copy_bytes_per_second";
 struct Floors {
   std::function<void()> copy, copyNT;
 };
+
+/// Registers a benchmark `name` moving `bytes` per call of `body`, whose
+/// floors copy half of them from `source` to `destination`.
+using AddFloorBenchmark = std::function<void(
+    const std::string &name, size_t bytes, std::function<void()> body,
+    const void *source, void *destination)>;
 
 /// Runs one repetition of a paired benchmark with manual time (the kernel's
 /// time only): batches of `batch` kernel calls, each followed by `batch`

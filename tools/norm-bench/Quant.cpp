@@ -298,8 +298,7 @@ static std::vector<QuantShape> quantShapes(bool quick) {
 bool QuantKernels::registerBenchmarks(
     unsigned threads, bool quick, const std::vector<llvm::StringRef> &libs,
     const std::function<bool(const std::string &)> &selected,
-    const std::function<void(const std::string &, size_t, std::function<void()>,
-                             const void *, void *)> &add) {
+    const AddFloorBenchmark &add) {
   for (QuantShape shape : quantShapes(quick)) {
     for (bool residual : {false, true}) {
       for (const Variant &variant : kVariants) {

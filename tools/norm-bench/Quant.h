@@ -12,6 +12,8 @@
 #ifndef NORM_TOOLS_NORMBENCH_QUANT_H
 #define NORM_TOOLS_NORMBENCH_QUANT_H
 
+#include "Paired.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <functional>
@@ -44,12 +46,11 @@ public:
   /// computes exactly what the unfused pair does, and registers each with
   /// `add(name, bytes, body, floors-source, floors-destination)`. Returns
   /// false when one does not compile or disagrees.
-  bool registerBenchmarks(
-      unsigned threads, bool quick, const std::vector<llvm::StringRef> &libs,
-      const std::function<bool(const std::string &)> &selected,
-      const std::function<void(const std::string &, size_t,
-                               std::function<void()>, const void *, void *)>
-          &add);
+  bool
+  registerBenchmarks(unsigned threads, bool quick,
+                     const std::vector<llvm::StringRef> &libs,
+                     const std::function<bool(const std::string &)> &selected,
+                     const AddFloorBenchmark &add);
 
 private:
   std::vector<std::unique_ptr<QuantKernel>> kernels;
