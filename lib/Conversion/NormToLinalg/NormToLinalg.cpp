@@ -242,24 +242,31 @@ struct DecompositionContext {
 
   /// The row mean of LayerNorm in the compute type: the first element of
   /// the row `s` (the shift) plus `shiftedMean`, the mean of the row minus
-  /// it.
+  /// it. A reduction over the row that adds the shift at the first element
+  /// only, so that an empty row reads nothing (its mean stays 0 / 0).
   Value rowMeanFromShift(Value s, Value shiftedMean) {
-    Value init = zeroRowTensor(computeType);
-    MLIRContext *context = getContext();
-    AffineMap rowIdentity = AffineMap::getMultiDimIdentityMap(axis, context);
-    SmallVector<AffineExpr> firstExprs = getAffineDimExprs(0, axis);
-    for (int64_t d = axis; d < rank; ++d)
-      firstExprs.push_back(getAffineConstantExpr(0, context));
-    AffineMap first = AffineMap::get(axis, 0, firstExprs, context);
-    SmallVector<utils::IteratorType> types(axis, utils::IteratorType::parallel);
+    SmallVector<utils::IteratorType> types = iterators(true);
     return linalg::GenericOp::create(
-               b, loc, init.getType(), ValueRange{s, shiftedMean}, init,
-               ArrayRef<AffineMap>{first, rowIdentity, rowIdentity}, types,
+               b, loc, shiftedMean.getType(), ValueRange{s}, shiftedMean,
+               ArrayRef<AffineMap>{identityMap(), rowMap()}, types,
                [&](OpBuilder &nb, Location nl, ValueRange args) {
-                 Value shift = castFloat(nb, nl, args[0], computeType);
+                 Value isFirst;
+                 Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+                 for (int64_t d = axis; d < rank; ++d) {
+                   Value index = linalg::IndexOp::create(nb, nl, d);
+                   Value atZero = arith::CmpIOp::create(
+                       nb, nl, arith::CmpIPredicate::eq, index, zero);
+                   isFirst =
+                       isFirst ? arith::AndIOp::create(nb, nl, isFirst, atZero)
+                                     .getResult()
+                               : atZero;
+                 }
+                 Value withShift = arith::AddFOp::create(
+                     nb, nl, castFloat(nb, nl, args[0], computeType), args[1]);
                  linalg::YieldOp::create(
                      nb, nl,
-                     Value(arith::AddFOp::create(nb, nl, shift, args[1])));
+                     Value(arith::SelectOp::create(nb, nl, isFirst, withShift,
+                                                   args[1])));
                })
         .getResult(0);
   }

@@ -21,6 +21,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::norm;
 using namespace mlir::norm::cpu_lowering;
@@ -388,10 +390,19 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   RowView view = op ? RowView(op) : RowView(xType, axis);
   staticRowSize = view.getStaticRowSize();
   if (view.isStaticallyEmpty()) {
-    // One empty tensor per distinct result type.
+    // One empty tensor per distinct result type. The statistics of empty
+    // rows (N = 0, rows left) are NaN, 0 / 0 as the row loop computes them.
     SmallVector<Value> empties;
     llvm::SmallDenseMap<Type, Value> emptyOfType;
-    for (auto [type, sizes] : llvm::zip_equal(resultTypes, resultSizes)) {
+    for (auto [index, type, sizes] :
+         llvm::enumerate(resultTypes, resultSizes)) {
+      if (index >= numRowResults) {
+        Value nan =
+            buildFloatConstant(b, loc, type.getElementType(),
+                               std::numeric_limits<double>::quiet_NaN());
+        empties.push_back(tensor::SplatOp::create(b, loc, nan, sizes));
+        continue;
+      }
       Value &empty = emptyOfType[type];
       if (!empty)
         empty = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());

@@ -150,12 +150,18 @@ func.func @no_norm(%a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // return_stats: rstd is the row factor the normalization multiplies by; the
-// mean is the row's first element plus the mean of the shifted row.
+// mean is the mean of the row shifted by its first element, plus that
+// element, added by a reduction at the first column only (an empty row
+// reads nothing).
 // CHECK-LABEL: func @layer_norm_return_stats
-//       CHECK: %[[M:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%{{.*}}, %{{.*}} : tensor<4x64xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<4xf32>)
-//       CHECK:   arith.addf
+//       CHECK: %[[SHIFTED:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%{{.*}} : tensor<4xf64>) outs(%{{.*}} : tensor<4xf32>)
+//       CHECK: %[[R:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%{{.*}} : tensor<4xf64>) outs(%{{.*}} : tensor<4xf32>)
+//       CHECK: %[[M:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<4x64xf32>) outs(%[[SHIFTED]] : tensor<4xf32>)
+//       CHECK:   %[[J:.*]] = linalg.index 1 : index
+//       CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[J]], %{{.*}} : index
+//       CHECK:   arith.select %[[FIRST]], %{{.*}}, %{{.*}} : f32
 //       CHECK: %[[Y:.*]] = linalg.generic
-//       CHECK: return %[[Y]], %[[M]], %[[R:.*]] : tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>
+//       CHECK: return %[[Y]], %[[M]], %[[R]] : tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>
 func.func @layer_norm_return_stats(%x: tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>) {
   %y, %m, %r = norm.layer_norm %x {return_stats} : (tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>)
   return %y, %m, %r : tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>
