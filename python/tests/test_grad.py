@@ -155,26 +155,28 @@ def test_grads_match_torch_autograd(rng):
 
 @pytest.mark.parametrize("op", ["layer_norm", "rms_norm", "dyt"])
 def test_grads_deterministic_across_threads_and_runs(op, rng):
-    """The same bits on every run and for 1 and 2 threads (each sum is one
-    sequential loop: parallel loops only split the independent rows or
-    columns)."""
+    """The same bits on every run and for 1 and 2 threads: the row loops sum
+    the parameter gradients over blocks of rows whose size does not depend
+    on the thread count, then over the blocks in order (1000 rows: 16
+    blocks, the last one partial); the linalg decomposition (dyt) sums in
+    one sequential loop."""
     if _openmp_missing():
         pytest.skip("the OpenMP runtime (libomp) is not installed")
-    m, n = 64, 256
+    m, n = 1000, 256
     saved = {"layer_norm": "mean(%s) rstd(%r)", "rms_norm": "rstd(%r)",
              "dyt": "alpha(%a)"}[op]
-    args = {"layer_norm": "%s: tensor<64xf32>, %r: tensor<64xf32>",
-            "rms_norm": "%r: tensor<64xf32>", "dyt": "%a: tensor<f32>"}[op]
-    types = {"layer_norm": "tensor<64xf32>, tensor<64xf32>",
-             "rms_norm": "tensor<64xf32>", "dyt": "tensor<f32>"}[op]
-    results = "tensor<64x256xf32>, tensor<256xf32>" + (
+    args = {"layer_norm": "%s: tensor<1000xf32>, %r: tensor<1000xf32>",
+            "rms_norm": "%r: tensor<1000xf32>", "dyt": "%a: tensor<f32>"}[op]
+    types = {"layer_norm": "tensor<1000xf32>, tensor<1000xf32>",
+             "rms_norm": "tensor<1000xf32>", "dyt": "tensor<f32>"}[op]
+    results = "tensor<1000x256xf32>, tensor<256xf32>" + (
         ", tensor<f32>" if op == "dyt" else "")
     names = "%dx, %dw" + (", %da" if op == "dyt" else "")
     source = f"""
-func.func @main(%dy: tensor<64x256xf32>, %x: tensor<64x256xf32>, {args},
+func.func @main(%dy: tensor<1000x256xf32>, %x: tensor<1000x256xf32>, {args},
                 %w: tensor<256xf32>) -> ({results}) {{
   {names} = norm.{op}_grad %dy, %x {saved} weight(%w)
-      : (tensor<64x256xf32>, tensor<64x256xf32>, {types}, tensor<256xf32>)
+      : (tensor<1000x256xf32>, tensor<1000x256xf32>, {types}, tensor<256xf32>)
         -> ({results})
   return {names} : {results}
 }}"""

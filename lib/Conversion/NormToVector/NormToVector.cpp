@@ -97,12 +97,37 @@ struct QuantizeToVectorPattern : public OpRewritePattern<QuantizeOp> {
   NormLowerCPUPassOptions options;
 };
 
+/// Rewrites a gradient op into vector row loops where they apply (the
+/// linalg decomposition, at a lower benefit, takes the others).
+template <typename OpTy>
+struct GradToVectorPattern : public OpRewritePattern<OpTy> {
+  GradToVectorPattern(MLIRContext *context,
+                      const NormLowerCPUPassOptions &options)
+      : OpRewritePattern<OpTy>(context, /*benefit=*/2), options(options) {
+    this->setDebugName("GradOpToVectorLoops");
+  }
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<SmallVector<Value>> replacements =
+        lowerGradOpToVectorLoops(rewriter, op, options);
+    if (failed(replacements))
+      return rewriter.notifyMatchFailure(op, "no row loops for this form");
+    rewriter.replaceOp(op, *replacements);
+    return success();
+  }
+
+  NormLowerCPUPassOptions options;
+};
+
 } // namespace
 
 void mlir::norm::populateNormToVectorPatterns(
     RewritePatternSet &patterns, const NormLowerCPUPassOptions &options) {
-  patterns.add<NormToVectorPattern, QuantizeToVectorPattern>(
-      patterns.getContext(), options);
+  patterns.add<NormToVectorPattern, QuantizeToVectorPattern,
+               GradToVectorPattern<LayerNormGradOp>,
+               GradToVectorPattern<RMSNormGradOp>>(patterns.getContext(),
+                                                   options);
 }
 
 void NormLowerCPUPass::runOnOperation() {
@@ -146,8 +171,9 @@ void NormLowerCPUPass::runOnOperation() {
     return;
   RewritePatternSet lowering(&getContext());
   populateNormToVectorPatterns(lowering, options);
-  // The gradient ops have no row-loop lowering yet: their linalg
-  // decomposition (docs/Passes.md#norm-lower-cpu).
+  // The gradient ops the row loops do not cover (dyt_grad, scalar weights,
+  // several normalized dims): their linalg decomposition
+  // (docs/Passes.md#norm-lower-cpu).
   populateGradToLinalgPatterns(lowering);
   if (failed(applyNormLoweringPatterns(getOperation(), std::move(lowering),
                                        "failed to lower to vector loops")))

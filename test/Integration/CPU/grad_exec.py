@@ -32,11 +32,12 @@ are rounded to their types.
 
 Suites: grad_f32, grad_bf16, grad_f16, grad_f64: op x {weight and bias,
 weight, none} x {static, dynamic rows}, plus rms_norm with a scalar weight
-and a weight_offset. train_f32, train_bf16, train_f16, train_f64: a
+and a weight_offset, a 1000-wide row, and 150 and 129 rows (several blocks
+of the row loops' parameter sums, the last one partial). train_f32, train_bf16, train_f16, train_f64: a
 training step, layer_norm / rms_norm with `return_stats` (x {parameters,
 none} x {static, dynamic rows} x {residual, none}, a 3-D input normalized
 over two dims, a weight_offset, a long odd row, a long residual row, a single row,
-all dims normalized) whose
+all dims normalized, a [2, 70, 48] input) whose
 y, residual_out and statistics are checked against the f64 forward and
 whose statistics feed the gradient op, checked as above. Inputs have a
 common offset of 3.
@@ -436,6 +437,8 @@ def train_suite(t):
     cases.append(make_train_case(seed + 5, "rms_norm", t, (1, 256), "w"))
     cases.append(make_train_case(seed + 6, "layer_norm", t, (4, 16), "wb",
                                  axis=0))
+    cases.append(make_train_case(seed + 7, "layer_norm", t, (2, 70, 48), "wb",
+                                 dynamic=True))
     return cases
 
 
@@ -456,6 +459,11 @@ def suite(name):
     cases.append(make_case(seed + 2, "rms_norm", t, (5, 64), "w",
                            offset=1.0))
     cases.append(make_case(seed + 3, "layer_norm", t, (3, 1000), "wb"))
+    # Several blocks of 64 rows, the last one partial: the parameter
+    # gradients of the row loops are summed over blocks.
+    cases.append(make_case(seed + 4, "layer_norm", t, (150, 72), "wb",
+                           dynamic=True))
+    cases.append(make_case(seed + 5, "rms_norm", t, (129, 40), "w"))
     return cases
 
 

@@ -32,6 +32,14 @@ FailureOr<SmallVector<Value>>
 lowerQuantizeOpToVectorLoops(RewriterBase &rewriter, QuantizeOp op,
                              const NormLowerCPUPassOptions &options);
 
+/// Lowers norm.layer_norm_grad or norm.rms_norm_grad normalized over the
+/// last dim (weight absent or a row) to vector row loops in blocks of rows,
+/// with deterministic parameter-gradient sums; fails on other ops and
+/// forms (which the linalg decomposition then lowers).
+FailureOr<SmallVector<Value>>
+lowerGradOpToVectorLoops(RewriterBase &rewriter, Operation *op,
+                         const NormLowerCPUPassOptions &options);
+
 /// Adds the patterns rewriting every norm op with lowerNormOpToVectorLoops
 /// (fused with its norm.quantize where getFusableQuantizeOp finds one) and
 /// every other norm.quantize with lowerQuantizeOpToVectorLoops.

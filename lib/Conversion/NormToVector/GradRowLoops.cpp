@@ -1,0 +1,501 @@
+//===- GradRowLoops.cpp - Vector row loops of the gradient ops --*- C++ -*-===//
+//
+// norm-lower-cpu's lowering of norm.layer_norm_grad and norm.rms_norm_grad
+// normalized over the last dim: the rows in blocks of a fixed number of
+// rows, the blocks in parallel (scf.forall). Per row, one sweep sums g * xh
+// (and g) and a second writes dx and adds dy * xh (and dy) into the block's
+// partial parameter gradients, one row of a [blocks, N] tensor in the
+// compute type. The partials are then summed over the blocks in block
+// order, in f64, and rounded once. The block size does not depend on the
+// thread count, so the results are the same bits for any number of threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "norm/Conversion/NormToVector/NormToVector.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Transforms/HostCPU.h"
+#include "norm/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::norm;
+
+namespace {
+
+/// Rows per block of the parameter-gradient partial sums.
+constexpr int64_t kRowsPerBlock = 64;
+
+/// Builds the row loops of one gradient op.
+class GradRowLoopBuilder {
+public:
+  GradRowLoopBuilder(RewriterBase &b, Operation *op, Value dy, Value x,
+                     Value mean, Value rstd, Value weight, double weightOffset,
+                     RankedTensorType dbiasType, Type computeType,
+                     const NormLowerCPUPassOptions &options)
+      : b(b), loc(op->getLoc()), dy(dy), x(x), mean(mean), rstd(rstd),
+        weight(weight), weightOffset(weightOffset), dbiasType(dbiasType),
+        hasBias(static_cast<bool>(dbiasType)), computeType(computeType),
+        options(options) {}
+
+  FailureOr<SmallVector<Value>> build();
+
+private:
+  /// [lead..., N] -> [M, N] (rank 1: [1, N]).
+  Value toMatrix(Value value);
+  /// [lead...] -> [M] (rank 0: [1]).
+  Value toColumn(Value value);
+  /// [M, N] -> x's type.
+  Value fromMatrix(Value matrix);
+
+  Value constantIndex(OpBuilder &ob, int64_t value) {
+    return arith::ConstantIndexOp::create(ob, loc, value);
+  }
+  Value read(OpBuilder &ob, Value source, ValueRange indices, Value mask,
+             Type elementType);
+  Value write(OpBuilder &ob, Value vector, Value dest, ValueRange indices,
+              Value mask);
+  /// Runs `body` over the full vectors of a row of `rowSize` and once over
+  /// the masked tail, threading `inits`.
+  SmallVector<Value>
+  sweep(OpBuilder &ob, ValueRange inits,
+        function_ref<SmallVector<Value>(OpBuilder &, Value col, Value mask,
+                                        ValueRange iterArgs)>
+            body);
+  /// The sum of a parameter gradient over the blocks' partial rows, in f64,
+  /// rounded to `type`.
+  Value sumOverBlocks(OpBuilder &ob, Value partials, Value numBlocks,
+                      RankedTensorType type);
+
+  RewriterBase &b;
+  Location loc;
+  Value dy, x, mean, rstd, weight;
+  double weightOffset;
+  RankedTensorType dbiasType;
+  bool hasBias;
+  Type computeType;
+  const NormLowerCPUPassOptions &options;
+
+  RankedTensorType xType;
+  int64_t rank = 0;
+  Value numRows, rowSize;
+  int64_t staticRowSize = ShapedType::kDynamic;
+  int64_t vectorLength = 0;
+  VectorType computeVectorType, maskType;
+};
+
+Value GradRowLoopBuilder::toMatrix(Value value) {
+  if (rank == 2)
+    return value;
+  auto type = cast<RankedTensorType>(value.getType());
+  if (rank == 1)
+    return tensor::ExpandShapeOp::create(
+        b, loc,
+        RankedTensorType::get({1, staticRowSize}, type.getElementType()), value,
+        ArrayRef<ReassociationIndices>{{0, 1}},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), getAsOpFoldResult(rowSize)});
+  ReassociationIndices lead;
+  for (int64_t d = 0; d < rank - 1; ++d)
+    lead.push_back(d);
+  return tensor::CollapseShapeOp::create(
+      b, loc, value, ArrayRef<ReassociationIndices>{lead, {rank - 1}});
+}
+
+Value GradRowLoopBuilder::toColumn(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() == 1)
+    return value;
+  if (type.getRank() == 0)
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({1}, type.getElementType()), value,
+        ArrayRef<ReassociationIndices>{});
+  ReassociationIndices all;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.push_back(d);
+  return tensor::CollapseShapeOp::create(b, loc, value,
+                                         ArrayRef<ReassociationIndices>{all});
+}
+
+Value GradRowLoopBuilder::fromMatrix(Value matrix) {
+  if (rank == 2)
+    return matrix.getType() == xType
+               ? matrix
+               : tensor::CastOp::create(b, loc, xType, matrix).getResult();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  if (rank == 1)
+    return tensor::CastOp::create(
+        b, loc, xType,
+        tensor::CollapseShapeOp::create(
+            b, loc, matrix, ArrayRef<ReassociationIndices>{{0, 1}}));
+  ReassociationIndices lead;
+  for (int64_t d = 0; d < rank - 1; ++d)
+    lead.push_back(d);
+  SmallVector<ReassociationIndices> groups{lead, {rank - 1}};
+  if (!hasGroupWithSeveralDynamicDims(xType, groups))
+    return tensor::ExpandShapeOp::create(b, loc, xType, matrix, groups, sizes);
+  Value shape = tensor::FromElementsOp::create(
+      b, loc, getValueOrCreateConstantIndexOp(b, loc, sizes));
+  return tensor::ReshapeOp::create(b, loc, xType, matrix, shape);
+}
+
+Value GradRowLoopBuilder::read(OpBuilder &ob, Value source, ValueRange indices,
+                               Value mask, Type elementType) {
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  AffineMap map =
+      AffineMap::getMinorIdentityMap(sourceType.getRank(), 1, ob.getContext());
+  return vector::TransferReadOp::create(
+      ob, loc, VectorType::get({vectorLength}, elementType), source, indices,
+      map, buildFloatConstant(ob, loc, elementType, 0.0), mask,
+      ob.getBoolArrayAttr({true}));
+}
+
+Value GradRowLoopBuilder::write(OpBuilder &ob, Value vector, Value dest,
+                                ValueRange indices, Value mask) {
+  auto destType = cast<RankedTensorType>(dest.getType());
+  AffineMap map =
+      AffineMap::getMinorIdentityMap(destType.getRank(), 1, ob.getContext());
+  return vector::TransferWriteOp::create(ob, loc, destType, vector, dest,
+                                         indices, map, mask,
+                                         ob.getBoolArrayAttr({true}))
+      .getResult();
+}
+
+SmallVector<Value> GradRowLoopBuilder::sweep(
+    OpBuilder &ob, ValueRange inits,
+    function_ref<SmallVector<Value>(OpBuilder &, Value, Value, ValueRange)>
+        body) {
+  Value step = constantIndex(ob, vectorLength);
+  Value fullEnd = arith::MulIOp::create(
+      ob, loc, arith::DivUIOp::create(ob, loc, rowSize, step), step);
+  auto loop = scf::ForOp::create(
+      ob, loc, constantIndex(ob, 0), fullEnd, step, inits,
+      [&](OpBuilder &lb, Location, Value col, ValueRange iterArgs) {
+        scf::YieldOp::create(lb, loc, body(lb, col, Value(), iterArgs));
+      });
+  if (!ShapedType::isDynamic(staticRowSize) &&
+      staticRowSize % vectorLength == 0)
+    return SmallVector<Value>(loop.getResults());
+  Value remaining = arith::SubIOp::create(ob, loc, rowSize, fullEnd);
+  Value mask =
+      vector::CreateMaskOp::create(ob, loc, maskType, ValueRange{remaining});
+  return body(ob, fullEnd, mask, loop.getResults());
+}
+
+Value GradRowLoopBuilder::sumOverBlocks(OpBuilder &ob, Value partials,
+                                        Value numBlocks,
+                                        RankedTensorType type) {
+  Type f64 = ob.getF64Type();
+  VectorType f64Vector = VectorType::get({vectorLength}, f64);
+  Value result = tensor::EmptyOp::create(
+      ob, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(rowSize)},
+      type.getElementType());
+  Value sums =
+      sweep(ob, ValueRange{result},
+            [&](OpBuilder &sb, Value col, Value mask, ValueRange iter) {
+              auto blocks = scf::ForOp::create(
+                  sb, loc, constantIndex(sb, 0), numBlocks,
+                  constantIndex(sb, 1),
+                  ValueRange{buildFloatConstant(sb, loc, f64Vector, 0.0)},
+                  [&](OpBuilder &lb, Location, Value block, ValueRange acc) {
+                    Value part = castFloat(
+                        lb, loc,
+                        read(lb, partials,
+                             ValueRange{block, constantIndex(lb, 0), col}, mask,
+                             computeType),
+                        f64);
+                    scf::YieldOp::create(
+                        lb, loc,
+                        Value(arith::AddFOp::create(lb, loc, acc[0], part)));
+                  });
+              Value rounded = castFloat(sb, loc, blocks.getResult(0),
+                                        type.getElementType());
+              return SmallVector<Value>{
+                  write(sb, rounded, iter[0], ValueRange{col}, mask)};
+            })
+          .front();
+  if (sums.getType() != type)
+    sums = tensor::CastOp::create(ob, loc, type, sums);
+  return sums;
+}
+
+FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
+  xType = cast<RankedTensorType>(x.getType());
+  rank = xType.getRank();
+  Type elementType = xType.getElementType();
+  staticRowSize = xType.getShape().back();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  rowSize = getValueOrCreateConstantIndexOp(b, loc, sizes.back());
+  numRows = constantIndex(b, 1);
+  for (int64_t d = 0; d < rank - 1; ++d)
+    numRows = b.createOrFold<arith::MulIOp>(
+        loc, numRows, getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
+
+  unsigned width = resolveVectorWidth(options.vectorWidth);
+  vectorLength =
+      std::max<int64_t>(1, width / computeType.getIntOrFloatBitWidth() * 2);
+  computeVectorType = VectorType::get({vectorLength}, computeType);
+  maskType = VectorType::get({vectorLength}, b.getI1Type());
+
+  Value dyMatrix = toMatrix(dy), xMatrix = toMatrix(x);
+  Value meanColumn = mean ? toColumn(mean) : Value();
+  Value rstdColumn = toColumn(rstd);
+  Value rowSizeFloat = buildIndexToFloat(b, loc, rowSize, b.getF64Type());
+
+  // Blocks of kRowsPerBlock rows; their partial parameter gradients.
+  Value rowsPerBlock = constantIndex(b, kRowsPerBlock);
+  Value numBlocks =
+      b.createOrFold<arith::CeilDivUIOp>(loc, numRows, rowsPerBlock);
+  unsigned numPartials = (weight ? 1 : 0) + (hasBias ? 1 : 0);
+  SmallVector<OpFoldResult> matrixSizes{getAsOpFoldResult(numRows),
+                                        getAsOpFoldResult(rowSize)};
+  SmallVector<Value> outputs{
+      tensor::EmptyOp::create(b, loc, matrixSizes, elementType)};
+  // The partials are [blocks, 1, N]: their rows are read again and must stay
+  // in cache, and norm-forall-to-loops gives non-temporal stores only to
+  // rows of 2-D outputs (dx).
+  for (unsigned i = 0; i < numPartials; ++i)
+    outputs.push_back(tensor::EmptyOp::create(
+        b, loc,
+        ArrayRef<OpFoldResult>{getAsOpFoldResult(numBlocks), b.getIndexAttr(1),
+                               getAsOpFoldResult(rowSize)},
+        computeType));
+
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(numBlocks)}, outputs,
+      std::nullopt);
+  int64_t staticElements =
+      xType.hasStaticShape() ? xType.getNumElements() : ShapedType::kDynamic;
+  if (options.threads <= 1 || (!ShapedType::isDynamic(staticElements) &&
+                               staticElements < options.parallelThreshold))
+    forall->setAttr(NormDialect::SequentialAttrHelper::getNameStr(),
+                    b.getUnitAttr());
+  // A large dx bypasses the caches, as the forward's outputs do (with a
+  // dynamic row count: from enough rows on, decided at run time).
+  if (options.nontemporalThreshold >= 0) {
+    int64_t bytesPerElement = elementType.getIntOrFloatBitWidth() / 8;
+    if (!ShapedType::isDynamic(staticElements)) {
+      if (staticElements * bytesPerElement >= options.nontemporalThreshold)
+        forall->setAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr(),
+                        b.getUnitAttr());
+    } else if (!ShapedType::isDynamic(staticRowSize) && staticRowSize > 0) {
+      forall->setAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr(),
+                      b.getUnitAttr());
+      // The loop runs over blocks of rows.
+      int64_t minRows = llvm::divideCeil(options.nontemporalThreshold,
+                                         staticRowSize * bytesPerElement);
+      int64_t minBlocks = llvm::divideCeil(minRows, kRowsPerBlock);
+      if (minBlocks > 1)
+        forall->setAttr(
+            NormDialect::NontemporalMinTripsAttrHelper::getNameStr(),
+            b.getI64IntegerAttr(minBlocks));
+    }
+  }
+
+  {
+    OpBuilder fb = OpBuilder::atBlockBegin(forall.getBody());
+    Value block = forall.getInductionVar(0);
+    ValueRange shared = forall.getRegionIterArgs();
+    Value firstRow = arith::MulIOp::create(fb, loc, block, rowsPerBlock);
+    Value blockRows = arith::MinUIOp::create(
+        fb, loc, rowsPerBlock,
+        arith::SubIOp::create(fb, loc, numRows, firstRow));
+    SmallVector<OpFoldResult> one{fb.getIndexAttr(1), fb.getIndexAttr(1)};
+    SmallVector<OpFoldResult> ones3(3, fb.getIndexAttr(1));
+    auto dynamicRow = RankedTensorType::get(
+        {ShapedType::kDynamic, staticRowSize}, elementType);
+    Value dxBlock = tensor::ExtractSliceOp::create(
+        fb, loc, dynamicRow, shared[0],
+        ArrayRef<OpFoldResult>{firstRow, fb.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{blockRows, getAsOpFoldResult(rowSize)}, one);
+    auto partialRow = RankedTensorType::get({staticRowSize}, computeType);
+    SmallVector<Value> partialRows;
+    for (unsigned i = 0; i < numPartials; ++i)
+      partialRows.push_back(tensor::ExtractSliceOp::create(
+          fb, loc, partialRow, shared[1 + i],
+          ArrayRef<OpFoldResult>{block, fb.getIndexAttr(0), fb.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{fb.getIndexAttr(1), fb.getIndexAttr(1),
+                                 getAsOpFoldResult(rowSize)},
+          ones3));
+    // Zero the partial rows.
+    Value zero = buildFloatConstant(fb, loc, computeVectorType, 0.0);
+    if (numPartials)
+      partialRows =
+          sweep(fb, partialRows,
+                [&](OpBuilder &sb, Value col, Value mask, ValueRange iter) {
+                  SmallVector<Value> next;
+                  for (Value row : iter)
+                    next.push_back(write(sb, zero, row, ValueRange{col}, mask));
+                  return next;
+                });
+
+    SmallVector<Value> rowInits{dxBlock};
+    llvm::append_range(rowInits, partialRows);
+    auto rowLoop = scf::ForOp::create(
+        fb, loc, constantIndex(fb, 0), blockRows, constantIndex(fb, 1),
+        rowInits, [&](OpBuilder &rb, Location, Value local, ValueRange iter) {
+          Value row = arith::AddIOp::create(rb, loc, firstRow, local);
+          Value r = vector::BroadcastOp::create(
+              rb, loc, computeVectorType,
+              tensor::ExtractOp::create(rb, loc, rstdColumn, ValueRange{row}));
+          Value m = meanColumn ? Value(vector::BroadcastOp::create(
+                                     rb, loc, computeVectorType,
+                                     tensor::ExtractOp::create(
+                                         rb, loc, meanColumn, ValueRange{row})))
+                               : Value();
+          Value offset =
+              weightOffset != 0.0
+                  ? buildFloatConstant(rb, loc, computeVectorType, weightOffset)
+                  : Value();
+          // xh, g and dy at a column, in the compute type.
+          auto terms = [&](OpBuilder &tb, Value col, Value mask) {
+            Value dyv = castFloat(
+                tb, loc,
+                read(tb, dyMatrix, ValueRange{row, col}, mask, elementType),
+                computeType);
+            Value xv = castFloat(
+                tb, loc,
+                read(tb, xMatrix, ValueRange{row, col}, mask, elementType),
+                computeType);
+            if (m)
+              xv = arith::SubFOp::create(tb, loc, xv, m);
+            Value xh = arith::MulFOp::create(tb, loc, xv, r);
+            Value g = dyv;
+            if (weight) {
+              Value w = castFloat(tb, loc,
+                                  read(tb, weight, ValueRange{col}, mask,
+                                       cast<RankedTensorType>(weight.getType())
+                                           .getElementType()),
+                                  computeType);
+              if (offset)
+                w = arith::AddFOp::create(tb, loc, w, offset);
+              g = arith::MulFOp::create(tb, loc, dyv, w);
+            }
+            return std::make_tuple(dyv, xh, g);
+          };
+
+          // Sweep 1: sum(g * xh) and sum(g) (masked lanes read as 0).
+          SmallVector<Value> sums = sweep(
+              rb, ValueRange{zero, zero},
+              [&](OpBuilder &sb, Value col, Value mask, ValueRange acc) {
+                auto [dyv, xh, g] = terms(sb, col, mask);
+                return SmallVector<Value>{
+                    arith::AddFOp::create(
+                        sb, loc, acc[0], arith::MulFOp::create(sb, loc, g, xh)),
+                    arith::AddFOp::create(sb, loc, acc[1], g)};
+              });
+          auto rowMean = [&](Value accumulator) {
+            Value total =
+                castFloat(rb, loc,
+                          vector::ReductionOp::create(
+                              rb, loc, vector::CombiningKind::ADD, accumulator),
+                          rb.getF64Type());
+            return vector::BroadcastOp::create(
+                rb, loc, computeVectorType,
+                castFloat(rb, loc,
+                          arith::DivFOp::create(rb, loc, total, rowSizeFloat),
+                          computeType));
+          };
+          Value meanGXh = rowMean(sums[0]);
+          Value meanG = m ? Value(rowMean(sums[1])) : Value();
+
+          // Sweep 2: dx, and the partial parameter gradients.
+          SmallVector<Value> next = sweep(
+              rb, iter,
+              [&](OpBuilder &sb, Value col, Value mask, ValueRange rows) {
+                auto [dyv, xh, g] = terms(sb, col, mask);
+                Value inner = arith::SubFOp::create(
+                    sb, loc, g, arith::MulFOp::create(sb, loc, xh, meanGXh));
+                if (meanG)
+                  inner = arith::SubFOp::create(sb, loc, inner, meanG);
+                Value dxv =
+                    castFloat(sb, loc, arith::MulFOp::create(sb, loc, r, inner),
+                              elementType);
+                SmallVector<Value> updated{
+                    write(sb, dxv, rows[0], ValueRange{local, col}, mask)};
+                unsigned next = 1;
+                auto accumulate = [&](Value term) {
+                  Value partial = rows[next++];
+                  Value old =
+                      read(sb, partial, ValueRange{col}, mask, computeType);
+                  updated.push_back(
+                      write(sb, arith::AddFOp::create(sb, loc, old, term),
+                            partial, ValueRange{col}, mask));
+                };
+                if (weight)
+                  accumulate(arith::MulFOp::create(sb, loc, dyv, xh));
+                if (hasBias)
+                  accumulate(dyv);
+                return updated;
+              });
+          scf::YieldOp::create(rb, loc, next);
+        });
+
+    OpBuilder ib = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        ib, loc, rowLoop.getResult(0), shared[0],
+        ArrayRef<OpFoldResult>{firstRow, ib.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{blockRows, getAsOpFoldResult(rowSize)}, one);
+    for (unsigned i = 0; i < numPartials; ++i)
+      tensor::ParallelInsertSliceOp::create(
+          ib, loc, rowLoop.getResult(1 + i), shared[1 + i],
+          ArrayRef<OpFoldResult>{block, ib.getIndexAttr(0), ib.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(1),
+                                 getAsOpFoldResult(rowSize)},
+          ones3);
+  }
+
+  SmallVector<Value> results{fromMatrix(forall.getResult(0))};
+  unsigned next = 1;
+  if (weight)
+    results.push_back(sumOverBlocks(b, forall.getResult(next++), numBlocks,
+                                    cast<RankedTensorType>(weight.getType())));
+  if (hasBias)
+    results.push_back(
+        sumOverBlocks(b, forall.getResult(next++), numBlocks, dbiasType));
+  return results;
+}
+
+/// The row loops of layer_norm_grad (`mean` given) or rms_norm_grad; fails
+/// (for the linalg decomposition to apply) on what they do not cover.
+template <typename OpTy>
+FailureOr<SmallVector<Value>>
+lowerNormGrad(RewriterBase &rewriter, OpTy op, Value mean, double offset,
+              const NormLowerCPUPassOptions &options) {
+  auto xType = cast<RankedTensorType>(op.getX().getType());
+  // The normalized dim is the last one; a weight is a row (not a scalar).
+  if (op.getNormalizedDim() != xType.getRank() - 1 ||
+      op.getDy().getType() != op.getX().getType())
+    return failure();
+  if (Value weight = op.getWeight())
+    if (cast<RankedTensorType>(weight.getType()).getRank() != 1 ||
+        isScalarParameterShape(
+            cast<RankedTensorType>(weight.getType()).getShape()))
+      return failure();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  GradRowLoopBuilder builder(
+      rewriter, op, op.getDy(), op.getX(), mean, op.getRstd(), op.getWeight(),
+      offset,
+      op.getDbias() ? cast<RankedTensorType>(op.getDbias().getType())
+                    : RankedTensorType(),
+      op.getComputeElementType(), options);
+  return builder.build();
+}
+
+} // namespace
+
+FailureOr<SmallVector<Value>>
+mlir::norm::lowerGradOpToVectorLoops(RewriterBase &rewriter, Operation *op,
+                                     const NormLowerCPUPassOptions &options) {
+  if (auto grad = dyn_cast<LayerNormGradOp>(op))
+    return lowerNormGrad(rewriter, grad, grad.getMean(), 0.0, options);
+  if (auto grad = dyn_cast<RMSNormGradOp>(op))
+    return lowerNormGrad(rewriter, grad, Value(),
+                         grad.getWeightOffsetAttr().getValueAsDouble(),
+                         options);
+  return failure();
+}
