@@ -32,8 +32,9 @@ are rounded to their types.
 
 Suites: grad_f32, grad_bf16, grad_f16, grad_f64: op x {weight and bias,
 weight, none} x {static, dynamic rows}, plus rms_norm with a scalar weight
-and a weight_offset, a 1000-wide row, and 150 and 129 rows (several blocks
-of the row loops' parameter sums, the last one partial). train_f32, train_bf16, train_f16, train_f64: a
+and a weight_offset, a 1000-wide row, 150 and 129 rows (several blocks of
+the row loops' parameter sums, the last one partial), rows of 2^20
+elements and inputs with a common offset of 1000. train_f32, train_bf16, train_f16, train_f64: a
 training step, layer_norm / rms_norm with `return_stats` (x {parameters,
 none} x {static, dynamic rows} x {residual, none}, a 3-D input normalized
 over two dims, a weight_offset, a long odd row, a long residual row, a single row,
@@ -61,6 +62,12 @@ def ttype(shape, t):
 
 def literal(values, shape, t):
     flat = np.asarray(values, dtype=np.float64).reshape(-1)
+    if flat.size > 4096:
+        # Large inputs as a hex blob of the element type's bytes (little
+        # endian), which parses fast.
+        raw = flat.astype(normref.np_dtype(t)).tobytes()
+        return 'arith.constant dense<"0x%s"> : %s' % (raw.hex().upper(),
+                                                      ttype(shape, t))
 
     def nested(a, s):
         if len(s) == 0:
@@ -209,11 +216,12 @@ class Case:
         self.outputs = outputs    # [(shape, type, reference)]
 
 
-def make_case(seed, op, t, shape, params, dynamic=False, offset=0.0):
+def make_case(seed, op, t, shape, params, dynamic=False, offset=0.0,
+              shift=0.0):
     rng = np.random.default_rng(seed)
     m, n = shape
     ct = compute_type(t)
-    x = normref.rnd(rng.standard_normal(shape), t)
+    x = normref.rnd(shift + rng.standard_normal(shape), t)
     dy = normref.rnd(rng.standard_normal(shape), t)
     w = None
     if params in ("wb", "w"):
@@ -283,11 +291,12 @@ def make_case(seed, op, t, shape, params, dynamic=False, offset=0.0):
         names, op, operands, attr, ", ".join(optypes), ", ".join(restypes),
         names, ", ".join(restypes))
     header = "(%s) -> (%s)" % (", ".join(args), ", ".join(restypes))
-    desc = "%s_grad %s [%d,%d] %s%s%s" % (
+    desc = "%s_grad %s [%d,%d] %s%s%s%s" % (
         op, t, m, n, {"wb": "weight+bias", "w": "weight", "none": "no params",
                       "scalar": "scalar weight"}[params],
         ", dynamic rows" if dynamic else "",
-        (", weight_offset %g" % offset) if offset else "")
+        (", weight_offset %g" % offset) if offset else "",
+        (", x offset %g" % shift) if shift else "")
     return Case(desc, (header, body), inputs, outputs)
 
 
@@ -464,6 +473,12 @@ def suite(name):
     cases.append(make_case(seed + 4, "layer_norm", t, (150, 72), "wb",
                            dynamic=True))
     cases.append(make_case(seed + 5, "rms_norm", t, (129, 40), "w"))
+    # Large rows (N = 2^20) and a large common offset.
+    cases.append(make_case(seed + 6, "layer_norm", t, (1, 1 << 20), "wb"))
+    cases.append(make_case(seed + 7, "rms_norm", t, (1, 1 << 20), "w",
+                           dynamic=True))
+    cases.append(make_case(seed + 8, "layer_norm", t, (8, 512), "wb",
+                           shift=1000.0))
     return cases
 
 
