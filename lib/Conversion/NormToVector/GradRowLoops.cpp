@@ -13,11 +13,13 @@
 
 #include "norm/Conversion/NormToVector/NormToVector.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/TanhApproximation.h"
 #include "norm/Transforms/HostCPU.h"
 #include "norm/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -33,14 +35,16 @@ constexpr int64_t kRowsPerBlock = 64;
 /// Builds the row loops of one gradient op.
 class GradRowLoopBuilder {
 public:
+  /// `mean` and `rstd` for layer_norm_grad, `rstd` for rms_norm_grad,
+  /// `alpha` for dyt_grad.
   GradRowLoopBuilder(RewriterBase &b, Operation *op, Value dy, Value x,
-                     Value mean, Value rstd, Value weight, double weightOffset,
-                     RankedTensorType dbiasType, Type computeType,
-                     const NormLowerCPUPassOptions &options)
+                     Value mean, Value rstd, Value alpha, Value weight,
+                     double weightOffset, RankedTensorType dbiasType,
+                     Type computeType, const NormLowerCPUPassOptions &options)
       : b(b), loc(op->getLoc()), dy(dy), x(x), mean(mean), rstd(rstd),
-        weight(weight), weightOffset(weightOffset), dbiasType(dbiasType),
-        hasBias(static_cast<bool>(dbiasType)), computeType(computeType),
-        options(options) {}
+        alpha(alpha), weight(weight), weightOffset(weightOffset),
+        dbiasType(dbiasType), hasBias(static_cast<bool>(dbiasType)),
+        computeType(computeType), options(options) {}
 
   FailureOr<SmallVector<Value>> build();
 
@@ -66,6 +70,10 @@ private:
         function_ref<SmallVector<Value>(OpBuilder &, Value col, Value mask,
                                         ValueRange iterArgs)>
             body);
+  /// DyT's dalpha: the f64 sum of the blocks' partial vectors ([blocks, L])
+  /// in block and lane order, rounded to `type` (alpha's).
+  Value sumAlphaPartials(OpBuilder &ob, Value partials, Value numBlocks,
+                         RankedTensorType type);
   /// The sum of a parameter gradient over the blocks' partial rows, in f64,
   /// rounded to `type`.
   Value sumOverBlocks(OpBuilder &ob, Value partials, Value numBlocks,
@@ -73,7 +81,7 @@ private:
 
   RewriterBase &b;
   Location loc;
-  Value dy, x, mean, rstd, weight;
+  Value dy, x, mean, rstd, alpha, weight;
   double weightOffset;
   RankedTensorType dbiasType;
   bool hasBias;
@@ -222,6 +230,32 @@ Value GradRowLoopBuilder::sumOverBlocks(OpBuilder &ob, Value partials,
   return sums;
 }
 
+Value GradRowLoopBuilder::sumAlphaPartials(OpBuilder &ob, Value partials,
+                                           Value numBlocks,
+                                           RankedTensorType type) {
+  Type f64 = ob.getF64Type();
+  VectorType f64Vector = VectorType::get({vectorLength}, f64);
+  auto blocks = scf::ForOp::create(
+      ob, loc, constantIndex(ob, 0), numBlocks, constantIndex(ob, 1),
+      ValueRange{buildFloatConstant(ob, loc, f64Vector, 0.0)},
+      [&](OpBuilder &lb, Location, Value block, ValueRange acc) {
+        Value part = castFloat(lb, loc,
+                               read(lb, partials,
+                                    ValueRange{block, constantIndex(lb, 0)},
+                                    Value(), computeType),
+                               f64);
+        scf::YieldOp::create(
+            lb, loc, Value(arith::AddFOp::create(lb, loc, acc[0], part)));
+      });
+  Value total =
+      castFloat(ob, loc,
+                vector::ReductionOp::create(ob, loc, vector::CombiningKind::ADD,
+                                            blocks.getResult(0)),
+                type.getElementType());
+  SmallVector<Value> elements(type.getNumElements(), total);
+  return tensor::FromElementsOp::create(ob, loc, type, elements);
+}
+
 FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
   xType = cast<RankedTensorType>(x.getType());
   rank = xType.getRank();
@@ -242,7 +276,7 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
 
   Value dyMatrix = toMatrix(dy), xMatrix = toMatrix(x);
   Value meanColumn = mean ? toColumn(mean) : Value();
-  Value rstdColumn = toColumn(rstd);
+  Value rstdColumn = rstd ? toColumn(rstd) : Value();
   Value rowSizeFloat = buildIndexToFloat(b, loc, rowSize, b.getF64Type());
 
   // Blocks of kRowsPerBlock rows; their partial parameter gradients.
@@ -263,6 +297,22 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
         ArrayRef<OpFoldResult>{getAsOpFoldResult(numBlocks), b.getIndexAttr(1),
                                getAsOpFoldResult(rowSize)},
         computeType));
+  // DyT: dalpha's partial lanes of each block, [blocks, L].
+  if (alpha)
+    outputs.push_back(tensor::EmptyOp::create(
+        b, loc,
+        ArrayRef<OpFoldResult>{getAsOpFoldResult(numBlocks),
+                               b.getIndexAttr(vectorLength)},
+        computeType));
+  Value alphaVector;
+  if (alpha) {
+    auto alphaType = cast<RankedTensorType>(alpha.getType());
+    SmallVector<Value> zeros(alphaType.getRank(), constantIndex(b, 0));
+    alphaVector = vector::BroadcastOp::create(
+        b, loc, computeVectorType,
+        castFloat(b, loc, tensor::ExtractOp::create(b, loc, alpha, zeros),
+                  computeType));
+  }
 
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(numBlocks)}, outputs,
@@ -334,24 +384,27 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
 
     SmallVector<Value> rowInits{dxBlock};
     llvm::append_range(rowInits, partialRows);
+    if (alpha)
+      rowInits.push_back(zero);
     auto rowLoop = scf::ForOp::create(
         fb, loc, constantIndex(fb, 0), blockRows, constantIndex(fb, 1),
         rowInits, [&](OpBuilder &rb, Location, Value local, ValueRange iter) {
           Value row = arith::AddIOp::create(rb, loc, firstRow, local);
-          Value r = vector::BroadcastOp::create(
-              rb, loc, computeVectorType,
-              tensor::ExtractOp::create(rb, loc, rstdColumn, ValueRange{row}));
-          Value m = meanColumn ? Value(vector::BroadcastOp::create(
-                                     rb, loc, computeVectorType,
-                                     tensor::ExtractOp::create(
-                                         rb, loc, meanColumn, ValueRange{row})))
-                               : Value();
+          auto rowValue = [&](Value column) -> Value {
+            if (!column)
+              return Value();
+            return vector::BroadcastOp::create(
+                rb, loc, computeVectorType,
+                tensor::ExtractOp::create(rb, loc, column, ValueRange{row}));
+          };
+          Value r = rowValue(rstdColumn), m = rowValue(meanColumn);
           Value offset =
               weightOffset != 0.0
                   ? buildFloatConstant(rb, loc, computeVectorType, weightOffset)
                   : Value();
-          // xh, g and dy at a column, in the compute type.
-          auto terms = [&](OpBuilder &tb, Value col, Value mask) {
+          // dy, the weight factor (1 without weight) and x at a column, in
+          // the compute type.
+          auto readTerms = [&](OpBuilder &tb, Value col, Value mask) {
             Value dyv = castFloat(
                 tb, loc,
                 read(tb, dyMatrix, ValueRange{row, col}, mask, elementType),
@@ -360,22 +413,80 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
                 tb, loc,
                 read(tb, xMatrix, ValueRange{row, col}, mask, elementType),
                 computeType);
+            Value w;
+            if (weight) {
+              w = castFloat(tb, loc,
+                            read(tb, weight, ValueRange{col}, mask,
+                                 cast<RankedTensorType>(weight.getType())
+                                     .getElementType()),
+                            computeType);
+              if (offset)
+                w = arith::AddFOp::create(tb, loc, w, offset);
+            }
+            return std::make_tuple(dyv, xv, w);
+          };
+          // xh, g and dy (layer_norm, rms_norm).
+          auto terms = [&](OpBuilder &tb, Value col, Value mask) {
+            auto [dyv, xv, w] = readTerms(tb, col, mask);
             if (m)
               xv = arith::SubFOp::create(tb, loc, xv, m);
             Value xh = arith::MulFOp::create(tb, loc, xv, r);
-            Value g = dyv;
-            if (weight) {
-              Value w = castFloat(tb, loc,
-                                  read(tb, weight, ValueRange{col}, mask,
-                                       cast<RankedTensorType>(weight.getType())
-                                           .getElementType()),
-                                  computeType);
-              if (offset)
-                w = arith::AddFOp::create(tb, loc, w, offset);
-              g = arith::MulFOp::create(tb, loc, dyv, w);
-            }
+            Value g = w ? Value(arith::MulFOp::create(tb, loc, dyv, w)) : dyv;
             return std::make_tuple(dyv, xh, g);
           };
+          // Adds `term` into the partial row `partial` at `col`.
+          auto accumulateInto = [&](OpBuilder &sb, Value partial, Value col,
+                                    Value mask, Value term) {
+            Value old = read(sb, partial, ValueRange{col}, mask, computeType);
+            return write(sb, arith::AddFOp::create(sb, loc, old, term), partial,
+                         ValueRange{col}, mask);
+          };
+
+          if (alpha) {
+            // DyT: t = tanh(alpha x), s = 1 - t^2; dx = dy w alpha s;
+            // dweight += dy t, dbias += dy, dalpha += dy w x s (lanes).
+            SmallVector<Value> next = sweep(
+                rb, iter,
+                [&](OpBuilder &sb, Value col, Value mask, ValueRange rows) {
+                  auto [dyv, xv, w] = readTerms(sb, col, mask);
+                  Value scaled =
+                      arith::MulFOp::create(sb, loc, alphaVector, xv);
+                  Value t = computeType.isF64()
+                                ? Value(math::TanhOp::create(sb, loc, scaled))
+                                : buildApproximateTanh(sb, loc, scaled,
+                                                       sb.getF32Type());
+                  Value slope = arith::SubFOp::create(
+                      sb, loc,
+                      buildFloatConstant(sb, loc, computeVectorType, 1.0),
+                      arith::MulFOp::create(sb, loc, t, t));
+                  Value g =
+                      w ? Value(arith::MulFOp::create(sb, loc, dyv, w)) : dyv;
+                  Value dxv = castFloat(
+                      sb, loc,
+                      arith::MulFOp::create(
+                          sb, loc, g,
+                          arith::MulFOp::create(sb, loc, alphaVector, slope)),
+                      elementType);
+                  SmallVector<Value> updated{
+                      write(sb, dxv, rows[0], ValueRange{local, col}, mask)};
+                  unsigned next = 1;
+                  if (weight)
+                    updated.push_back(
+                        accumulateInto(sb, rows[next++], col, mask,
+                                       arith::MulFOp::create(sb, loc, dyv, t)));
+                  if (hasBias)
+                    updated.push_back(
+                        accumulateInto(sb, rows[next++], col, mask, dyv));
+                  // Masked lanes read dy = 0: their term is 0.
+                  Value term = arith::MulFOp::create(
+                      sb, loc, g, arith::MulFOp::create(sb, loc, xv, slope));
+                  updated.push_back(
+                      arith::AddFOp::create(sb, loc, rows[next], term));
+                  return updated;
+                });
+            scf::YieldOp::create(rb, loc, next);
+            return;
+          }
 
           // Sweep 1: sum(g * xh) and sum(g) (masked lanes read as 0).
           SmallVector<Value> sums = sweep(
@@ -417,18 +528,13 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
                 SmallVector<Value> updated{
                     write(sb, dxv, rows[0], ValueRange{local, col}, mask)};
                 unsigned next = 1;
-                auto accumulate = [&](Value term) {
-                  Value partial = rows[next++];
-                  Value old =
-                      read(sb, partial, ValueRange{col}, mask, computeType);
-                  updated.push_back(
-                      write(sb, arith::AddFOp::create(sb, loc, old, term),
-                            partial, ValueRange{col}, mask));
-                };
                 if (weight)
-                  accumulate(arith::MulFOp::create(sb, loc, dyv, xh));
+                  updated.push_back(
+                      accumulateInto(sb, rows[next++], col, mask,
+                                     arith::MulFOp::create(sb, loc, dyv, xh)));
                 if (hasBias)
-                  accumulate(dyv);
+                  updated.push_back(
+                      accumulateInto(sb, rows[next++], col, mask, dyv));
                 return updated;
               });
           scf::YieldOp::create(rb, loc, next);
@@ -446,6 +552,25 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
           ArrayRef<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(1),
                                  getAsOpFoldResult(rowSize)},
           ones3);
+    if (alpha) {
+      // The block's dalpha lanes into its row of the [blocks, L] partials.
+      OpBuilder wb(forall.getTerminator());
+      Value slot = tensor::ExtractSliceOp::create(
+          wb, loc, RankedTensorType::get({vectorLength}, computeType),
+          shared[1 + numPartials],
+          ArrayRef<OpFoldResult>{block, wb.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{wb.getIndexAttr(1),
+                                 wb.getIndexAttr(vectorLength)},
+          one);
+      Value filled = write(wb, rowLoop.getResults().back(), slot,
+                           ValueRange{constantIndex(wb, 0)}, Value());
+      tensor::ParallelInsertSliceOp::create(
+          ib, loc, filled, shared[1 + numPartials],
+          ArrayRef<OpFoldResult>{block, ib.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{ib.getIndexAttr(1),
+                                 ib.getIndexAttr(vectorLength)},
+          one);
+    }
   }
 
   SmallVector<Value> results{fromMatrix(forall.getResult(0))};
@@ -456,7 +581,27 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
   if (hasBias)
     results.push_back(
         sumOverBlocks(b, forall.getResult(next++), numBlocks, dbiasType));
+  if (alpha)
+    results.push_back(
+        sumAlphaPartials(b, forall.getResult(next++), numBlocks,
+                         cast<RankedTensorType>(alpha.getType())));
   return results;
+}
+
+/// Whether the row loops cover `op`: normalized over the last dim, dy of
+/// x's type, the weight absent or a row (not a scalar).
+template <typename OpTy>
+bool isCoveredForm(OpTy op) {
+  auto xType = cast<RankedTensorType>(op.getX().getType());
+  if (op.getNormalizedDim() != xType.getRank() - 1 ||
+      op.getDy().getType() != op.getX().getType())
+    return false;
+  Value weight = op.getWeight();
+  if (!weight)
+    return true;
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  return weightType.getRank() == 1 &&
+         !isScalarParameterShape(weightType.getShape());
 }
 
 /// The row loops of layer_norm_grad (`mean` given) or rms_norm_grad; fails
@@ -465,21 +610,30 @@ template <typename OpTy>
 FailureOr<SmallVector<Value>>
 lowerNormGrad(RewriterBase &rewriter, OpTy op, Value mean, double offset,
               const NormLowerCPUPassOptions &options) {
-  auto xType = cast<RankedTensorType>(op.getX().getType());
-  // The normalized dim is the last one; a weight is a row (not a scalar).
-  if (op.getNormalizedDim() != xType.getRank() - 1 ||
-      op.getDy().getType() != op.getX().getType())
+  if (!isCoveredForm(op))
     return failure();
-  if (Value weight = op.getWeight())
-    if (cast<RankedTensorType>(weight.getType()).getRank() != 1 ||
-        isScalarParameterShape(
-            cast<RankedTensorType>(weight.getType()).getShape()))
-      return failure();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   GradRowLoopBuilder builder(
-      rewriter, op, op.getDy(), op.getX(), mean, op.getRstd(), op.getWeight(),
-      offset,
+      rewriter, op, op.getDy(), op.getX(), mean, op.getRstd(), Value(),
+      op.getWeight(), offset,
+      op.getDbias() ? cast<RankedTensorType>(op.getDbias().getType())
+                    : RankedTensorType(),
+      op.getComputeElementType(), options);
+  return builder.build();
+}
+
+/// The row loops of dyt_grad (row weight, bias and alpha as the forward).
+FailureOr<SmallVector<Value>>
+lowerDyTGrad(RewriterBase &rewriter, DyTGradOp op,
+             const NormLowerCPUPassOptions &options) {
+  if (!isCoveredForm(op))
+    return failure();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  GradRowLoopBuilder builder(
+      rewriter, op, op.getDy(), op.getX(), Value(), Value(), op.getAlpha(),
+      op.getWeight(), 0.0,
       op.getDbias() ? cast<RankedTensorType>(op.getDbias().getType())
                     : RankedTensorType(),
       op.getComputeElementType(), options);
@@ -497,5 +651,7 @@ mlir::norm::lowerGradOpToVectorLoops(RewriterBase &rewriter, Operation *op,
     return lowerNormGrad(rewriter, grad, Value(),
                          grad.getWeightOffsetAttr().getValueAsDouble(),
                          options);
+  if (auto grad = dyn_cast<DyTGradOp>(op))
+    return lowerDyTGrad(rewriter, grad, options);
   return failure();
 }

@@ -124,10 +124,11 @@ struct GradToVectorPattern : public OpRewritePattern<OpTy> {
 
 void mlir::norm::populateNormToVectorPatterns(
     RewritePatternSet &patterns, const NormLowerCPUPassOptions &options) {
-  patterns.add<NormToVectorPattern, QuantizeToVectorPattern,
-               GradToVectorPattern<LayerNormGradOp>,
-               GradToVectorPattern<RMSNormGradOp>>(patterns.getContext(),
-                                                   options);
+  patterns
+      .add<NormToVectorPattern, QuantizeToVectorPattern,
+           GradToVectorPattern<LayerNormGradOp>,
+           GradToVectorPattern<RMSNormGradOp>, GradToVectorPattern<DyTGradOp>>(
+          patterns.getContext(), options);
 }
 
 void NormLowerCPUPass::runOnOperation() {

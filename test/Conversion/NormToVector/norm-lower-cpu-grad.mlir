@@ -45,13 +45,31 @@ func.func @rms_norm_grad_3d(%dy: tensor<2x8x40xf32>, %x: tensor<2x8x40xf32>, %r:
 
 // -----
 
-// Forms the row loops do not cover take the linalg decomposition: dyt_grad,
-// a scalar weight, several normalized dims.
+// dyt_grad: no row sums; dx, the partial rows of dweight and dbias, and
+// dalpha's partial lanes per block ([blocks, 16]), summed in f64 over the
+// blocks and then the lanes.
+// CHECK-LABEL: func @dyt_grad
+//       CHECK: scf.forall {{.*}} -> (tensor<?x96xf32>, tensor<?x1x96xf32>, tensor<?x1x96xf32>, tensor<?x16xf32>)
+//   CHECK-NOT:   vector.reduction
+//       CHECK:   scf.forall.in_parallel
+//       CHECK: scf.for {{.*}} -> (vector<16xf64>)
+//       CHECK: vector.reduction <add>, %{{.*}} : vector<16xf64> into f64
+//       CHECK: tensor.from_elements %{{.*}} : tensor<f32>
+//   CHECK-NOT: linalg.generic
+func.func @dyt_grad(%dy: tensor<?x96xf32>, %x: tensor<?x96xf32>, %a: tensor<f32>, %w: tensor<96xf32>) -> (tensor<?x96xf32>, tensor<96xf32>, tensor<96xf32>, tensor<f32>) {
+  %dx, %dw, %db, %da = norm.dyt_grad %dy, %x alpha(%a) weight(%w) {has_bias} : (tensor<?x96xf32>, tensor<?x96xf32>, tensor<f32>, tensor<96xf32>) -> (tensor<?x96xf32>, tensor<96xf32>, tensor<96xf32>, tensor<f32>)
+  return %dx, %dw, %db, %da : tensor<?x96xf32>, tensor<96xf32>, tensor<96xf32>, tensor<f32>
+}
+
+// -----
+
+// Forms the row loops do not cover take the linalg decomposition: a scalar
+// weight, several normalized dims.
 // CHECK-LABEL: func @fallbacks
 //   CHECK-NOT: scf.forall
 //       CHECK: linalg.generic
 func.func @fallbacks(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %a: tensor<f32>, %r: tensor<4xf32>, %s: tensor<1xf32>, %r0: tensor<f32>) -> (tensor<4x8xf32>, tensor<f32>, tensor<4x8xf32>, tensor<1xf32>, tensor<4x8xf32>) {
-  %dx, %da = norm.dyt_grad %dy, %x alpha(%a) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<f32>)
+  %dx, %da = norm.dyt_grad %dy, %x alpha(%a) {axis = 0 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<f32>)
   %dx2, %ds = norm.rms_norm_grad %dy, %x rstd(%r) weight(%s) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<1xf32>) -> (tensor<4x8xf32>, tensor<1xf32>)
   %dx3 = norm.rms_norm_grad %dy, %x rstd(%r0) {axis = 0 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
   return %dx, %da, %dx2, %ds, %dx3 : tensor<4x8xf32>, tensor<f32>, tensor<4x8xf32>, tensor<1xf32>, tensor<4x8xf32>

@@ -32,8 +32,8 @@ are rounded to their types.
 
 Suites: grad_f32, grad_bf16, grad_f16, grad_f64: op x {weight and bias,
 weight, none} x {static, dynamic rows}, plus rms_norm with a scalar weight
-and a weight_offset, a 1000-wide row, 150 and 129 rows (several blocks of
-the row loops' parameter sums, the last one partial), rows of 2^20
+and a weight_offset, a 1000-wide row, 150, 129 and 130 rows (several
+blocks of the row loops' parameter sums, the last one partial), rows of 2^20
 elements and inputs with a common offset of 1000. train_f32, train_bf16, train_f16, train_f64: a
 training step, layer_norm / rms_norm with `return_stats` (x {parameters,
 none} x {static, dynamic rows} x {residual, none}, a 3-D input normalized
@@ -473,6 +473,8 @@ def suite(name):
     cases.append(make_case(seed + 4, "layer_norm", t, (150, 72), "wb",
                            dynamic=True))
     cases.append(make_case(seed + 5, "rms_norm", t, (129, 40), "w"))
+    cases.append(make_case(seed + 9, "dyt", t, (130, 56), "wb",
+                           dynamic=True))
     # Large rows (N = 2^20) and a large common offset.
     cases.append(make_case(seed + 6, "layer_norm", t, (1, 1 << 20), "wb"))
     cases.append(make_case(seed + 7, "rms_norm", t, (1, 1 << 20), "w",
