@@ -442,6 +442,23 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
                          ValueRange{col}, mask);
           };
 
+          // Writes dx at `col` and adds the weight's term and dy into the
+          // partial rows (in `rows` after dx); returns the updated tensors.
+          auto writeRowOutputs = [&](OpBuilder &sb, ValueRange rows, Value col,
+                                     Value mask, Value dxv, Value dyv,
+                                     Value weightTerm) {
+            SmallVector<Value> updated{
+                write(sb, dxv, rows[0], ValueRange{local, col}, mask)};
+            unsigned next = 1;
+            if (weight)
+              updated.push_back(
+                  accumulateInto(sb, rows[next++], col, mask, weightTerm));
+            if (hasBias)
+              updated.push_back(
+                  accumulateInto(sb, rows[next++], col, mask, dyv));
+            return updated;
+          };
+
           if (alpha) {
             // DyT: t = tanh(alpha x), s = 1 - t^2; dx = dy w alpha s;
             // dweight += dy t, dbias += dy, dalpha += dy w x s (lanes).
@@ -467,21 +484,14 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
                           sb, loc, g,
                           arith::MulFOp::create(sb, loc, alphaVector, slope)),
                       elementType);
-                  SmallVector<Value> updated{
-                      write(sb, dxv, rows[0], ValueRange{local, col}, mask)};
-                  unsigned next = 1;
-                  if (weight)
-                    updated.push_back(
-                        accumulateInto(sb, rows[next++], col, mask,
-                                       arith::MulFOp::create(sb, loc, dyv, t)));
-                  if (hasBias)
-                    updated.push_back(
-                        accumulateInto(sb, rows[next++], col, mask, dyv));
+                  SmallVector<Value> updated =
+                      writeRowOutputs(sb, rows, col, mask, dxv, dyv,
+                                      arith::MulFOp::create(sb, loc, dyv, t));
                   // Masked lanes read dy = 0: their term is 0.
                   Value term = arith::MulFOp::create(
                       sb, loc, g, arith::MulFOp::create(sb, loc, xv, slope));
                   updated.push_back(
-                      arith::AddFOp::create(sb, loc, rows[next], term));
+                      arith::AddFOp::create(sb, loc, rows.back(), term));
                   return updated;
                 });
             scf::YieldOp::create(rb, loc, next);
@@ -525,17 +535,8 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
                 Value dxv =
                     castFloat(sb, loc, arith::MulFOp::create(sb, loc, r, inner),
                               elementType);
-                SmallVector<Value> updated{
-                    write(sb, dxv, rows[0], ValueRange{local, col}, mask)};
-                unsigned next = 1;
-                if (weight)
-                  updated.push_back(
-                      accumulateInto(sb, rows[next++], col, mask,
-                                     arith::MulFOp::create(sb, loc, dyv, xh)));
-                if (hasBias)
-                  updated.push_back(
-                      accumulateInto(sb, rows[next++], col, mask, dyv));
-                return updated;
+                return writeRowOutputs(sb, rows, col, mask, dxv, dyv,
+                                       arith::MulFOp::create(sb, loc, dyv, xh));
               });
           scf::YieldOp::create(rb, loc, next);
         });
