@@ -156,18 +156,44 @@ static constexpr int64_t kCacheLineBytes = 64;
 /// In the last row sweep of `loop` (its last top-level scf.for), prefetches
 /// for every full-vector read of a row `%i` of a 2-D buffer defined above
 /// the loop the same columns of row `%i + step` (clamped to the last row),
-/// the row this thread reads next: one prefetch per cache line.
+/// the row this thread reads next: one prefetch per cache line. A loop over
+/// blocks of rows (its last top-level scf.for runs over the rows of the
+/// block, by 1) has its last sweep in that row loop: the reads of a row
+/// index computed in the row loop's body prefetch that index + 1.
 static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp loop) {
   if (loop.getRank() != 1)
     return;
+  auto lastLoopIn = [](Block *block) {
+    scf::ForOp last;
+    for (Operation &op : *block)
+      if (auto forOp = dyn_cast<scf::ForOp>(op))
+        last = forOp;
+    return last;
+  };
   Block *body = loop.getBody();
-  scf::ForOp lastSweep;
-  for (Operation &op : *body)
-    if (auto sweep = dyn_cast<scf::ForOp>(op))
-      lastSweep = sweep;
+  scf::ForOp lastSweep = lastLoopIn(body);
   if (!lastSweep)
     return;
   Value row = loop.getInductionVar(0);
+  Block *rowBody = body;
+  OpFoldResult step = loop.getMixedStep()[0];
+  if (scf::ForOp inner = lastLoopIn(lastSweep.getBody())) {
+    // Blocks of rows: the row index the inner sweep reads is defined in the
+    // row loop's body (otherwise the loop is a sweep with inner loops, as
+    // the groups of a quantization, and every read in it counts).
+    vector::TransferReadOp first;
+    inner->walk([&](vector::TransferReadOp read) {
+      if (!first && read.getIndices().size() == 2)
+        first = read;
+    });
+    if (first &&
+        first.getIndices()[0].getParentBlock() == lastSweep.getBody()) {
+      row = first.getIndices()[0];
+      rowBody = lastSweep.getBody();
+      step = rewriter.getIndexAttr(1);
+      lastSweep = inner;
+    }
+  }
   SmallVector<vector::TransferReadOp> reads;
   lastSweep->walk([&](vector::TransferReadOp read) {
     auto memrefType = dyn_cast<MemRefType>(read.getBase().getType());
@@ -188,16 +214,19 @@ static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp loop) {
     Value base = read.getBase();
     Value &next = nextRows[base];
     if (!next) {
-      // min(%i + step, rows - 1), computed once per buffer at the top of
-      // the loop body.
-      rewriter.setInsertionPointToStart(body);
+      // min(%i + step, rows - 1), computed once per buffer where the row
+      // index is known (the top of the loop body, or after the index).
+      if (Operation *def = row.getDefiningOp())
+        rewriter.setInsertionPointAfter(def);
+      else
+        rewriter.setInsertionPointToStart(rowBody);
       Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-      Value step = getValueOrCreateConstantIndexOp(rewriter, loc,
-                                                   loop.getMixedStep()[0]);
+      Value stepValue = getValueOrCreateConstantIndexOp(rewriter, loc, step);
       Value last = arith::SubIOp::create(
           rewriter, loc, memref::DimOp::create(rewriter, loc, base, 0), one);
       next = arith::MinSIOp::create(
-          rewriter, loc, arith::AddIOp::create(rewriter, loc, row, step), last);
+          rewriter, loc, arith::AddIOp::create(rewriter, loc, row, stepValue),
+          last);
     }
     VectorType vectorType = read.getVectorType();
     int64_t elementBytes =

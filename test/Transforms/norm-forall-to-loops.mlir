@@ -136,6 +136,48 @@ func.func @prefetch_next_row(%x: memref<?x4096xf32>, %w: memref<4096xf32>, %y: m
 
 // -----
 
+// A loop over blocks of rows (its last scf.for runs over the rows of the
+// block): the reads of the row index computed in that loop's body, in its
+// last sweep, prefetch row min(%r + 1, rows - 1).
+// CHECK-LABEL: func @prefetch_next_row_in_blocks
+//  CHECK-SAME: (%[[X:[^:]*]]: memref<?x4096xf32>
+//       CHECK: scf.for %[[B:.*]] =
+//       CHECK:   scf.for %[[L:.*]] =
+//       CHECK:     %[[R:.*]] = arith.addi %{{.*}}, %[[L]] : index
+//       CHECK:     %[[DIM:.*]] = memref.dim %[[X]], %c0{{.*}}
+//       CHECK:     %[[LAST:.*]] = arith.subi %[[DIM]], %c1
+//       CHECK:     %[[PLUS:.*]] = arith.addi %[[R]], %c1
+//       CHECK:     %[[NEXT:.*]] = arith.minsi %[[PLUS]], %[[LAST]]
+//       CHECK:     scf.for
+//   CHECK-NOT:       memref.prefetch
+//       CHECK:     scf.for %[[J:.*]] =
+//       CHECK:       memref.prefetch %[[X]][%[[NEXT]], %[[J]]], read, locality<2>, data : memref<?x4096xf32>
+func.func @prefetch_next_row_in_blocks(%x: memref<?x4096xf32>, %y: memref<?x4096xf32>, %blocks: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c4096 = arith.constant 4096 : index
+  %pad = arith.constant 0.0 : f32
+  scf.forall (%b) in (%blocks) {
+    %first = arith.muli %b, %c64 : index
+    scf.for %l = %c0 to %c64 step %c1 {
+      %r = arith.addi %first, %l : index
+      scf.for %j = %c0 to %c4096 step %c16 {
+        %v = vector.transfer_read %x[%r, %j], %pad {in_bounds = [true]} : memref<?x4096xf32>, vector<16xf32>
+        vector.transfer_write %v, %y[%r, %j] {in_bounds = [true]} : vector<16xf32>, memref<?x4096xf32>
+      }
+      scf.for %j = %c0 to %c4096 step %c16 {
+        %v = vector.transfer_read %x[%r, %j], %pad {in_bounds = [true]} : memref<?x4096xf32>, vector<16xf32>
+        vector.transfer_write %v, %y[%r, %j] {in_bounds = [true]} : vector<16xf32>, memref<?x4096xf32>
+      }
+    }
+  } {norm.prefetch_next_row}
+  return
+}
+
+// -----
+
 // Without the attribute, or for reads of a row other than the loop's, no
 // prefetch is added.
 // CHECK-LABEL: func @no_prefetch

@@ -344,6 +344,11 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
             b.getI64IntegerAttr(minBlocks));
     }
   }
+  // Then rows swept twice fetch the next row during their second sweep.
+  if (!alpha &&
+      forall->hasAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr()))
+    forall->setAttr(NormDialect::PrefetchNextRowAttrHelper::getNameStr(),
+                    b.getUnitAttr());
 
   {
     OpBuilder fb = OpBuilder::atBlockBegin(forall.getBody());

@@ -16,7 +16,7 @@
 //       CHECK:     vector.reduction <add>
 //       CHECK:     scf.for {{.*}} -> (tensor<?x64xbf16>, tensor<64xf32>, tensor<64xf32>)
 //       CHECK:   scf.forall.in_parallel
-//       CHECK: } {norm.nontemporal_min_trips = 1024 : i64, norm.nontemporal_stores}
+//       CHECK: } {norm.nontemporal_min_trips = 1024 : i64, norm.nontemporal_stores, norm.prefetch_next_row}
 //       CHECK: scf.for {{.*}} -> (tensor<64xbf16>)
 //       CHECK:   scf.for %{{.*}} = %c0 to %[[BLOCKS]] step %c1 iter_args(%{{.*}} = %{{.*}}) -> (vector<16xf64>)
 //   CHECK-NOT: linalg.generic
