@@ -384,11 +384,58 @@ func.func @neg_other_dim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// Negative: the mean is also returned.
-// CHECK-LABEL: func @neg_mean_used_elsewhere
+// The mean is also returned (a training forward): the op returns its
+// statistics and the mean comes from them (here already of the leading
+// dims' shape); the unused rstd stays unused.
+// CHECK-LABEL: func @mean_used_elsewhere
+//  CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+//       CHECK: %[[Y:.*]], %[[MEAN:.*]], %{{.*}} = norm.layer_norm %[[X]] {return_stats} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>)
+//   CHECK-NOT: linalg.
+//       CHECK: return %[[Y]], %[[MEAN]]
+func.func @mean_used_elsewhere(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %full = tensor.empty() : tensor<4x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.reduce ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  %mean = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sum : tensor<4xf32>) outs(%row : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.divf %in, %n : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %ssum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x, %mean : tensor<4x8xf32>, tensor<4xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %d = arith.subf %in, %m : f32
+    %sq = arith.mulf %d, %d : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %mean, %ssum : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %m: f32, %s: f32, %out: f32):
+    %var = arith.divf %s, %n : f32
+    %e = arith.addf %var, %eps : f32
+    %r = math.rsqrt %e : f32
+    %c = arith.subf %v, %m : f32
+    %o = arith.mulf %c, %r : f32
+    linalg.yield %o : f32
+  } -> tensor<4x8xf32>
+  return %y, %mean : tensor<4x8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Negative: the sum of squared deviations (not a statistic of the op) is
+// also returned.
+// CHECK-LABEL: func @neg_sum_of_squares_used_elsewhere
 //   CHECK-NOT: norm.
 //       CHECK: return
-func.func @neg_mean_used_elsewhere(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+func.func @neg_sum_of_squares_used_elsewhere(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
   %zero = arith.constant 0.0 : f32
   %n = arith.constant 8.0 : f32
   %eps = arith.constant 1.0e-5 : f32
@@ -422,7 +469,7 @@ func.func @neg_mean_used_elsewhere(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, ten
     %o = arith.mulf %c, %r : f32
     linalg.yield %o : f32
   } -> tensor<4x8xf32>
-  return %y, %mean : tensor<4x8xf32>, tensor<4xf32>
+  return %y, %ssum : tensor<4x8xf32>, tensor<4xf32>
 }
 
 // -----
@@ -658,9 +705,16 @@ func.func @softmax_is_no_candidate(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 //        TORCH: norm.dyt %arg0 alpha(%{{.*}}) weight(%{{.*}}) bias(%{{.*}}) {compute_type = bf16} : (tensor<2x4x32xbf16>, tensor<bf16>, tensor<32xbf16>, tensor<32xbf16>) -> tensor<2x4x32xbf16>
 //   TORCH-NEXT: return
 
+// native_layer_norm's mean and rstd returned (a training forward): the
+// op's statistics, reshaped to [2, 4, 1].
+// TORCH-LABEL: func.func @native_layer_norm_stats(
+//        TORCH: %[[Y:.*]], %[[MEAN:.*]], %[[RSTD:.*]] = norm.layer_norm %arg0 weight(%{{.*}}) bias(%{{.*}}) {return_stats} : (tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+//    TORCH-DAG: %[[M:.*]] = tensor.expand_shape %[[MEAN]] {{\[}}[0], [1, 2]] output_shape [2, 4, 1]
+//    TORCH-DAG: %[[R:.*]] = tensor.expand_shape %[[RSTD]] {{\[}}[0], [1, 2]] output_shape [2, 4, 1]
+//    TORCH-NOT: {{linalg|tosa}}.
+//        TORCH: return %[[Y]], %[[M]], %[[R]]
+
 // Not raised.
-// TORCH-LABEL: func.func @neg_native_layer_norm_stats(
-//    TORCH-NOT: norm.
 // TORCH-LABEL: func.func @neg_unbiased_variance(
 //    TORCH-NOT: norm.
 // TORCH-LABEL: func.func @neg_other_dim(
@@ -673,7 +727,6 @@ func.func @softmax_is_no_candidate(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 //    TORCH-NOT: norm.
 
 // One remark per declined candidate, and none for the tanh-GELU.
-//      REMARK: remark: normalization not raised: an intermediate value of the chain (the result of '{{linalg.generic|tosa.mul}}' at {{.*}}) is also used outside it
 //      REMARK: remark: normalization not raised: the sum over 32 elements is {{divided by 31, not by N|scaled by 0.0322580645, not by 1 / N}} (unbiased variance)
 //      REMARK: remark: normalization not raised: the statistics reduce dims [1] of a rank-3 input, not trailing dims ending at dim 2
 //      REMARK: remark: normalization not raised: an intermediate value of the chain

@@ -1664,12 +1664,12 @@ module {
 
 // -----
 
-// Case neg_native_layer_norm_stats: native_layer_norm whose mean and rstd are returned (float32).
+// Case native_layer_norm_stats: native_layer_norm whose mean and rstd are returned (float32).
 #map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
 #map2 = affine_map<(d0, d1, d2) -> (d2)>
 module {
-  func.func @neg_native_layer_norm_stats(%arg0: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>) {
+  func.func @native_layer_norm_stats(%arg0: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>) {
     %cst = arith.constant 0.000000e+00 : f64
     %cst_0 = arith.constant 0.000000e+00 : f32
     %cst_1 = arith.constant dense_resource<torch_tensor_32_torch.float32_1> : tensor<32xf32>

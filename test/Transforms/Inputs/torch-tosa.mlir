@@ -636,9 +636,9 @@ module {
 
 // -----
 
-// Case neg_native_layer_norm_stats: native_layer_norm whose mean and rstd are returned (float32).
+// Case native_layer_norm_stats: native_layer_norm whose mean and rstd are returned (float32).
 module {
-  func.func @neg_native_layer_norm_stats(%arg0: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>) {
+  func.func @native_layer_norm_stats(%arg0: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>) {
     %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
     %1 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf64>}> : () -> tensor<1x1x1xf64>
     %2 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>

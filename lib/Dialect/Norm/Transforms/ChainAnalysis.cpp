@@ -127,6 +127,65 @@ void ChainAnalyzer::collectInterior(TensorExprBuilder &builder,
   sortInProgramOrder(analysis.interior);
 }
 
+/// The statistic of the op raised from `m` (see StatisticUse) that `value`,
+/// an intermediate value of the chain evaluated in `builder`'s frame,
+/// computes, if any.
+static std::optional<unsigned> matchStatistic(TensorExprBuilder &builder,
+                                              Value value, const NormMatch &m) {
+  if (m.kind == NormKind::DyT || m.sumOfSquares)
+    return std::nullopt;
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !isSupportedFloat(type.getElementType()))
+    return std::nullopt;
+  ArrayRef<int64_t> frame = builder.getFrameShape();
+  int64_t rank = frame.size();
+  if (type.getRank() != rank && type.getRank() != m.axis)
+    return std::nullopt;
+  MLIRContext *context = builder.getContext();
+  SmallVector<AffineExpr> results;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    if (i < m.axis) {
+      if (type.getDimSize(i) != frame[i])
+        return std::nullopt;
+      results.push_back(getAffineDimExpr(i, context));
+      continue;
+    }
+    if (type.getDimSize(i) != 1)
+      return std::nullopt;
+    results.push_back(getAffineConstantExpr(0, context));
+  }
+  TensorExpr *e =
+      builder.evaluate(value, AffineMap::get(rank, 0, results, context));
+  if (!e)
+    return std::nullopt;
+  // A conversion of the statistic to another float type.
+  if (e->is(TensorExprKind::Cast) && e->getOperand(0)->type == m.computeType &&
+      getWidth(e->type) != getWidth(m.computeType))
+    e = e->getOperand(0);
+  if (e->type != m.computeType)
+    return std::nullopt;
+  unsigned rstdIndex = m.kind == NormKind::LayerNorm ? 1 : 0;
+  if (m.kind == NormKind::LayerNorm && e == m.mean)
+    return 0;
+  if (m.rstd && e == m.rstd)
+    return rstdIndex;
+  // The factor spelled otherwise: 1 / d for a chain dividing by d, and
+  // rsqrt(s) and 1 / sqrt(s) for each other.
+  TensorExpr *divisor = m.rstdDivisor;
+  if (!divisor && m.rstd && m.rstd->is(TensorExprKind::Recip))
+    divisor = m.rstd->getOperand(0);
+  if (!divisor && m.rstd && m.rstd->is(TensorExprKind::Rsqrt))
+    divisor = builder.getUnary(TensorExprKind::Sqrt, m.rstd->getOperand(0));
+  if (!divisor)
+    return std::nullopt;
+  if (e == builder.getUnary(TensorExprKind::Recip, divisor))
+    return rstdIndex;
+  if (divisor->is(TensorExprKind::Sqrt) &&
+      e == builder.getUnary(TensorExprKind::Rsqrt, divisor->getOperand(0)))
+    return rstdIndex;
+  return std::nullopt;
+}
+
 const ChainAnalysis &ChainAnalyzer::analyze(Operation *root) {
   std::unique_ptr<ChainAnalysis> &slot = analyses[root];
   if (slot)
@@ -172,6 +231,17 @@ const ChainAnalysis &ChainAnalyzer::analyze(Operation *root) {
         Operation *owner = block->findAncestorOpInBlock(*user);
         if (owner && interiorSet.contains(owner))
           continue;
+        // A statistic used elsewhere (a training graph's forward) is taken
+        // from the op's `return_stats` results.
+        if (llvm::any_of(analysis.statistics, [&](const StatisticUse &use) {
+              return use.value == value;
+            }))
+          continue;
+        if (std::optional<unsigned> index =
+                matchStatistic(builder, value, *match)) {
+          analysis.statistics.push_back({value, *index});
+          continue;
+        }
         std::string text;
         llvm::raw_string_ostream os(text);
         os << "an intermediate value of the chain (the result of '"

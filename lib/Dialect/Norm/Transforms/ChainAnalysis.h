@@ -19,6 +19,17 @@
 namespace mlir {
 namespace norm {
 
+/// An intermediate value of a chain that is also used outside it and
+/// computes one of the op's statistics (`return_stats`), with the leading
+/// dims of the input and unit normalized dims (`[M, 1]`) or the leading dims
+/// alone, in the compute type or converted to `value`'s element type.
+struct StatisticUse {
+  Value value;
+  /// The op's statistic: 0 for LayerNorm's mean, 1 for its rstd; 0 for
+  /// RMSNorm's rstd.
+  unsigned index = 0;
+};
+
 /// What was found at one candidate root.
 struct ChainAnalysis {
   std::optional<NormMatch> match;
@@ -28,6 +39,8 @@ struct ChainAnalysis {
   Value x;
   /// The chain's ops (the root included), in program order.
   SmallVector<Operation *> interior;
+  /// The statistics the chain computes that are also used outside it.
+  SmallVector<StatisticUse> statistics;
 };
 
 /// True for ops that may end a chain: one ranked float tensor result.

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ChainAnalysis.h"
+#include "RaiseGrad.h"
 #include "RaiseQuantize.h"
 #include "norm/Dialect/Norm/Utils/PatternDriver.h"
 
@@ -186,11 +187,23 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
   IntegerAttr axisAttr = b.getI64IntegerAttr(m.axis - rank);
   auto castModeAttr = CastModeAttr::get(context, m.castMode);
 
+  // Statistics used outside the chain come from `return_stats` results.
+  bool withStats = !analysis.statistics.empty();
+  SmallVector<Type> resultTypes{analysis.x.getType()};
+  if (withStats)
+    resultTypes.append(m.kind == NormKind::LayerNorm ? 2 : 1,
+                       RankedTensorType::get(
+                           xType.getShape().take_front(m.axis), computeType));
+
   Operation *normOp = nullptr;
   switch (m.kind) {
   case NormKind::LayerNorm: {
     auto op = created.track(
-        LayerNormOp::create(b, loc, analysis.x, weight, bias, Value()));
+        withStats
+            ? LayerNormOp::create(b, loc, resultTypes, analysis.x, weight, bias,
+                                  Value(), FloatAttr(), IntegerAttr(),
+                                  TypeAttr(), CastModeAttr(), b.getUnitAttr())
+            : LayerNormOp::create(b, loc, analysis.x, weight, bias, Value()));
     op.setEpsilonAttr(epsilonAttr);
     op.setAxisAttr(axisAttr);
     op.setComputeTypeAttr(computeTypeAttr);
@@ -199,8 +212,12 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
     break;
   }
   case NormKind::RMSNorm: {
-    auto op =
-        created.track(RMSNormOp::create(b, loc, analysis.x, weight, Value()));
+    auto op = created.track(
+        withStats ? RMSNormOp::create(b, loc, resultTypes, analysis.x, weight,
+                                      Value(), FloatAttr(), EpsilonModeAttr(),
+                                      FloatAttr(), IntegerAttr(), TypeAttr(),
+                                      CastModeAttr(), b.getUnitAttr())
+                  : RMSNormOp::create(b, loc, analysis.x, weight, Value()));
     op.setEpsilonAttr(epsilonAttr);
     op.setEpsilonModeAttr(EpsilonModeAttr::get(context, m.epsilonMode));
     op.setWeightOffsetAttr(
@@ -235,10 +252,77 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
           "the norm op built for the chain does not verify: " + diagnostic);
   }
 
-  rewriter.setInsertionPoint(root);
+  // The op goes before the root, or before the first use of a statistic
+  // outside the chain when that comes earlier; what it uses must be
+  // defined there.
+  Block *block = root->getBlock();
+  llvm::SmallPtrSet<Operation *, 16> interiorSet(analysis.interior.begin(),
+                                                 analysis.interior.end());
+  auto isInterior = [&](Operation *user) {
+    Operation *owner = block->findAncestorOpInBlock(*user);
+    return owner && interiorSet.contains(owner);
+  };
+  Operation *insertionPoint = root;
+  for (const StatisticUse &use : analysis.statistics)
+    for (Operation *user : use.value.getUsers()) {
+      if (isInterior(user))
+        continue;
+      Operation *owner = block->findAncestorOpInBlock(*user);
+      if (owner && owner->isBeforeInBlock(insertionPoint))
+        insertionPoint = owner;
+    }
+  if (insertionPoint != root) {
+    llvm::SmallPtrSet<Operation *, 8> createdSet(created.ops.begin(),
+                                                 created.ops.end());
+    for (Operation *op : created.ops)
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def || createdSet.contains(def))
+          continue;
+        Operation *owner = block->findAncestorOpInBlock(*def);
+        if (owner && !owner->isBeforeInBlock(insertionPoint))
+          return rewriter.notifyMatchFailure(
+              root, "a statistic is used before the chain's operands are "
+                    "all defined");
+      }
+  }
+
+  rewriter.setInsertionPoint(insertionPoint);
   for (Operation *op : created.ops)
     rewriter.insert(op);
   created.ops.clear();
+
+  // Each statistic used outside the chain: the op's result reshaped to the
+  // value's shape and converted to its element type.
+  for (const StatisticUse &use : analysis.statistics) {
+    Value stat = normOp->getResult(1 + use.index);
+    auto statType = cast<RankedTensorType>(stat.getType());
+    auto useType = cast<RankedTensorType>(use.value.getType());
+    if (useType.getRank() != statType.getRank()) {
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t i = 0; i < statType.getRank(); ++i)
+        groups.push_back({i});
+      for (int64_t i = statType.getRank(); i < useType.getRank(); ++i) {
+        if (groups.empty())
+          break;
+        groups.back().push_back(i);
+      }
+      auto expandedType =
+          RankedTensorType::get(useType.getShape(), statType.getElementType());
+      stat = tensor::ExpandShapeOp::create(rewriter, loc, expandedType, stat,
+                                           groups);
+    }
+    Type element = useType.getElementType();
+    if (element != statType.getElementType()) {
+      if (getWidth(element) < getWidth(statType.getElementType()))
+        stat = arith::TruncFOp::create(rewriter, loc, useType, stat);
+      else
+        stat = arith::ExtFOp::create(rewriter, loc, useType, stat);
+    }
+    rewriter.replaceUsesWithIf(use.value, stat, [&](OpOperand &operand) {
+      return !isInterior(operand.getOwner());
+    });
+  }
   // Replace the root, erase the chain, then what only it used (inits,
   // constants).
   llvm::SetVector<Operation *> maybeDead;
@@ -440,20 +524,34 @@ void NormRaisePass::runOnOperation() {
   // the work on pathological inputs).
   constexpr int kMaxSweeps = 64;
   std::array<unsigned, 3> after = before;
-  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
-    SmallVector<Operation *> ops = collectOps(root);
-    ChainAnalyzer analyzer;
-    analyzer.prepare(ops);
-    RewritePatternSet set(&getContext());
-    ::populateNormRaisePatterns(set, &analyzer);
-    FrozenRewritePatternSet patterns(std::move(set));
-    ForgetErasedOps listener(analyzer);
-    std::reverse(ops.begin(), ops.end());
-    (void)applyPatternsOnce(ops, patterns, &listener);
-    std::array<unsigned, 3> counts = countNormOps(root);
-    bool raised = counts != after;
-    after = counts;
-    if (!raised)
+  // Gradients first, then the forward chains: a gradient reads the
+  // forward's intermediate values (the statistics, `x * r` for dweight,
+  // DyT's tanh), which keep the forward from being raised until the
+  // gradient is a norm op; the forward then returns the statistics the
+  // gradient op reads. Rounds repeat while one raises something.
+  constexpr int kMaxRounds = 8;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    unsigned gradients = raiseGradients(root);
+    numRaisedGrad += gradients;
+    bool raisedForward = false;
+    for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+      SmallVector<Operation *> ops = collectOps(root);
+      ChainAnalyzer analyzer;
+      analyzer.prepare(ops);
+      RewritePatternSet set(&getContext());
+      ::populateNormRaisePatterns(set, &analyzer);
+      FrozenRewritePatternSet patterns(std::move(set));
+      ForgetErasedOps listener(analyzer);
+      std::reverse(ops.begin(), ops.end());
+      (void)applyPatternsOnce(ops, patterns, &listener);
+      std::array<unsigned, 3> counts = countNormOps(root);
+      bool raised = counts != after;
+      after = counts;
+      if (!raised)
+        break;
+      raisedForward = true;
+    }
+    if (!gradients && !raisedForward)
       break;
   }
 

@@ -175,6 +175,7 @@ bool NormChainMatcher::matchRMSNorm(TensorExpr *n, NormMatch &m) {
       continue;
     }
     reach(kCore);
+    (divides ? attempt.rstdDivisor : attempt.rstd) = scale;
     m = attempt;
     return true;
   }
@@ -272,6 +273,8 @@ bool NormChainMatcher::matchLayerNorm(TensorExpr *n, NormMatch &m) {
     if (!matchVariance(variance, attempt))
       continue;
     reach(kCore);
+    attempt.mean = centered->getOperand(1);
+    (divides ? attempt.rstdDivisor : attempt.rstd) = scale;
     m = attempt;
     return true;
   }

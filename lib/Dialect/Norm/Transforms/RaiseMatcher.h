@@ -64,6 +64,11 @@ struct NormMatch {
   TensorExpr *weight = nullptr, *bias = nullptr, *alpha = nullptr;
   double weightOffset = 0.0;
   CastMode castMode = CastMode::final;
+  /// The row statistics as the chain computes them (`return_stats`): the
+  /// mean (LayerNorm), and the factor `rstd` itself or, when the chain
+  /// divides, what it divides by (`rstdDivisor`: sqrt(var + eps), or RMSNorm's
+  /// denominator), whose reciprocal is the factor.
+  TensorExpr *mean = nullptr, *rstd = nullptr, *rstdDivisor = nullptr;
 };
 
 /// Bit width of an integer or float type.

@@ -175,6 +175,29 @@ static std::optional<APInt> getIntegerConstant(Value value) {
 
 /// The splat float value of a constant, if it is one; also an integer
 /// constant converted by sitofp/uitofp (an element count, say).
+/// The value of an integer constant or integer splat tensor constant, when
+/// f64 holds it exactly.
+static std::optional<double> getSplatInteger(Value value) {
+  Attribute attr;
+  if (!isa<IntegerType>(getElementTypeOrSelf(value.getType())) ||
+      !matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  APInt integer;
+  if (auto intAttr = dyn_cast<IntegerAttr>(attr))
+    integer = intAttr.getValue();
+  else if (auto dense = dyn_cast<DenseIntElementsAttr>(attr);
+           dense && dense.isSplat())
+    integer = dense.getSplatValue<APInt>();
+  else
+    return std::nullopt;
+  if (integer.getBitWidth() > 64)
+    return std::nullopt;
+  int64_t v = integer.getSExtValue();
+  if (v > (int64_t(1) << 53) || v < -(int64_t(1) << 53))
+    return std::nullopt;
+  return static_cast<double>(v);
+}
+
 static std::optional<double> getSplatFloat(Value value) {
   if (auto convert = value.getDefiningOp<arith::SIToFPOp>())
     if (std::optional<APInt> integer = getIntegerConstant(convert.getIn()))
@@ -416,6 +439,11 @@ TensorExpr *TensorExprBuilder::evaluateLinalg(Operation *op,
       return getLeaf(operandValue, AffineMap::get(rank, 0, {}, context),
                      operandValue.getType());
     }
+    // An integer splat (PyTorch's `1 - t * t` reads its 1 as an i64
+    // tensor): a constant, exact in f64, that only a conversion to float
+    // uses.
+    if (std::optional<double> integer = getSplatInteger(operandValue))
+      return getConst(*integer, Float64Type::get(context));
     AffineMap operandMap =
         linalgOp.getMatchingIndexingMap(&operand).compose(loopMap);
     return evaluate(operandValue, operandMap);
@@ -472,6 +500,8 @@ TensorExpr *TensorExprBuilder::evaluateScalar(
     expr = isSupportedFloat(scalar.getType())
                ? getConst(*splat, scalar.getType())
                : nullptr;
+  } else if (std::optional<double> integer = getSplatInteger(scalar)) {
+    expr = getConst(*integer, Float64Type::get(context));
   } else if (op && inBody) {
     expr = buildElementwise(
         op, llvm::to_vector(op->getOperands()), [&](Value operand) {
@@ -540,6 +570,13 @@ TensorExpr *TensorExprBuilder::buildElementwise(
   };
 
   return llvm::TypeSwitch<Operation *, TensorExpr *>(op)
+      .Case<arith::SIToFPOp>([&](auto) -> TensorExpr * {
+        // Only of integer constants (see getSplatInteger).
+        TensorExpr *a = operandExpr(operands[0]);
+        if (!a || !a->is(Kind::Const))
+          return nullptr;
+        return getConst(a->constant, resultType);
+      })
       .Case<arith::AddFOp, tosa::AddOp>([&](auto) { return binary(Kind::Add); })
       .Case<arith::SubFOp, tosa::SubOp>([&](auto) { return binary(Kind::Sub); })
       .Case<arith::MulFOp>([&](auto) { return binary(Kind::Mul); })

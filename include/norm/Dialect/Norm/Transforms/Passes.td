@@ -82,6 +82,8 @@ def NormRaisePass : Pass<"norm-raise"> {
               "Number of chains raised to norm.dyt">,
     Statistic<"numDeclined", "declined",
               "Number of normalization candidates left unchanged">,
+    Statistic<"numRaisedGrad", "raised-grad",
+              "Number of gradients raised to norm.*_grad ops">,
     Statistic<"numRaisedQuantize", "raised-quantize",
               "Number of quantizations raised to norm.quantize">,
     Statistic<"numDeclinedQuantize", "declined-quantize",

@@ -1,0 +1,976 @@
+//===- RaiseGrad.cpp - Raise decomposed norm gradients --------------------===//
+//
+// A candidate `dx` is read as an element-level expression (TensorExpr.h).
+// Its leaves are given roles (dy and x: tensors of x's shape; the
+// statistics: tensors of the leading dims that the backward reads; weight:
+// a tensor of the normalized dims; alpha: a scalar), and the expression is
+// compared with the gradient formula of DESIGN section 2b built from those
+// roles. The comparison evaluates both expressions numerically, in exact
+// (f64) arithmetic with every conversion taken as exact, at sample elements
+// for two pseudo-random assignments of the leaves: autograd and the
+// decompositions order and group the terms in many ways (DESIGN 2b allows
+// the raise to reassociate them), so equal values, not equal trees, decide.
+// The sums of the parameter gradients are found the same way among the
+// values of the block. A sum of `dx` and a tensor read as is (the
+// residual path's gradient, added by autograd) keeps that tensor as an add.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RaiseGrad.h"
+#include "RaiseMatcher.h"
+#include "TensorExpr.h"
+
+#include "norm/Dialect/Norm/IR/NormOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <cmath>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::norm;
+
+using Kind = TensorExprKind;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Numeric evaluation
+//===----------------------------------------------------------------------===//
+
+/// Evaluates expressions of one frame in f64 at given elements, with every
+/// leaf element a pseudo-random value in [0.3, 1.3) drawn from (tensor,
+/// coordinates, seed), conversions exact and sums over the frame's sizes
+/// (the leading dims clamped to 2: the formulas do not depend on them).
+class NumericEvaluator {
+public:
+  NumericEvaluator(ArrayRef<int64_t> sizes, uint64_t seed)
+      : sizes(sizes), seed(seed) {}
+
+  double eval(TensorExpr *e, SmallVectorImpl<int64_t> &coords);
+
+private:
+  double leaf(TensorExpr *e, ArrayRef<int64_t> coords) const;
+  double reduce(TensorExpr *e, SmallVectorImpl<int64_t> &coords);
+
+  SmallVector<int64_t> sizes;
+  uint64_t seed;
+  std::map<std::pair<TensorExpr *, SmallVector<int64_t>>, double> memo;
+};
+
+double NumericEvaluator::leaf(TensorExpr *e, ArrayRef<int64_t> coords) const {
+  llvm::hash_code h = llvm::hash_combine(e->value.getAsOpaquePointer(), seed);
+  if (e->map)
+    for (AffineExpr result : e->map.getResults())
+      h = llvm::hash_combine(
+          h, isa<AffineDimExpr>(result)
+                 ? coords[cast<AffineDimExpr>(result).getPosition()]
+                 : int64_t(-1));
+  uint64_t bits = static_cast<uint64_t>(static_cast<size_t>(h));
+  bits ^= bits >> 33;
+  bits *= 0xff51afd7ed558ccdULL;
+  bits ^= bits >> 33;
+  return 0.3 + static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
+
+double NumericEvaluator::reduce(TensorExpr *e,
+                                SmallVectorImpl<int64_t> &coords) {
+  SmallVector<unsigned> dims;
+  for (unsigned d = 0; d < coords.size(); ++d)
+    if (e->reducedDims >> d & 1)
+      dims.push_back(d);
+  bool isSum = e->is(Kind::Sum);
+  double acc = isSum ? 0.0 : -INFINITY;
+  SmallVector<int64_t> saved(coords.begin(), coords.end());
+  for (unsigned d : dims)
+    coords[d] = 0;
+  while (true) {
+    double v = eval(e->getOperand(0), coords);
+    acc = isSum ? acc + v : std::fmax(acc, v);
+    unsigned i = 0;
+    for (; i < dims.size(); ++i) {
+      if (++coords[dims[i]] < sizes[dims[i]])
+        break;
+      coords[dims[i]] = 0;
+    }
+    if (i == dims.size())
+      break;
+  }
+  coords.assign(saved.begin(), saved.end());
+  return acc;
+}
+
+double NumericEvaluator::eval(TensorExpr *e, SmallVectorImpl<int64_t> &coords) {
+  SmallVector<int64_t> key(coords.size(), -1);
+  for (unsigned d = 0; d < coords.size(); ++d)
+    if (e->deps >> d & 1)
+      key[d] = coords[d];
+  auto memoKey = std::make_pair(e, key);
+  auto it = memo.find(memoKey);
+  if (it != memo.end())
+    return it->second;
+  auto operand = [&](unsigned i) { return eval(e->getOperand(i), coords); };
+  double r = NAN;
+  switch (e->kind) {
+  case Kind::Leaf:
+    r = leaf(e, coords);
+    break;
+  case Kind::Const:
+    r = e->constant;
+    break;
+  case Kind::Acc:
+    break;
+  case Kind::Add:
+    r = operand(0) + operand(1);
+    break;
+  case Kind::Sub:
+    r = operand(0) - operand(1);
+    break;
+  case Kind::Mul:
+    r = operand(0) * operand(1);
+    break;
+  case Kind::Div:
+    r = operand(0) / operand(1);
+    break;
+  case Kind::Max:
+    r = std::fmax(operand(0), operand(1));
+    break;
+  case Kind::Min:
+    r = std::fmin(operand(0), operand(1));
+    break;
+  case Kind::Neg:
+    r = -operand(0);
+    break;
+  case Kind::Abs:
+    r = std::fabs(operand(0));
+    break;
+  case Kind::Sqrt:
+    r = std::sqrt(operand(0));
+    break;
+  case Kind::Rsqrt:
+    r = 1.0 / std::sqrt(operand(0));
+    break;
+  case Kind::Recip:
+    r = 1.0 / operand(0);
+    break;
+  case Kind::Tanh:
+    r = std::tanh(operand(0));
+    break;
+  case Kind::Exp:
+    r = std::exp(operand(0));
+    break;
+  case Kind::Pow:
+    r = std::pow(operand(0), e->constant);
+    break;
+  case Kind::RoundEven:
+    r = std::nearbyint(operand(0));
+    break;
+  case Kind::Cast:
+    r = operand(0);
+    break;
+  case Kind::FPToSI:
+    r = std::trunc(operand(0));
+    break;
+  case Kind::Sum:
+  case Kind::ReduceMax:
+    r = reduce(e, coords);
+    break;
+  }
+  memo[memoKey] = r;
+  return r;
+}
+
+/// True when `a` and `b` agree to 1e-9 (relative) at every point.
+static bool agree(NumericEvaluator &evaluator, TensorExpr *a, TensorExpr *aLess,
+                  TensorExpr *b, ArrayRef<SmallVector<int64_t>> points) {
+  for (const SmallVector<int64_t> &point : points) {
+    SmallVector<int64_t> coords(point);
+    double va = evaluator.eval(a, coords);
+    if (aLess)
+      va -= evaluator.eval(aLess, coords);
+    double vb = evaluator.eval(b, coords);
+    if (!std::isfinite(va) || !std::isfinite(vb) ||
+        std::fabs(va - vb) >
+            1e-9 * std::max({1.0, std::fabs(va), std::fabs(vb)}))
+      return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Matching
+//===----------------------------------------------------------------------===//
+
+enum class GradKind { LayerNorm, RMSNorm, DyT };
+
+/// The roles found for a candidate `dx`.
+struct GradMatch {
+  GradKind kind = GradKind::RMSNorm;
+  TensorExpr *dy = nullptr, *x = nullptr, *mean = nullptr, *rstd = nullptr,
+             *weight = nullptr, *alpha = nullptr;
+  /// A tensor added to the gradient (the residual path's), or null.
+  TensorExpr *extra = nullptr;
+  int64_t axis = 0;
+  uint64_t normalizedMask = 0;
+  /// The expressions of dweight, dbias and dalpha in the frame of dx.
+  TensorExpr *dweight = nullptr, *dbias = nullptr, *dalpha = nullptr;
+};
+
+/// Everything reachable from `root`, operands first.
+static void collectNodes(TensorExpr *root, SmallVectorImpl<TensorExpr *> &out) {
+  llvm::SmallPtrSet<TensorExpr *, 32> seen;
+  SmallVector<std::pair<TensorExpr *, unsigned>> stack{{root, 0}};
+  seen.insert(root);
+  while (!stack.empty()) {
+    auto &[node, next] = stack.back();
+    if (next < node->operands.size()) {
+      TensorExpr *operand = node->operands[next++];
+      if (seen.insert(operand).second)
+        stack.push_back({operand, 0});
+      continue;
+    }
+    out.push_back(node);
+    stack.pop_back();
+  }
+}
+
+static bool containsNode(TensorExpr *e, TensorExpr *target) {
+  SmallVector<TensorExpr *> nodes;
+  collectNodes(e, nodes);
+  return llvm::is_contained(nodes, target);
+}
+
+/// Finds the gradient formula that `root` computes, trying every
+/// assignment of roles to its leaves.
+class GradMatcher {
+public:
+  GradMatcher(TensorExprBuilder &builder, const TensorExprEvaluation &root)
+      : builder(builder), root(root), rank(builder.getRank()) {}
+
+  std::optional<GradMatch> match();
+
+  /// Materialized row values (`[leading..., 1...]` or `[leading...]`) met
+  /// while evaluating the root, by expression.
+  DenseMap<TensorExpr *, Value> rowValues;
+
+private:
+  bool tryRoles(GradMatch &m);
+  TensorExpr *formula(const GradMatch &m);
+  /// True for `[leading...]` or `[leading..., 1...]` (leading: the frame's
+  /// dims before `axis`).
+  bool isRowValue(Type type, int64_t axis) const {
+    auto ranked = cast<RankedTensorType>(type);
+    ArrayRef<int64_t> frame = builder.getFrameShape();
+    if (ranked.getRank() != axis && ranked.getRank() != rank)
+      return false;
+    for (int64_t i = 0; i < ranked.getRank(); ++i)
+      if (ranked.getDimSize(i) != (i < axis ? frame[i] : 1))
+        return false;
+    return true;
+  }
+  TensorExpr *constant(double value, TensorExpr *like) {
+    return builder.getConst(value, like->type);
+  }
+
+  TensorExprBuilder &builder;
+  const TensorExprEvaluation &root;
+  int64_t rank;
+  double count = 1.0;
+  SmallVector<SmallVector<int64_t>> points;
+  std::unique_ptr<NumericEvaluator> evaluators[2];
+  SmallVector<TensorExpr *> targets;
+};
+
+TensorExpr *GradMatcher::formula(const GradMatch &m) {
+  TensorExprBuilder &b = builder;
+  TensorExpr *g = m.weight ? b.getBinary(Kind::Mul, m.dy, m.weight) : m.dy;
+  TensorExpr *n = constant(count, m.dy);
+  auto rowMean = [&](TensorExpr *e) {
+    return b.getBinary(Kind::Div, b.getSum(e, m.normalizedMask), n);
+  };
+  switch (m.kind) {
+  case GradKind::LayerNorm: {
+    TensorExpr *xh =
+        b.getBinary(Kind::Mul, b.getBinary(Kind::Sub, m.x, m.mean), m.rstd);
+    TensorExpr *inner = b.getBinary(
+        Kind::Sub, b.getBinary(Kind::Sub, g, rowMean(g)),
+        b.getBinary(Kind::Mul, xh, rowMean(b.getBinary(Kind::Mul, g, xh))));
+    return b.getBinary(Kind::Mul, m.rstd, inner);
+  }
+  case GradKind::RMSNorm: {
+    TensorExpr *xh = b.getBinary(Kind::Mul, m.x, m.rstd);
+    TensorExpr *inner = b.getBinary(
+        Kind::Sub, g,
+        b.getBinary(Kind::Mul, xh, rowMean(b.getBinary(Kind::Mul, g, xh))));
+    return b.getBinary(Kind::Mul, m.rstd, inner);
+  }
+  case GradKind::DyT: {
+    TensorExpr *t =
+        b.getUnary(Kind::Tanh, b.getBinary(Kind::Mul, m.alpha, m.x));
+    TensorExpr *d = b.getBinary(Kind::Sub, constant(1.0, m.dy),
+                                b.getBinary(Kind::Mul, t, t));
+    return b.getBinary(Kind::Mul, b.getBinary(Kind::Mul, g, m.alpha), d);
+  }
+  }
+  return nullptr;
+}
+
+bool GradMatcher::tryRoles(GradMatch &m) {
+  TensorExpr *expected = formula(m);
+  for (TensorExpr *target : targets) {
+    TensorExpr *less = target == root.expr ? nullptr : target;
+    bool ok = true;
+    for (auto &evaluator : evaluators)
+      ok = ok && agree(*evaluator, root.expr, less, expected, points);
+    if (ok) {
+      m.extra = less;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::optional<GradMatch> GradMatcher::match() {
+  TensorExpr *expr = root.expr;
+  uint64_t fullMask = (uint64_t(1) << rank) - 1;
+  if (!expr || expr->deps != fullMask)
+    return std::nullopt;
+  SmallVector<TensorExpr *> nodes;
+  collectNodes(expr, nodes);
+  if (nodes.size() > 4096)
+    return std::nullopt;
+
+  // The normalized dims: those of the row sums (LayerNorm, RMSNorm), or
+  // of a weight, or the last dim (DyT).
+  bool hasTanh = false;
+  uint64_t sumMask = 0;
+  for (TensorExpr *node : nodes) {
+    hasTanh |= node->is(Kind::Tanh);
+    if (node->is(Kind::Sum)) {
+      if (sumMask && sumMask != node->reducedDims)
+        return std::nullopt;
+      sumMask = node->reducedDims;
+    }
+  }
+  if (!sumMask && !hasTanh)
+    return std::nullopt;
+
+  AffineMap identity = builder.getIdentityMap();
+  SmallVector<TensorExpr *> full, params, scalars;
+  for (TensorExpr *node : nodes) {
+    if (!node->is(Kind::Leaf) || !isa<RankedTensorType>(node->value.getType()))
+      continue;
+    if (node->deps == fullMask && node->map == identity)
+      full.push_back(node);
+    else if (node->deps == 0)
+      scalars.push_back(node);
+    else
+      params.push_back(node);
+  }
+  if (full.size() < 2 || full.size() > 4)
+    return std::nullopt;
+
+  SmallVector<uint64_t, 2> masks;
+  if (sumMask) {
+    masks.push_back(sumMask);
+  } else {
+    for (TensorExpr *p : params)
+      if (!llvm::is_contained(masks, p->deps))
+        masks.push_back(p->deps);
+    if (masks.empty())
+      masks.push_back(uint64_t(1) << (rank - 1));
+  }
+
+  ArrayRef<int64_t> shape = builder.getFrameShape();
+  for (uint64_t mask : masks) {
+    // Trailing dims only, static.
+    int64_t axis = rank;
+    while (axis > 0 && (mask >> (axis - 1) & 1))
+      --axis;
+    if (axis == rank || mask != (fullMask & ~((uint64_t(1) << axis) - 1)))
+      continue;
+    count = 1.0;
+    SmallVector<int64_t> sizes;
+    bool staticNormalized = true;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d >= axis) {
+        staticNormalized &= !ShapedType::isDynamic(shape[d]);
+        count *= static_cast<double>(shape[d]);
+        sizes.push_back(shape[d]);
+      } else {
+        sizes.push_back(ShapedType::isDynamic(shape[d])
+                            ? 2
+                            : std::min<int64_t>(shape[d], 2));
+      }
+    }
+    if (!staticNormalized || count > double(1 << 22))
+      continue;
+    // Sample elements: the first and last (clamped) row, a few columns.
+    points.clear();
+    for (int64_t row = 0; row < 2; ++row) {
+      for (int64_t column : {int64_t(0), int64_t(1), int64_t(-1)}) {
+        SmallVector<int64_t> point(rank);
+        for (int64_t d = 0; d < rank; ++d) {
+          int64_t size = sizes[d];
+          if (d < axis)
+            point[d] = row ? size - 1 : 0;
+          else if (d == rank - 1)
+            point[d] = column < 0 ? size - 1 : std::min(column, size - 1);
+          else
+            point[d] = 0;
+        }
+        if (!llvm::is_contained(points, point))
+          points.push_back(point);
+      }
+    }
+    evaluators[0] = std::make_unique<NumericEvaluator>(sizes, 1);
+    evaluators[1] = std::make_unique<NumericEvaluator>(sizes, 2);
+
+    // The whole expression, or it less one tensor read as is.
+    targets.assign({expr});
+    SmallVector<TensorExpr *> terms{expr}, flat;
+    while (!terms.empty()) {
+      TensorExpr *term = terms.pop_back_val();
+      if (term->is(Kind::Add)) {
+        terms.append(term->operands.begin(), term->operands.end());
+        continue;
+      }
+      flat.push_back(term);
+    }
+    for (TensorExpr *term : flat)
+      if (term != expr && llvm::is_contained(full, term))
+        targets.push_back(term);
+
+    SmallVector<TensorExpr *> weights{nullptr};
+    for (TensorExpr *p : params)
+      if (p->deps == mask)
+        weights.push_back(p);
+
+    for (TensorExpr *dy : full) {
+      for (TensorExpr *x : full) {
+        if (x == dy)
+          continue;
+        // Statistics: row values the backward reads that do not depend on
+        // dy.
+        SmallVector<TensorExpr *> rows;
+        for (auto &[node, value] : rowValues)
+          if ((node->deps & mask) == 0 && isRowValue(value.getType(), axis) &&
+              !containsNode(node, dy))
+            rows.push_back(node);
+        llvm::sort(rows,
+                   [](TensorExpr *a, TensorExpr *b) { return a->id < b->id; });
+        for (TensorExpr *weight : weights) {
+          GradMatch m;
+          m.dy = dy;
+          m.x = x;
+          m.weight = weight;
+          m.axis = axis;
+          m.normalizedMask = mask;
+          if (hasTanh) {
+            m.kind = GradKind::DyT;
+            for (TensorExpr *alpha : scalars) {
+              m.alpha = alpha;
+              if (tryRoles(m))
+                return m;
+            }
+          }
+          if (!sumMask)
+            continue;
+          m.kind = GradKind::RMSNorm;
+          for (TensorExpr *rstd : rows) {
+            m.rstd = rstd;
+            if (tryRoles(m))
+              return m;
+          }
+          m.kind = GradKind::LayerNorm;
+          for (TensorExpr *mean : rows)
+            for (TensorExpr *rstd : rows) {
+              if (mean == rstd)
+                continue;
+              m.mean = mean;
+              m.rstd = rstd;
+              if (tryRoles(m))
+                return m;
+            }
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Parameter gradients
+//===----------------------------------------------------------------------===//
+
+/// A value of the block that computes a parameter gradient.
+struct ParamGrad {
+  Value value;
+  /// 0: dweight, 1: dbias, 2: dalpha.
+  unsigned index;
+};
+
+/// The access of a parameter-shaped value from the frame of dx: the
+/// normalized dims (`[N...]` or `[1..., N...]`), or none (a scalar).
+static AffineMap getParamAccess(RankedTensorType type, int64_t axis,
+                                ArrayRef<int64_t> frame, bool scalar) {
+  MLIRContext *context = type.getContext();
+  int64_t rank = frame.size();
+  SmallVector<AffineExpr> results;
+  AffineExpr zero = getAffineConstantExpr(0, context);
+  if (scalar) {
+    if (!llvm::all_of(type.getShape(), [](int64_t s) { return s == 1; }))
+      return {};
+    results.assign(type.getRank(), zero);
+    return AffineMap::get(rank, 0, results, context);
+  }
+  int64_t numNormalized = rank - axis;
+  int64_t lead = type.getRank() - numNormalized;
+  if (lead < 0)
+    return {};
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    if (i < lead) {
+      if (type.getDimSize(i) != 1)
+        return {};
+      results.push_back(zero);
+      continue;
+    }
+    if (type.getDimSize(i) != frame[axis + i - lead])
+      return {};
+    results.push_back(getAffineDimExpr(axis + i - lead, context));
+  }
+  return AffineMap::get(rank, 0, results, context);
+}
+
+//===----------------------------------------------------------------------===//
+// Rewrite
+//===----------------------------------------------------------------------===//
+
+/// `value` reshaped (unit dims added or dropped) and converted to `type`.
+static Value adapt(OpBuilder &b, Location loc, Value value,
+                   RankedTensorType type) {
+  auto from = cast<RankedTensorType>(value.getType());
+  if (from.getShape() != type.getShape()) {
+    auto reshaped =
+        RankedTensorType::get(type.getShape(), from.getElementType());
+    SmallVector<ReassociationIndices> groups;
+    auto small = from.getRank() < type.getRank() ? from : reshaped;
+    auto large = from.getRank() < type.getRank() ? reshaped : from;
+    // Unit dims join the next kept dim (or the last group).
+    int64_t lead = large.getRank() - small.getRank();
+    if (lead < 0)
+      return {};
+    for (int64_t i = 0; i < small.getRank(); ++i)
+      groups.push_back({lead + i});
+    for (int64_t i = lead - 1; i >= 0; --i) {
+      if (groups.empty())
+        break;
+      groups.front().insert(groups.front().begin(), i);
+    }
+    if (from.getRank() < type.getRank())
+      value = tensor::ExpandShapeOp::create(b, loc, reshaped, value, groups);
+    else
+      value = tensor::CollapseShapeOp::create(b, loc, reshaped, value, groups);
+  }
+  Type fromElement = from.getElementType(), toElement = type.getElementType();
+  if (fromElement == toElement)
+    return value;
+  if (getWidth(fromElement) == getWidth(toElement))
+    return {};
+  if (getWidth(fromElement) < getWidth(toElement))
+    return arith::ExtFOp::create(b, loc, type, value);
+  return arith::TruncFOp::create(b, loc, type, value);
+}
+
+/// `value` collapsed to the leading dims `shape` (dropping unit normalized
+/// dims) and converted to `element`.
+static Value adaptRow(OpBuilder &b, Location loc, Value value,
+                      ArrayRef<int64_t> shape, Type element) {
+  auto from = cast<RankedTensorType>(value.getType());
+  if (from.getRank() != static_cast<int64_t>(shape.size())) {
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
+      groups.push_back({i});
+    for (int64_t i = shape.size(); i < from.getRank(); ++i) {
+      if (groups.empty())
+        break;
+      groups.back().push_back(i);
+    }
+    auto collapsed = RankedTensorType::get(
+        from.getShape().take_front(shape.size()), from.getElementType());
+    value = tensor::CollapseShapeOp::create(b, loc, collapsed, value, groups);
+  }
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == element)
+    return value;
+  auto target = RankedTensorType::get(type.getShape(), element);
+  if (getWidth(type.getElementType()) == getWidth(element))
+    return {};
+  if (getWidth(type.getElementType()) < getWidth(element))
+    return arith::ExtFOp::create(b, loc, target, value);
+  return arith::TruncFOp::create(b, loc, target, value);
+}
+
+/// True for a row-shaped tensor: the leading dims of `frame` up to `axis`,
+/// then unit dims or nothing.
+static bool isRowShaped(Type type, ArrayRef<int64_t> frame) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked || !isSupportedFloat(ranked.getElementType()))
+    return false;
+  int64_t rank = ranked.getRank();
+  if (rank > static_cast<int64_t>(frame.size()))
+    return false;
+  // Trailing unit dims are taken as normalized dims.
+  for (int64_t i = 0; i < rank; ++i)
+    if (ranked.getDimSize(i) != frame[i] && ranked.getDimSize(i) != 1)
+      return false;
+  return true;
+}
+
+/// Tries to raise the gradient whose dx is `rootOp`.
+static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
+                    function_ref<void(Operation *)> forget) {
+  Value rootValue = rootOp->getResult(0);
+  TensorExpr *expr = builder.evaluate(rootValue);
+  if (!expr || expr->is(Kind::Leaf) || expr->is(Kind::Const))
+    return false;
+  const TensorExprEvaluation *evaluation = builder.lookup(rootValue);
+  if (!evaluation)
+    return false;
+  ArrayRef<int64_t> frame = builder.getFrameShape();
+  GradMatcher matcher(builder, *evaluation);
+  SmallPtrSet<Operation *, 32> chainOps;
+  builder.walkEvaluations(
+      *evaluation,
+      [](const TensorExprEvaluation &, const TensorExprEvaluation &) {
+        return true;
+      },
+      [&](const TensorExprEvaluation &e) {
+        if (Operation *def = e.value.getDefiningOp())
+          chainOps.insert(def);
+        if (!e.expr || !isRowShaped(e.value.getType(), frame))
+          return;
+        // A row value accessed as rows (its map ignores the normalized
+        // dims, which the expression does not depend on).
+        auto type = cast<RankedTensorType>(e.value.getType());
+        if (e.expr->deps == ((uint64_t(1) << frame.size()) - 1))
+          return;
+        if (!e.expr->is(Kind::Const) && type.getRank() >= 1)
+          matcher.rowValues.try_emplace(e.expr, e.value);
+      });
+  std::optional<GradMatch> found = matcher.match();
+  if (!found)
+    return false;
+  GradMatch &m = *found;
+  Block *block = rootOp->getBlock();
+  int64_t rank = frame.size();
+  uint64_t leadingMask = ((uint64_t(1) << rank) - 1) & ~m.normalizedMask;
+
+  // Operands.
+  Value dy = m.dy->value, x = m.x->value;
+  auto xType = cast<RankedTensorType>(x.getType());
+  if (dy.getType() != xType || rootValue.getType() != xType)
+    return false;
+  Type xElement = xType.getElementType();
+  Type computeType =
+      xElement.isF64() ? xElement : Float32Type::get(rootOp->getContext());
+  ArrayRef<int64_t> leadingShape = xType.getShape().take_front(m.axis);
+
+  // Parameter gradients among the block's values.
+  TensorExprBuilder &b = builder;
+  TensorExpr *xh = nullptr, *t = nullptr, *d = nullptr;
+  if (m.kind == GradKind::LayerNorm)
+    xh = b.getBinary(Kind::Mul, b.getBinary(Kind::Sub, m.x, m.mean), m.rstd);
+  else if (m.kind == GradKind::RMSNorm)
+    xh = b.getBinary(Kind::Mul, m.x, m.rstd);
+  else {
+    t = b.getUnary(Kind::Tanh, b.getBinary(Kind::Mul, m.alpha, m.x));
+    d = b.getBinary(Kind::Sub, b.getConst(1.0, m.dy->type),
+                    b.getBinary(Kind::Mul, t, t));
+  }
+  uint64_t fullMask = (uint64_t(1) << rank) - 1;
+  SmallVector<TensorExpr *, 3> expected{
+      b.getSum(b.getBinary(Kind::Mul, m.dy, xh ? xh : t), leadingMask),
+      m.kind == GradKind::RMSNorm ? nullptr : b.getSum(m.dy, leadingMask),
+      nullptr};
+  if (m.kind == GradKind::DyT) {
+    TensorExpr *g = m.weight ? b.getBinary(Kind::Mul, m.dy, m.weight) : m.dy;
+    expected[2] = b.getSum(
+        b.getBinary(Kind::Mul, b.getBinary(Kind::Mul, g, m.x), d), fullMask);
+  }
+  // Parameter gradients are checked at the normalized coordinates of the
+  // first row (their values do not depend on the leading coordinates).
+  SmallVector<int64_t> sizes;
+  for (int64_t i = 0; i < rank; ++i)
+    sizes.push_back(i < m.axis ? (ShapedType::isDynamic(frame[i])
+                                      ? 2
+                                      : std::min<int64_t>(frame[i], 2))
+                               : frame[i]);
+  SmallVector<SmallVector<int64_t>> points;
+  for (int64_t column : {int64_t(0), int64_t(1), sizes.back() - 1}) {
+    SmallVector<int64_t> point(rank, 0);
+    point.back() = std::min(column, sizes.back() - 1);
+    if (!llvm::is_contained(points, point))
+      points.push_back(point);
+  }
+  NumericEvaluator e1(sizes, 3), e2(sizes, 4);
+  SmallVector<ParamGrad> paramGrads;
+  bool found3[3] = {false, false, false};
+  // Last values first: of a sum and its reshape, the reshape.
+  for (Operation &op : llvm::reverse(*block)) {
+    if (&op == rootOp || op.getNumResults() != 1)
+      continue;
+    Value value = op.getResult(0);
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || !isSupportedFloat(type.getElementType()))
+      continue;
+    for (unsigned index = 0; index < 3; ++index) {
+      if (!expected[index] || found3[index])
+        continue;
+      AffineMap access = getParamAccess(type, m.axis, frame, index == 2);
+      if (!access)
+        continue;
+      TensorExpr *e = builder.evaluate(value, access);
+      if (!e || !e->containsSum)
+        continue;
+      if (!agree(e1, e, nullptr, expected[index], points) ||
+          !agree(e2, e, nullptr, expected[index], points))
+        continue;
+      paramGrads.push_back({value, index});
+      found3[index] = true;
+      break;
+    }
+  }
+
+  // The op goes before the first of the values it replaces; what it uses
+  // must be defined there.
+  Operation *insertionPoint = rootOp;
+  for (const ParamGrad &grad : paramGrads)
+    if (Operation *def = grad.value.getDefiningOp())
+      if (def->getBlock() == block && def->isBeforeInBlock(insertionPoint))
+        insertionPoint = def;
+  auto definedBefore = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    if (!def)
+      return true;
+    Operation *owner = block->findAncestorOpInBlock(*def);
+    return !owner || owner->isBeforeInBlock(insertionPoint);
+  };
+  SmallVector<Value> needed{dy, x};
+  Value mean, rstd;
+  if (m.mean) {
+    mean = matcher.rowValues.lookup(m.mean);
+    needed.push_back(mean);
+  }
+  if (m.rstd) {
+    rstd = matcher.rowValues.lookup(m.rstd);
+    needed.push_back(rstd);
+  }
+  if (m.weight)
+    needed.push_back(m.weight->value);
+  if (m.alpha)
+    needed.push_back(m.alpha->value);
+  if (m.extra)
+    needed.push_back(m.extra->value);
+  for (Value value : needed)
+    if (!value || !definedBefore(value))
+      return false;
+
+  OpBuilder ob(rootOp->getContext());
+  ob.setInsertionPoint(insertionPoint);
+  Location loc = rootOp->getLoc();
+  SmallVector<Operation *> created;
+  auto track = [&](Value v) {
+    if (v && v.getDefiningOp())
+      created.push_back(v.getDefiningOp());
+    return v;
+  };
+  auto rollback = [&] {
+    for (Operation *op : llvm::reverse(created))
+      op->erase();
+    return false;
+  };
+  Value weight;
+  if (m.weight) {
+    auto weightType = cast<RankedTensorType>(m.weight->value.getType());
+    auto target = RankedTensorType::get(xType.getShape().drop_front(m.axis),
+                                        weightType.getElementType());
+    weight = track(adapt(ob, loc, m.weight->value, target));
+    if (!weight)
+      return rollback();
+  }
+  if (mean) {
+    mean = track(adaptRow(ob, loc, mean, leadingShape, computeType));
+    if (!mean)
+      return rollback();
+  }
+  if (rstd) {
+    rstd = track(adaptRow(ob, loc, rstd, leadingShape, computeType));
+    if (!rstd)
+      return rollback();
+  }
+  Value alpha;
+  if (m.alpha) {
+    alpha = m.alpha->value;
+    auto alphaType = cast<RankedTensorType>(alpha.getType());
+    if (alphaType.getRank() > 1) {
+      alpha =
+          track(adapt(ob, loc, alpha,
+                      RankedTensorType::get({}, alphaType.getElementType())));
+      if (!alpha)
+        return rollback();
+    }
+  }
+  bool hasBias = found3[1] && m.kind != GradKind::RMSNorm;
+  SmallVector<Type> types{xType};
+  if (weight)
+    types.push_back(weight.getType());
+  if (hasBias)
+    types.push_back(weight
+                        ? weight.getType()
+                        : RankedTensorType::get(
+                              xType.getShape().drop_front(m.axis), xElement));
+  if (alpha)
+    types.push_back(alpha.getType());
+  IntegerAttr axisAttr = ob.getI64IntegerAttr(m.axis - rank);
+  UnitAttr biasAttr = hasBias ? ob.getUnitAttr() : UnitAttr();
+  Operation *gradOp = nullptr;
+  switch (m.kind) {
+  case GradKind::LayerNorm:
+    gradOp = LayerNormGradOp::create(ob, loc, types, dy, x, mean, rstd, weight,
+                                     axisAttr, TypeAttr(), biasAttr);
+    break;
+  case GradKind::RMSNorm:
+    gradOp = RMSNormGradOp::create(ob, loc, types, dy, x, rstd, weight,
+                                   FloatAttr(), axisAttr, TypeAttr());
+    break;
+  case GradKind::DyT:
+    gradOp = DyTGradOp::create(ob, loc, types, dy, x, alpha, weight, axisAttr,
+                               TypeAttr(), biasAttr);
+    break;
+  }
+  created.push_back(gradOp);
+  {
+    ScopedDiagnosticHandler handler(rootOp->getContext(),
+                                    [](Diagnostic &) { return success(); });
+    if (failed(mlir::verify(gradOp)))
+      return rollback();
+  }
+
+  // Replacements: dx (plus the tensor added to it), then the parameter
+  // gradients, reshaped and converted to the values they replace.
+  ob.setInsertionPoint(rootOp);
+  Value dx = gradOp->getResult(0);
+  if (m.extra) {
+    SmallVector<OpFoldResult> sizesOf = tensor::getMixedSizes(ob, loc, x);
+    Value empty = tensor::EmptyOp::create(ob, loc, sizesOf, xElement);
+    dx = linalg::AddOp::create(ob, loc, ValueRange{m.extra->value, dx},
+                               ValueRange{empty})
+             .getResult(0);
+  }
+  SmallVector<std::pair<Value, Value>> replacements{{rootValue, dx}};
+  unsigned paramBase = 1;
+  for (const ParamGrad &grad : paramGrads) {
+    if (grad.index == 1 && !hasBias)
+      continue;
+    unsigned resultIndex = paramBase;
+    if (grad.index == 0) {
+      if (!weight)
+        continue;
+    } else if (grad.index == 1) {
+      resultIndex += weight ? 1 : 0;
+    } else {
+      resultIndex = gradOp->getNumResults() - 1;
+    }
+    Value result = gradOp->getResult(resultIndex);
+    OpBuilder::InsertionGuard guard(ob);
+    if (Operation *def = grad.value.getDefiningOp())
+      ob.setInsertionPoint(def);
+    Value adapted =
+        adapt(ob, loc, result, cast<RankedTensorType>(grad.value.getType()));
+    if (!adapted)
+      continue;
+    replacements.push_back({grad.value, adapted});
+  }
+  for (auto [from, to] : replacements)
+    from.replaceAllUsesWith(to);
+
+  // Erase what the gradient computed with and nothing else uses, then the
+  // inits and constants only those used.
+  llvm::SetVector<Operation *> maybeDead;
+  auto eraseOp = [&](Operation *op) {
+    llvm::SetVector<Value> used(op->getOperands().begin(),
+                                op->getOperands().end());
+    getUsedValuesDefinedAbove(op->getRegions(), used);
+    maybeDead.remove(op);
+    forget(op);
+    op->erase();
+    for (Value value : used)
+      if (Operation *def = value.getDefiningOp())
+        maybeDead.insert(def);
+  };
+  SmallVector<Operation *> chain;
+  for (Operation &op : *block)
+    if (chainOps.contains(&op) || &op == rootOp ||
+        llvm::any_of(replacements,
+                     [&](auto &r) { return r.first.getDefiningOp() == &op; }))
+      chain.push_back(&op);
+  for (Operation *op : llvm::reverse(chain))
+    if (op->use_empty() && isMemoryEffectFree(op))
+      eraseOp(op);
+  while (!maybeDead.empty()) {
+    Operation *op = maybeDead.pop_back_val();
+    if (op != gradOp && isOpTriviallyDead(op))
+      eraseOp(op);
+  }
+  return true;
+}
+
+} // namespace
+
+unsigned mlir::norm::raiseGradients(Operation *root) {
+  unsigned raised = 0;
+  DenseMap<Type, std::unique_ptr<TensorExprBuilder>> builders;
+  SmallVector<Operation *> candidates;
+  root->walk([&](Operation *op) {
+    if (op == root || op->getNumResults() != 1 || isa<NormOpInterface>(op) ||
+        op->hasTrait<OpTrait::ConstantLike>())
+      return;
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (type && type.getRank() >= 1 && type.getRank() <= 16 &&
+        isSupportedFloat(type.getElementType()))
+      candidates.push_back(op);
+  });
+  llvm::SmallPtrSet<Operation *, 32> erased;
+  auto forget = [&](Operation *op) {
+    erased.insert(op);
+    for (Value result : op->getResults())
+      for (auto &entry : builders)
+        entry.second->forget(result);
+  };
+  for (Operation *op : llvm::reverse(candidates)) {
+    if (erased.contains(op))
+      continue;
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    Type key = RankedTensorType::get(type.getShape(),
+                                     IndexType::get(op->getContext()));
+    std::unique_ptr<TensorExprBuilder> &builder = builders[key];
+    if (!builder)
+      builder = std::make_unique<TensorExprBuilder>(type);
+    if (raiseAt(op, *builder, forget)) {
+      ++raised;
+      // The rewrite changed the block; start the evaluations afresh.
+      builders.clear();
+    }
+  }
+  return raised;
+}
