@@ -8,6 +8,9 @@ run on, with the real torch-mlir, from real PyTorch modules.
 Writes, for the linalg-on-tensors and the TOSA output of torch-mlir:
   torch-<kind>.mlir        one case per `// -----` split, function @<case>
   torch-block-<kind>.mlir  two pre-norm transformer blocks and a final norm
+  torch-train-<kind>.mlir  training steps: the forward and its gradients
+                           (dx and the parameters'), traced through autograd
+                           with make_fx (as aot_autograd does) and imported
 
 The test suite does not run this script (PyTorch is large); its output is
 committed. Parameters are drawn from a fixed seed, so reruns with the same
@@ -306,6 +309,87 @@ CASES = [
 ]
 
 
+# ---------------------------------------------------------------------------
+# Training cases: (name, module, dtype, what). Each is traced as one
+# training step, `y = module(x)` then `torch.autograd.grad(y, (x, *params),
+# dy)`, with make_fx and torch-mlir's decomposition table (what
+# aot_autograd hands a backend), so the backward is autograd's and
+# `torch._decomp`'s own.
+# ---------------------------------------------------------------------------
+
+
+class ResidualRMSNorm(nn.Module):
+    """A residual around the norm: x's gradient is dy plus the norm's."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.norm = HFRMSNorm(d)
+
+    def forward(self, x):
+        return x + self.norm(x)
+
+
+TRAIN_CASES = [
+    ("layer_norm_train", lambda: nn.LayerNorm(D), F32,
+     "nn.LayerNorm: native_layer_norm_backward decomposed"),
+    ("layer_norm_train_bf16", lambda: nn.LayerNorm(D), BF16,
+     "nn.LayerNorm on bf16"),
+    ("layer_norm_train_no_affine",
+     lambda: nn.LayerNorm(D, elementwise_affine=False), F32,
+     "nn.LayerNorm without weight and bias"),
+    ("rms_norm_train", lambda: HFRMSNorm(D), F32,
+     "LlamaRMSNorm: autograd of pow, mean, rsqrt (pow(r, 3), pow(x, 1))"),
+    ("rms_norm_train_bf16", lambda: HFRMSNorm(D), BF16,
+     "LlamaRMSNorm on bf16 (f32 statistics, dy * w in bf16)"),
+    ("rms_norm_residual_train", lambda: ResidualRMSNorm(D), F32,
+     "x + LlamaRMSNorm(x): dx is dy plus the norm's gradient"),
+    ("dyt_train", lambda: DyT(D), F32,
+     "DyT: 1 - t * t with an integer 1, dalpha summed over both dims"),
+]
+
+
+def export_train(module, dtype, name, output_type):
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+    module = module.to(dtype)
+    names = [n for n, _ in module.named_parameters()]
+
+    def step(x, dy, *params):
+        y = torch.func.functional_call(module, dict(zip(names, params)), (x,))
+        return (y,) + torch.autograd.grad(y, (x,) + params, dy)
+
+    gen = torch.Generator().manual_seed(7)
+    x = torch.randn(*SHAPE, generator=gen).to(dtype).requires_grad_(True)
+    dy = torch.randn(*SHAPE, generator=gen).to(dtype)
+    params = tuple(p.detach().clone().requires_grad_(True)
+                   for p in module.parameters())
+    gm = make_fx(step, decomposition_table=get_decomposition_table())(
+        x, dy, *params)
+    return str(fx.stateless_fx_import(gm, output_type=output_type,
+                                      model_name=name))
+
+
+def export_layer_norm_backward(output_type):
+    """native_layer_norm_backward on its own: mean and rstd as arguments."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+    table = get_decomposition_table()
+    table.update(torch._decomp.get_decompositions(
+        [torch.ops.aten.native_layer_norm_backward]))
+
+    def backward(dy, x, mean, rstd, weight, bias):
+        return torch.ops.aten.native_layer_norm_backward(
+            dy, x, [D], mean, rstd, weight, bias, [True, True, True])
+
+    args = (torch.randn(*SHAPE), torch.randn(*SHAPE),
+            torch.randn(SHAPE[0], SHAPE[1], 1),
+            torch.rand(SHAPE[0], SHAPE[1], 1) + 0.5, torch.randn(D),
+            torch.randn(D))
+    gm = make_fx(backward, decomposition_table=table)(*args)
+    return str(fx.stateless_fx_import(gm, output_type=output_type,
+                                      model_name="layer_norm_backward_only"))
+
+
 def init_parameters(module, seed):
     """Deterministic, non-trivial parameters (weights near 1, biases and
     Gemma-style offsets near 0)."""
@@ -371,6 +455,30 @@ def main():
         with open(path, "w") as f:
             f.write(header("Normalizations as torch-mlir emits them ({})."
                            .format(output_type)))
+            f.write("\n// -----\n\n".join(chunks))
+        print("wrote", path, file=sys.stderr)
+
+        chunks = []
+        for seed, (name, make, dtype, what) in enumerate(TRAIN_CASES):
+            module = make()
+            init_parameters(module, 100 + seed)
+            try:
+                text = export_train(module, dtype, name, output_type).rstrip()
+            except Exception as error:
+                print("skipped {} ({}): {}".format(name, output_type,
+                                                   str(error).splitlines()[0]),
+                      file=sys.stderr)
+                continue
+            chunks.append("// Case {}: {} ({}).\n{}\n".format(
+                name, what, str(dtype).replace("torch.", ""), text))
+        chunks.append("// Case layer_norm_backward_only: "
+                      "native_layer_norm_backward decomposed, the statistics "
+                      "as arguments (float32).\n{}\n".format(
+                          export_layer_norm_backward(output_type).rstrip()))
+        path = os.path.join(args.out, "torch-train-{}.mlir".format(kind))
+        with open(path, "w") as f:
+            f.write(header("Training steps (forward and gradients) as "
+                           "torch-mlir imports them ({}).".format(output_type)))
             f.write("\n// -----\n\n".join(chunks))
         print("wrote", path, file=sys.stderr)
 

@@ -158,15 +158,29 @@ static std::optional<unsigned> matchStatistic(TensorExprBuilder &builder,
       builder.evaluate(value, AffineMap::get(rank, 0, results, context));
   if (!e)
     return std::nullopt;
+  TensorExpr *original = e;
+  // The op's statistic converts to the value's type by extf or truncf.
+  if (type.getElementType() != m.computeType &&
+      getWidth(type.getElementType()) == getWidth(m.computeType))
+    return std::nullopt;
   // A conversion of the statistic to another float type.
   if (e->is(TensorExprKind::Cast) && e->getOperand(0)->type == m.computeType &&
       getWidth(e->type) != getWidth(m.computeType))
     e = e->getOperand(0);
-  if (e->type != m.computeType)
-    return std::nullopt;
   unsigned rstdIndex = m.kind == NormKind::LayerNorm ? 1 : 0;
   if (m.kind == NormKind::LayerNorm && e == m.mean)
     return 0;
+  // The variance's own mean, in any float type (DESIGN 2b lets the raised
+  // op compute it in the compute type).
+  if (m.kind == NormKind::LayerNorm && m.varianceMean) {
+    TensorExpr *core = original;
+    while (core->is(TensorExprKind::Cast))
+      core = core->getOperand(0);
+    if (core == m.varianceMean || core == m.mean)
+      return 0;
+  }
+  if (e->type != m.computeType)
+    return std::nullopt;
   if (m.rstd && e == m.rstd)
     return rstdIndex;
   // The factor spelled otherwise: 1 / d for a chain dividing by d, and

@@ -219,6 +219,7 @@ bool NormChainMatcher::matchVariance(TensorExpr *v, NormMatch &m) {
   if (!sameInput)
     return fail(kStructure, "the variance is computed from another tensor "
                             "than the one normalized");
+  m.varianceMean = centered->getOperand(1);
   return setDims(dims, m) && setDims(meanDims, m);
 }
 

@@ -69,6 +69,9 @@ struct NormMatch {
   /// divides, what it divides by (`rstdDivisor`: sqrt(var + eps), or RMSNorm's
   /// denominator), whose reciprocal is the factor.
   TensorExpr *mean = nullptr, *rstd = nullptr, *rstdDivisor = nullptr;
+  /// The mean the variance is centered on (LayerNorm; torch-mlir's is an
+  /// f64 mean beside the f32 one the chain subtracts).
+  TensorExpr *varianceMean = nullptr;
 };
 
 /// Bit width of an integer or float type.
