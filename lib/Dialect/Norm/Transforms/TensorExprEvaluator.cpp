@@ -309,6 +309,26 @@ TensorExpr *TensorExprBuilder::evaluateOp(Operation *op, unsigned resultIndex,
   }
   if (auto identity = dyn_cast<tosa::IdentityOp>(op))
     return evaluate(identity.getInput1(), map);
+  if (auto tile = dyn_cast<tosa::TileOp>(op)) {
+    // A tile of unit dims is a broadcast (torch-mlir's TOSA `expand`);
+    // repeating a longer dim is not an access map.
+    auto inputType = dyn_cast<RankedTensorType>(tile.getInput1().getType());
+    if (!inputType || inputType.getRank() != resultType.getRank() ||
+        static_cast<int64_t>(map.getNumResults()) != resultType.getRank())
+      return nullptr;
+    SmallVector<AffineExpr> results;
+    for (int64_t i = 0; i < inputType.getRank(); ++i) {
+      int64_t size = inputType.getDimSize(i);
+      if (size == 1)
+        results.push_back(getAffineConstantExpr(0, context));
+      else if (size == resultType.getDimSize(i) && !ShapedType::isDynamic(size))
+        results.push_back(map.getResult(i));
+      else
+        return nullptr;
+    }
+    return evaluate(tile.getInput1(),
+                    AffineMap::get(map.getNumDims(), 0, results, context));
+  }
   if (isa<tosa::ReduceSumOp, tosa::ReduceMaxOp>(op)) {
     // The reduced axis of a rank-R input is frame dim `axis`.
     Value input = op->getOperand(0);
