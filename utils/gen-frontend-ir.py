@@ -329,6 +329,19 @@ class ResidualRMSNorm(nn.Module):
         return x + self.norm(x)
 
 
+class ResidualSumLayerNorm(nn.Module):
+    """The norm of a residual sum computed in the step (`x + h`, h the
+    residual stream, a parameter here so that it gets a gradient)."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.h = nn.Parameter(torch.zeros(*SHAPE))
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.norm(x + self.h)
+
+
 TRAIN_CASES = [
     ("layer_norm_train", lambda: nn.LayerNorm(D), F32,
      "nn.LayerNorm: native_layer_norm_backward decomposed"),
@@ -343,6 +356,8 @@ TRAIN_CASES = [
      "LlamaRMSNorm on bf16 (f32 statistics, dy * w in bf16)"),
     ("rms_norm_residual_train", lambda: ResidualRMSNorm(D), F32,
      "x + LlamaRMSNorm(x): dx is dy plus the norm's gradient"),
+    ("layer_norm_residual_sum_train", lambda: ResidualSumLayerNorm(D), F32,
+     "nn.LayerNorm(x + h): the normalized input is computed in the step"),
     ("dyt_train", lambda: DyT(D), F32,
      "DyT: 1 - t * t with an integer 1, dalpha summed over both dims"),
 ]

@@ -43,6 +43,13 @@
 //       CHECK: %[[DX:.*]] = linalg.add ins(%arg1, %[[G]]#0 : tensor<2x4x32xf32>, tensor<2x4x32xf32>)
 //       CHECK: return %{{.*}}, %[[DX]], %[[G]]#1
 
+// The norm of a residual sum computed in the step: x is that value.
+// CHECK-LABEL: func.func @layer_norm_residual_sum_train(
+//       CHECK: %[[S:.*]] = {{linalg.generic|tosa.add}}
+//       CHECK: %[[Y:.*]], %{{.*}}, %{{.*}} = norm.layer_norm %[[S]] weight(%arg3) bias(%arg4) {return_stats}
+//       CHECK: %[[G:.*]]:3 = norm.layer_norm_grad %arg1, %[[S]] mean(%{{.*}}) rstd(%{{.*}}) weight(%arg3) {has_bias}
+//       CHECK: return %[[Y]], %[[G]]#0, %[[G]]#0, %[[G]]#1, %[[G]]#2
+
 // CHECK-LABEL: func.func @dyt_train(
 //       CHECK: %[[Y:.*]] = norm.dyt %arg0 alpha(%arg2) weight(%arg3) bias(%arg4)
 //       CHECK: %[[G:.*]]:4 = norm.dyt_grad %arg1, %arg0 alpha(%arg2) weight(%arg3) {has_bias} : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xf32>, tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<1xf32>)

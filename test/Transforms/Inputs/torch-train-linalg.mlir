@@ -994,6 +994,182 @@ module {
 
 // -----
 
+// Case layer_norm_residual_sum_train: nn.LayerNorm(x + h): the normalized input is computed in the step (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+module {
+  func.func @layer_norm_residual_sum_train(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<2x4x32xf32>, %arg3: tensor<32xf32>, %arg4: tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>) {
+    %cst = arith.constant 0.000000e+00 : f64
+    %cst_0 = arith.constant 0.000000e+00 : f32
+    %cst_1 = arith.constant 1.000000e-05 : f64
+    %cst_2 = arith.constant 3.200000e+01 : f64
+    %cst_3 = arith.constant 3.200000e+01 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %arg2 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %38 = arith.addf %in, %in_4 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = tensor.empty() : tensor<2x4x32xf64>
+    %3 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1 : tensor<2x4x32xf32>) outs(%2 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f32, %out: f64):
+      %38 = arith.extf %in : f32 to f64
+      linalg.yield %38 : f64
+    } -> tensor<2x4x32xf64>
+    %4 = tensor.empty() : tensor<2x4x1xf64>
+    %5 = linalg.fill ins(%cst : f64) outs(%4 : tensor<2x4x1xf64>) -> tensor<2x4x1xf64>
+    %6 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%3 : tensor<2x4x32xf64>) outs(%5 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %38 = arith.addf %in, %out : f64
+      linalg.yield %38 : f64
+    } -> tensor<2x4x1xf64>
+    %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6 : tensor<2x4x1xf64>) outs(%4 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %38 = arith.divf %in, %cst_2 : f64
+      linalg.yield %38 : f64
+    } -> tensor<2x4x1xf64>
+    %8 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%3, %7 : tensor<2x4x32xf64>, tensor<2x4x1xf64>) outs(%2 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_4: f64, %out: f64):
+      %38 = arith.subf %in, %in_4 : f64
+      linalg.yield %38 : f64
+    } -> tensor<2x4x32xf64>
+    %9 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8, %8 : tensor<2x4x32xf64>, tensor<2x4x32xf64>) outs(%2 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_4: f64, %out: f64):
+      %38 = arith.mulf %in, %in_4 : f64
+      linalg.yield %38 : f64
+    } -> tensor<2x4x32xf64>
+    %10 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%9 : tensor<2x4x32xf64>) outs(%5 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %38 = arith.addf %in, %out : f64
+      linalg.yield %38 : f64
+    } -> tensor<2x4x1xf64>
+    %11 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%10 : tensor<2x4x1xf64>) outs(%4 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %38 = arith.divf %in, %cst_2 : f64
+      linalg.yield %38 : f64
+    } -> tensor<2x4x1xf64>
+    %12 = tensor.empty() : tensor<2x4x1xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11 : tensor<2x4x1xf64>) outs(%12 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f64, %out: f32):
+      %38 = arith.truncf %in : f64 to f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x1xf32>
+    %14 = linalg.fill ins(%cst_0 : f32) outs(%12 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf32>) outs(%14 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %38 = arith.addf %in, %out : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x1xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15 : tensor<2x4x1xf32>) outs(%12 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %38 = arith.divf %in, %cst_3 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x1xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13 : tensor<2x4x1xf32>) outs(%12 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %38 = arith.truncf %cst_1 : f64 to f32
+      %39 = arith.addf %in, %38 : f32
+      linalg.yield %39 : f32
+    } -> tensor<2x4x1xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%17 : tensor<2x4x1xf32>) outs(%12 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %38 = math.rsqrt %in : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x1xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %16 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %38 = arith.subf %in, %in_4 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x32xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19, %18 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %38 = arith.mulf %in, %in_4 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x32xf32>
+    %21 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%20, %arg3 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %38 = arith.mulf %in, %in_4 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x32xf32>
+    %22 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%21, %arg4 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %38 = arith.addf %in, %in_4 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x32xf32>
+    %23 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %arg3 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %38 = arith.mulf %in, %in_4 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x32xf32>
+    %24 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%23 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %38 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x32xf32>
+    %25 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%23 : tensor<2x4x32xf32>) outs(%14 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %38 = arith.addf %in, %out : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x1xf32>
+    %26 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%23, %20 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %38 = arith.mulf %in, %in_4 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x32xf32>
+    %27 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%26 : tensor<2x4x32xf32>) outs(%14 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %38 = arith.addf %in, %out : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x1xf32>
+    %28 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%20, %27 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %38 = arith.mulf %in, %in_4 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x32xf32>
+    %29 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%24, %25 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %38 = arith.subf %in, %in_4 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x32xf32>
+    %30 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%29, %28 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %38 = arith.subf %in, %in_4 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x32xf32>
+    %31 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%18 : tensor<2x4x1xf32>) outs(%12 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %38 = arith.divf %in, %cst_3 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x1xf32>
+    %32 = linalg.generic {indexing_maps = [#map1, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%31, %30 : tensor<2x4x1xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %38 = arith.mulf %in, %in_4 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x32xf32>
+    %33 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %20 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %38 = arith.mulf %in, %in_4 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x32xf32>
+    %34 = tensor.empty() : tensor<32xf32>
+    %35 = linalg.fill ins(%cst_0 : f32) outs(%34 : tensor<32xf32>) -> tensor<32xf32>
+    %36 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["reduction", "reduction", "parallel"]} ins(%33 : tensor<2x4x32xf32>) outs(%35 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %38 = arith.addf %in, %out : f32
+      linalg.yield %38 : f32
+    } -> tensor<32xf32>
+    %37 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["reduction", "reduction", "parallel"]} ins(%arg1 : tensor<2x4x32xf32>) outs(%35 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %38 = arith.addf %in, %out : f32
+      linalg.yield %38 : f32
+    } -> tensor<32xf32>
+    return %22, %32, %32, %36, %37 : tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>
+  }
+}
+
+// -----
+
 // Case dyt_train: DyT: 1 - t * t with an integer 1, dalpha summed over both dims (float32).
 #map = affine_map<(d0, d1, d2) -> (0)>
 #map1 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>

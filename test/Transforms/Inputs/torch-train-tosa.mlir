@@ -292,6 +292,58 @@ module {
 
 // -----
 
+// Case layer_norm_residual_sum_train: nn.LayerNorm(x + h): the normalized input is computed in the step (float32).
+module {
+  func.func @layer_norm_residual_sum_train(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<2x4x32xf32>, %arg3: tensor<32xf32>, %arg4: tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %3 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf64>}> : () -> tensor<1x1x1xf64>
+    %4 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = "tosa.const"() <{values = dense<9.99999974E-6> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %6 = "tosa.const"() <{values = dense<3.200000e+01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %7 = tosa.add %arg0, %arg2 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %8 = tosa.cast %7 : (tensor<2x4x32xf32>) -> tensor<2x4x32xf64>
+    %9 = tosa.reduce_sum %8 {axis = 2 : i32} : (tensor<2x4x32xf64>) -> tensor<2x4x1xf64>
+    %10 = tosa.mul %9, %3, %0 : (tensor<2x4x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x4x1xf64>
+    %11 = tosa.sub %8, %10 : (tensor<2x4x32xf64>, tensor<2x4x1xf64>) -> tensor<2x4x32xf64>
+    %12 = tosa.mul %11, %11, %0 : (tensor<2x4x32xf64>, tensor<2x4x32xf64>, tensor<1xi8>) -> tensor<2x4x32xf64>
+    %13 = tosa.reduce_sum %12 {axis = 2 : i32} : (tensor<2x4x32xf64>) -> tensor<2x4x1xf64>
+    %14 = tosa.mul %13, %3, %0 : (tensor<2x4x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x4x1xf64>
+    %15 = tosa.cast %14 : (tensor<2x4x1xf64>) -> tensor<2x4x1xf32>
+    %16 = tosa.reduce_sum %7 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %17 = tosa.mul %16, %4, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %18 = tosa.add %15, %5 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %19 = tosa.rsqrt %18 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %20 = tosa.sub %7, %17 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %21 = tosa.mul %20, %19, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %22 = tosa.reshape %arg3, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %23 = tosa.mul %21, %22, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %24 = tosa.reshape %arg4, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %25 = tosa.add %23, %24 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>) -> tensor<2x4x32xf32>
+    %26 = tosa.mul %arg1, %22, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %27 = tosa.mul %26, %6, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %28 = tosa.reduce_sum %26 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %29 = tosa.mul %26, %21, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %30 = tosa.reduce_sum %29 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %31 = tosa.mul %21, %30, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %32 = tosa.sub %27, %28 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %33 = tosa.sub %32, %31 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %34 = tosa.mul %19, %4, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %35 = tosa.mul %34, %33, %0 : (tensor<2x4x1xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %36 = tosa.mul %arg1, %21, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %37 = tosa.reduce_sum %36 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %38 = tosa.reduce_sum %37 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %39 = tosa.reshape %38, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %40 = tosa.reduce_sum %arg1 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %41 = tosa.reduce_sum %40 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %42 = tosa.reshape %41, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    return %25, %35, %35, %39, %42 : tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>
+  }
+}
+
+// -----
+
 // Case dyt_train: DyT: 1 - t * t with an integer 1, dalpha summed over both dims (float32).
 module {
   func.func @dyt_train(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<1xf32>, %arg3: tensor<32xf32>, %arg4: tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xf32>, tensor<32xf32>, tensor<32xf32>) {

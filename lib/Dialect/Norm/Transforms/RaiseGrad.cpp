@@ -261,6 +261,8 @@ public:
   /// Materialized row values (`[leading..., 1...]` or `[leading...]`) met
   /// while evaluating the root, by expression.
   DenseMap<TensorExpr *, Value> rowValues;
+  /// Materialized values of the root's shape, by expression.
+  DenseMap<TensorExpr *, Value> fullValues;
 
 private:
   bool tryRoles(GradMatch &m);
@@ -376,7 +378,34 @@ std::optional<GradMatch> GradMatcher::match() {
     else
       params.push_back(node);
   }
-  if (full.size() < 2 || full.size() > 4)
+  if (full.empty() || full.size() > 4)
+    return std::nullopt;
+  // x may also be a value the expression computes (a residual sum): what
+  // the row statistics or DyT's tanh are taken of, `Sum(v)`, `Sum(v * v)`,
+  // `tanh(a * v)`, if the function materializes it.
+  SmallVector<TensorExpr *> inputs(full);
+  auto addInput = [&](TensorExpr *v) {
+    if (v->deps != fullMask || v->containsSum || v->is(Kind::Const))
+      return;
+    for (TensorExpr *candidate :
+         {v, v->is(Kind::Cast) ? v->getOperand(0) : nullptr})
+      if (candidate && candidate->deps == fullMask &&
+          fullValues.count(candidate) && !llvm::is_contained(inputs, candidate))
+        inputs.push_back(candidate);
+  };
+  for (TensorExpr *node : nodes) {
+    if (node->is(Kind::Sum)) {
+      TensorExpr *summand = node->getOperand(0);
+      addInput(summand);
+      if (summand->is(Kind::Mul) &&
+          summand->getOperand(0) == summand->getOperand(1))
+        addInput(summand->getOperand(0));
+    } else if (node->is(Kind::Tanh) && node->getOperand(0)->is(Kind::Mul)) {
+      addInput(node->getOperand(0)->getOperand(0));
+      addInput(node->getOperand(0)->getOperand(1));
+    }
+  }
+  if (inputs.size() < 2 || inputs.size() > 8)
     return std::nullopt;
 
   SmallVector<uint64_t, 2> masks;
@@ -456,7 +485,7 @@ std::optional<GradMatch> GradMatcher::match() {
         weights.push_back(p);
 
     for (TensorExpr *dy : full) {
-      for (TensorExpr *x : full) {
+      for (TensorExpr *x : inputs) {
         if (x == dy)
           continue;
         // Statistics: row values the backward reads that do not depend on
@@ -657,6 +686,9 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
       [&](const TensorExprEvaluation &e) {
         if (Operation *def = e.value.getDefiningOp())
           chainOps.insert(def);
+        if (e.expr && e.materializes &&
+            e.value.getType() == rootValue.getType())
+          matcher.fullValues.try_emplace(e.expr, e.value);
         if (!e.expr || !isRowShaped(e.value.getType(), frame))
           return;
         // A row value accessed as rows (its map ignores the normalized
@@ -676,7 +708,10 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
   uint64_t leadingMask = ((uint64_t(1) << rank) - 1) & ~m.normalizedMask;
 
   // Operands.
-  Value dy = m.dy->value, x = m.x->value;
+  Value dy = m.dy->value;
+  Value x = m.x->is(Kind::Leaf) ? m.x->value : matcher.fullValues.lookup(m.x);
+  if (!x)
+    return false;
   auto xType = cast<RankedTensorType>(x.getType());
   if (dy.getType() != xType || rootValue.getType() != xType)
     return false;
