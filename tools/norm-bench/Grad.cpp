@@ -252,9 +252,10 @@ bool GradKernels::registerBenchmarks(
   return true;
 }
 
-void norm_bench::printGradSummary(const std::map<std::string, double> &times,
-                                  const std::map<std::string, double> &ntRatios,
-                                  bool paired) {
+void norm_bench::printGradSummary(
+    const std::map<std::string, double> &times,
+    const std::map<std::string, double> &ntRatios,
+    const std::map<std::string, double> &torchRates, bool paired) {
   bool header = false;
   for (GradShape shape : {GradShape{8192, 4096}, GradShape{4096, 4096}}) {
     for (const char *op : kOps) {
@@ -270,20 +271,30 @@ void norm_bench::printGradSummary(const std::map<std::string, double> &times,
                                     "kernel time"
                                   : "")
                        << "):\n";
-          llvm::outs() << llvm::formatv("{0,-18} {1,-10} {2,-5} {3,8} {4,7}\n",
-                                        "case", "shape", "dtype", "GB/s",
-                                        "x nt");
+          llvm::outs() << llvm::formatv(
+              "{0,-18} {1,-10} {2,-5} {3,8} {4,7} {5,8} {6,9}\n", "case",
+              "shape", "dtype", "GB/s", "x nt", "torch", "vs torch");
           header = true;
         }
         auto ratio = ntRatios.find(name);
+        double rate = double(gradBytes(op, shape, dtype)) / time->second * 1e-3;
+        std::string torchRate = "-", vsTorch = "-";
+        auto torch =
+            torchRates.find(llvm::formatv("{0}_grad/torch/{1}x{2}/{3}", op,
+                                          shape.rows, shape.cols, dtype)
+                                .str());
+        if (torch != torchRates.end() && torch->second > 0) {
+          torchRate = llvm::formatv("{0:F1}", torch->second * 1e-9);
+          vsTorch = llvm::formatv("{0:F2}x", rate / (torch->second * 1e-9));
+        }
         llvm::outs() << llvm::formatv(
-            "{0,-18} {1,-10} {2,-5} {3,8:F1} {4,7}\n",
+            "{0,-18} {1,-10} {2,-5} {3,8:F1} {4,7} {5,8} {6,9}\n",
             std::string(op) + "_grad",
-            llvm::formatv("{0}x{1}", shape.rows, shape.cols).str(), dtype,
-            double(gradBytes(op, shape, dtype)) / time->second * 1e-3,
+            llvm::formatv("{0}x{1}", shape.rows, shape.cols).str(), dtype, rate,
             paired && ratio != ntRatios.end()
                 ? llvm::formatv("{0:F2}", ratio->second).str()
-                : std::string("-"));
+                : std::string("-"),
+            torchRate, vsTorch);
       }
     }
   }

@@ -46,9 +46,12 @@ private:
 
 /// Prints the gradient table: GB/s of the bytes each case must move and,
 /// when paired, the ratio to the non-temporal copy of those bytes. `times`
-/// and `ntRatios` are keyed by benchmark name.
+/// and `ntRatios` are keyed by benchmark name; `torchRates` holds PyTorch's
+/// merged rates (`<op>_grad/torch/<M>x<N>/<dtype>`, bytes per second of the
+/// same bytes: eager autograd, forward + backward less forward).
 void printGradSummary(const std::map<std::string, double> &times,
                       const std::map<std::string, double> &ntRatios,
+                      const std::map<std::string, double> &torchRates,
                       bool paired);
 
 } // namespace norm_bench

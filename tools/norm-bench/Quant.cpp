@@ -331,7 +331,8 @@ bool QuantKernels::registerBenchmarks(
 }
 
 void norm_bench::printQuantSummary(
-    const std::map<std::string, QuantMedian> &medians, bool paired) {
+    const std::map<std::string, QuantMedian> &medians,
+    const std::map<std::string, double> &torchRates, bool paired) {
   bool header = false;
   for (QuantShape shape :
        {QuantShape{8192, 4096}, QuantShape{4096, 4096}, QuantShape{32, 8192}}) {
@@ -351,9 +352,10 @@ void norm_bench::printQuantSummary(
                                   : "")
                        << "):\n";
           llvm::outs() << llvm::formatv(
-              "{0,-30} {1,-10} {2,8} {3,7} {4,10} {5,7} {6,9} {7,10}\n", "case",
-              "shape", "fused", "x nt", "unfused", "x nt", "speed-up",
-              "saves y?");
+              "{0,-30} {1,-10} {2,8} {3,7} {4,10} {5,7} {6,9} {7,10} {8,8} "
+              "{9,9}\n",
+              "case", "shape", "fused", "x nt", "unfused", "x nt", "speed-up",
+              "saves y?", "torch", "vs torch");
           header = true;
         }
         double bytes = double(quantBytes(residual, variant, shape));
@@ -377,13 +379,22 @@ void norm_bench::printQuantSummary(
                         : "no";
           }
         }
+        std::string torchRate = "-", vsTorch = "-";
+        auto torch =
+            torchRates.find(benchmarkName(residual, variant, "torch", shape));
+        if (torch != torchRates.end() && torch->second > 0) {
+          torchRate = llvm::formatv("{0:F1}", torch->second * 1e-9);
+          vsTorch =
+              llvm::formatv("{0:F2}x", fusedRate / (torch->second * 1e-9));
+        }
         llvm::outs() << llvm::formatv(
-            "{0,-30} {1,-10} {2,8:F1} {3,7} {4,10} {5,7} {6,9} {7,10}\n",
+            "{0,-30} {1,-10} {2,8:F1} {3,7} {4,10} {5,7} {6,9} {7,10} {8,8} "
+            "{9,9}\n",
             caseName(residual, variant),
             llvm::formatv("{0}x{1}", shape.rows, shape.cols).str(), fusedRate,
             paired ? llvm::formatv("{0:F2}", fused->second.ntRatio).str()
                    : std::string("-"),
-            unfusedRate, unfusedRatio, speedup, saves);
+            unfusedRate, unfusedRatio, speedup, saves, torchRate, vsTorch);
       }
     }
   }

@@ -58,8 +58,12 @@ private:
 
 /// Prints the quantization table: GB/s of the bytes the fused case must
 /// move, paired ratios to the non-temporal copy, the unfused pair, and
-/// whether fusion saves at least the time of the y traffic it removes.
+/// whether fusion saves at least the time of the y traffic it removes;
+/// with PyTorch's rates merged (`<case>/torch/<M>x<N>/bf16` in
+/// `torchRates`, bytes per second of the same bytes), PyTorch's GB/s and
+/// the fused kernel's speed-up over it.
 void printQuantSummary(const std::map<std::string, QuantMedian> &medians,
+                       const std::map<std::string, double> &torchRates,
                        bool paired);
 
 } // namespace norm_bench

@@ -6,6 +6,12 @@ norm-bench: F.layer_norm, F.rms_norm, the Hugging Face LLaMA RMSNorm, DyT in
 eager ops, and a residual add followed by RMSNorm. Each benchmark reports the
 median of its repetitions under the name <case>/torch/<M>x<N>/<dtype> with
 bytes_per_second, so `norm-bench --merge=FILE` adds it to its table.
+
+--grad adds the backward of LayerNorm and RMSNorm (eager autograd: the time
+of forward + backward less that of the forward alone, over the bytes
+norm-bench counts for the gradient ops), --quant the norm + quantization
+cases (eager: the norm, then the scale, clamp and `.to(float8_e4m3fn)` or
+round and `.to(int8)`, over the bytes norm-bench counts for the fused op).
 """
 
 import argparse
@@ -37,12 +43,108 @@ def cases(torch, F):
     }
 
 
+def timed(fn, repetitions):
+    """Median seconds per call of fn (enough calls per repetition for
+    ~50 ms)."""
+    fn()
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-6)
+    iters = max(1, int(0.05 / once))
+    times = []
+    for _ in range(repetitions):
+        start = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        times.append((time.perf_counter() - start) / iters)
+    return statistics.median(times)
+
+
+def result(name, nbytes, seconds):
+    print(f"{name:40s} {nbytes / seconds / 1e9:8.2f} GB/s")
+    return {"name": name + "_median", "run_name": name,
+            "run_type": "aggregate", "aggregate_name": "median",
+            "bytes_per_second": nbytes / seconds}
+
+
+def grad_results(torch, F, shape, repetitions):
+    """Backward of LayerNorm and RMSNorm, f32 and bf16: forward + backward
+    less forward, bytes as norm-bench's gradient table counts them."""
+    rows, cols = shape
+    out = []
+    for dtype_name, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
+        e = 4 if dtype == torch.float32 else 2
+        for op in ("layer_norm", "rms_norm"):
+            x = torch.randn(rows, cols).to(dtype).requires_grad_(True)
+            w = (torch.randn(cols) * 0.2 + 1).to(dtype).requires_grad_(True)
+            b = (torch.randn(cols) * 0.1).to(dtype).requires_grad_(True)
+            dy = torch.randn(rows, cols).to(dtype)
+            if op == "layer_norm":
+                params = (x, w, b)
+                forward = lambda: F.layer_norm(x, (cols,), w, b, 1e-5)
+            else:
+                params = (x, w)
+                forward = lambda: F.rms_norm(x, (cols,), w, 1e-5)
+            both = lambda: torch.autograd.grad(forward(), params, dy)
+            t = timed(both, repetitions) - timed(forward, repetitions)
+            stats = (2 if op == "layer_norm" else 1) * 4 * rows
+            nparams = (3 if op == "layer_norm" else 2) * e * cols
+            nbytes = 3 * e * rows * cols + stats + nparams
+            out.append(result(f"{op}_grad/torch/{rows}x{cols}/{dtype_name}",
+                              nbytes, max(t, 1e-9)))
+    return out
+
+
+def quant_results(torch, F, shape, repetitions):
+    """RMSNorm (and residual add + RMSNorm) then quantization, bf16 in."""
+    rows, cols = shape
+    x = torch.randn(rows, cols).to(torch.bfloat16)
+    r = torch.randn(rows, cols).to(torch.bfloat16)
+    w = (torch.randn(cols) * 0.2 + 1).to(torch.bfloat16)
+    fp8 = torch.float8_e4m3fn
+
+    def quantize(y, variant):
+        y = y.float()
+        if variant == "fp8_static":
+            return (y * (1.0 / 0.05)).clamp(-448, 448).to(fp8), None
+        if variant == "fp8_g128":
+            g = y.view(rows, cols // 128, 128)
+            s = (g.abs().amax(-1, keepdim=True) / 448).clamp(min=1e-12)
+            return (g / s).clamp(-448, 448).to(fp8).view(rows, cols), s
+        qmax = 448.0 if variant == "fp8_token" else 127.0
+        s = (y.abs().amax(-1, keepdim=True) / qmax).clamp(min=1e-12)
+        v = (y / s).clamp(-qmax, qmax)
+        return (v.to(fp8) if variant == "fp8_token"
+                else v.round().to(torch.int8)), s
+
+    out = []
+    for residual in (False, True):
+        for variant in ("fp8_static", "fp8_token", "i8_token", "fp8_g128"):
+            def step():
+                h = x + r if residual else x
+                return quantize(F.rms_norm(h, (cols,), w, 1e-5), variant)
+            groups = cols // 128 if variant == "fp8_g128" else 1
+            nbytes = 2 * rows * cols * (3 if residual else 1) + rows * cols
+            if variant != "fp8_static":
+                nbytes += 4 * rows * groups
+            name = "{}rms_norm_quant_{}/torch/{}x{}/bf16".format(
+                "add_" if residual else "", variant, rows, cols)
+            out.append(result(name, nbytes, timed(step, repetitions)))
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", required=True)
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--repetitions", type=int, default=10)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--grad", action="store_true",
+                        help="add the backward cases (8192x4096)")
+    parser.add_argument("--quant", action="store_true",
+                        help="add the norm + quantization cases")
+    parser.add_argument("--only-extra", action="store_true",
+                        help="only the --grad/--quant cases")
     args = parser.parse_args()
     try:
         import torch
@@ -56,6 +158,15 @@ def main():
         torch.set_num_threads(args.threads)
     results = []
     shapes = QUICK_SHAPES if args.quick else SHAPES
+    if args.grad:
+        results += grad_results(torch, F, (4096, 4096) if args.quick
+                                else (8192, 4096), args.repetitions)
+    if args.quant:
+        for shape in ([(4096, 4096), (32, 8192)] if args.quick
+                      else [(8192, 4096), (32, 8192)]):
+            results += quant_results(torch, F, shape, args.repetitions)
+    if args.only_extra:
+        shapes = []
     for rows, cols in shapes:
         for dtype_name, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
             x = (torch.randn(rows, cols) * 1.5 + 0.5).to(dtype)

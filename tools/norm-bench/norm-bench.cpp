@@ -568,12 +568,17 @@ int main(int argc, char **argv) {
     mergeJSON(path, medians);
   if (!shapes.empty())
     printSummary(shapes, dtypes, cases, medians, threads, paired);
+  // PyTorch's merged rates (entries without a time of ours).
+  std::map<std::string, double> torchRates;
+  for (const auto &[name, entry] : medians)
+    if (llvm::StringRef(name).contains("/torch/"))
+      torchRates[name] = entry.bytesPerSecond;
   if (quant) {
     std::map<std::string, QuantMedian> quantMedians;
     for (const auto &[name, entry] : medians)
       quantMedians[name] = {entry.time, entry.ntRatio.value_or(0.0),
                             entry.ntRate.value_or(0.0)};
-    printQuantSummary(quantMedians, paired);
+    printQuantSummary(quantMedians, torchRates, paired);
   }
   if (grad) {
     std::map<std::string, double> times, ntRatios;
@@ -581,7 +586,7 @@ int main(int argc, char **argv) {
       times[name] = entry.time;
       ntRatios[name] = entry.ntRatio.value_or(0.0);
     }
-    printGradSummary(times, ntRatios, paired);
+    printGradSummary(times, ntRatios, torchRates, paired);
   }
   if (slices) {
     std::map<std::string, double> times;
