@@ -8,6 +8,8 @@ run on, with the real torch-mlir, from real PyTorch modules.
 Writes, for the linalg-on-tensors and the TOSA output of torch-mlir:
   torch-<kind>.mlir        one case per `// -----` split, function @<case>
   torch-block-<kind>.mlir  two pre-norm transformer blocks and a final norm
+  torch-quant-<kind>.mlir  a norm then a quantization to FP8 or int8
+                           (static, per-token), as serving stacks write it
   torch-train-<kind>.mlir  training steps: the forward and its gradients
                            (dx and the parameters'), traced through autograd
                            with make_fx (as aot_autograd does) and imported
@@ -310,6 +312,51 @@ CASES = [
 
 
 # ---------------------------------------------------------------------------
+# Quantization cases: (name, module, dtype, what), a norm then a
+# quantization as vLLM's reference implementations write it.
+# ---------------------------------------------------------------------------
+
+FP8 = torch.float8_e4m3fn
+
+
+class NormThenQuant(nn.Module):
+    """`norm(x)` in f32, then a static scale or a per-token one, clamped to
+    the type's range and converted (FP8), or rounded and converted (int8);
+    the dynamic forms also return their scales."""
+
+    def __init__(self, norm, mode):
+        super().__init__()
+        self.norm = norm
+        self.mode = mode
+
+    def forward(self, x):
+        y = self.norm(x).float()
+        if self.mode == "fp8_static":
+            return (y / 0.05).clamp(-448.0, 448.0).to(FP8)
+        qmax = 127.0 if self.mode == "i8_token" else 448.0
+        s = (y.abs().amax(-1, keepdim=True) / qmax).clamp(min=1e-12)
+        if self.mode == "i8_token":
+            return (y / s).round().clamp(-128.0, 127.0).to(torch.int8), s
+        return (y / s).clamp(-448.0, 448.0).to(FP8), s
+
+
+QUANT_CASES = [
+    ("rms_norm_fp8_static", lambda: NormThenQuant(HFRMSNorm(D), "fp8_static"),
+     BF16, "LlamaRMSNorm, then y / s clamped to +-448 and .to(float8_e4m3fn)"),
+    ("rms_norm_fp8_token", lambda: NormThenQuant(HFRMSNorm(D), "fp8_token"),
+     BF16, "LlamaRMSNorm, per-token scale amax / 448 (floor 1e-12)"),
+    ("rms_norm_i8_token", lambda: NormThenQuant(HFRMSNorm(D), "i8_token"),
+     BF16, "LlamaRMSNorm, per-token int8: round, clamp, .to(int8)"),
+    ("layer_norm_fp8_static",
+     lambda: NormThenQuant(nn.LayerNorm(D), "fp8_static"), BF16,
+     "nn.LayerNorm, static FP8"),
+    ("layer_norm_fp8_token_f32",
+     lambda: NormThenQuant(nn.LayerNorm(D), "fp8_token"), F32,
+     "nn.LayerNorm on f32, per-token FP8"),
+]
+
+
+# ---------------------------------------------------------------------------
 # Training cases: (name, module, dtype, what). Each is traced as one
 # training step, `y = module(x)` then `torch.autograd.grad(y, (x, *params),
 # dy)`, with make_fx and torch-mlir's decomposition table (what
@@ -470,6 +517,26 @@ def main():
         with open(path, "w") as f:
             f.write(header("Normalizations as torch-mlir emits them ({})."
                            .format(output_type)))
+            f.write("\n// -----\n\n".join(chunks))
+        print("wrote", path, file=sys.stderr)
+
+        chunks = []
+        for seed, (name, make, dtype, what) in enumerate(QUANT_CASES):
+            module = make()
+            init_parameters(module, 200 + seed)
+            try:
+                text = export(module, dtype, name, output_type).rstrip()
+            except Exception as error:
+                print("skipped {} ({}): {}".format(name, output_type,
+                                                   str(error).splitlines()[0]),
+                      file=sys.stderr)
+                continue
+            chunks.append("// Case {}: {} ({}).\n{}\n".format(
+                name, what, str(dtype).replace("torch.", ""), text))
+        path = os.path.join(args.out, "torch-quant-{}.mlir".format(kind))
+        with open(path, "w") as f:
+            f.write(header("A norm then a quantization as torch-mlir emits "
+                           "them ({}).".format(output_type)))
             f.write("\n// -----\n\n".join(chunks))
         print("wrote", path, file=sys.stderr)
 

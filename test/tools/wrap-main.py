@@ -10,7 +10,8 @@ torch-mlir prints it) and its own `#map` aliases; both are renamed per chunk
 so that the chunks can share one module. Inputs are tensors of the
 function's argument types (dynamic dims get size 3, behind a tensor.cast);
 values are a smooth pseudo-random pattern, with an offset on some rows.
-Results are converted to f32 and printed with printMemrefF32; the manifest
+Results are converted to f32 (quantized ones too: f8E4M3FN by extf, i8 by
+sitofp) and printed with printMemrefF32; the manifest
 gets one line `<function> <result#> <element type>` per printed result, in
 order, for compare-outputs.py.
 """
@@ -204,7 +205,9 @@ def main():
             f32_type = result_type.rsplit("x", 1)[0] + "xf32>" if shape else \
                 "tensor<f32>"
             if element != "f32":
-                op = "arith.truncf" if element == "f64" else "arith.extf"
+                op = ("arith.truncf" if element == "f64" else
+                      "arith.sitofp" if element.startswith("i") else
+                      "arith.extf")
                 converted = "%c{}".format(counter)
                 counter += 1
                 main_lines.append("    {} = {} {} : {} to {}".format(

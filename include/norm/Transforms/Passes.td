@@ -346,3 +346,26 @@ def NormMPIImplementationPass
   ];
   let dependentDialects = ["::mlir::DLTIDialect"];
 }
+
+def NormExpandF8ConversionsPass : Pass<"norm-expand-f8-conversions"> {
+  let summary = "Expand arith.truncf/extf to and from f8E4M3FN into integer arithmetic";
+  let description = [{
+    MLIR 22 lowers no `arith.truncf` to `f8E4M3FN` and no `arith.extf` from
+    it on the CPU (`arith-expand` covers f8E8M0 and f4E2M1 only, and
+    `convert-arith-to-llvm` leaves them, so the module no longer parses
+    without the arith dialect). This pass rewrites both, on scalars and
+    vectors, into i32/f32 arithmetic that vectorizes: `truncf` from f16,
+    bf16 or f32 rounds to nearest even, gives NaN for NaN, infinities and
+    magnitudes above 464 (which round past 448), as `arith.truncf` defines
+    it; `extf` to f16, bf16, f32 or f64 is exact. Conversions between other
+    8-bit or narrower float types and these (and from f64) are reported as
+    errors. `norm-cpu-pipeline` runs it before the floating-point expansions.
+
+    ```mlir
+    %q = arith.truncf %v : vector<8xf32> to vector<8xf8E4M3FN>
+    // becomes integer ops on the f32 bits and
+    %q = arith.bitcast %bits : vector<8xi8> to vector<8xf8E4M3FN>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}

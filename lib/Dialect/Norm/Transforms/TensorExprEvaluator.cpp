@@ -373,7 +373,10 @@ TensorExpr *TensorExprBuilder::evaluateLinalg(Operation *op,
                                               unsigned resultIndex,
                                               AffineMap map) {
   auto linalgOp = cast<linalg::LinalgOp>(op);
-  if (!linalgOp.hasPureTensorSemantics() || linalgOp.hasIndexSemantics())
+  // Index semantics are fine for a result that does not read the index
+  // (torch-mlir's amax is a max and argmax pair: the max is evaluated, a
+  // `linalg.index` is not).
+  if (!linalgOp.hasPureTensorSemantics())
     return nullptr;
   int64_t rank = getRank();
   unsigned numLoops = linalgOp.getNumLoops();
@@ -556,7 +559,7 @@ TensorExpr *TensorExprBuilder::buildElementwise(
   // computes in a supported float type.
   bool quantizingConversion =
       isQuantizedType(resultType) &&
-      ((isa<FloatType>(resultType) && isa<arith::TruncFOp>(op)) ||
+      ((isa<FloatType>(resultType) && isa<arith::TruncFOp, tosa::CastOp>(op)) ||
        (resultType.isSignlessInteger() && isa<arith::FPToSIOp>(op)));
   if (!isSupportedFloat(resultType) && !quantizingConversion)
     return nullptr;
@@ -655,7 +658,11 @@ TensorExpr *TensorExprBuilder::buildElementwise(
         if (lo.getValueAsDouble() <= -largest)
           return getBinary(Kind::Min, a,
                            getConst(hi.getValueAsDouble(), resultType));
-        return nullptr;
+        // Both bounds inside the type (a saturation): min(max(a, lo), hi).
+        return getBinary(Kind::Min,
+                         getBinary(Kind::Max, a,
+                                   getConst(lo.getValueAsDouble(), resultType)),
+                         getConst(hi.getValueAsDouble(), resultType));
       })
       .Case<arith::SelectOp>([&](arith::SelectOp select) -> TensorExpr * {
         // select(a < b, b, a) is max(a, b) (a clamp from below), and the
