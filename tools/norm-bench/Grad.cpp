@@ -23,7 +23,7 @@ struct GradShape {
   int64_t rows, cols;
 };
 
-const char *const kOps[] = {"layer_norm", "rms_norm"};
+const char *const kOps[] = {"layer_norm", "rms_norm", "dyt"};
 const char *const kDTypes[] = {"f32", "bf16"};
 
 std::string benchmarkName(llvm::StringRef op, GradShape shape,
@@ -36,12 +36,16 @@ std::string benchmarkName(llvm::StringRef op, GradShape shape,
 size_t elementBytes(llvm::StringRef dtype) { return dtype == "f32" ? 4 : 2; }
 
 bool hasMean(llvm::StringRef op) { return op == "layer_norm"; }
+bool isDyT(llvm::StringRef op) { return op == "dyt"; }
 
 /// Read dy, x, the f32 statistics and the weight; write dx, dweight and
 /// (layer_norm) dbias.
 size_t gradBytes(llvm::StringRef op, GradShape shape, llvm::StringRef dtype) {
   size_t e = elementBytes(dtype);
   size_t elements = size_t(shape.rows) * size_t(shape.cols);
+  // DyT: alpha and the weight read; dweight, dbias and dalpha written.
+  if (isDyT(op))
+    return 3 * e * elements + 3 * e * size_t(shape.cols) + 2 * e;
   size_t stats = (hasMean(op) ? 2 : 1) * 4 * size_t(shape.rows);
   size_t params = (hasMean(op) ? 3 : 2) * e * size_t(shape.cols);
   return 3 * e * elements + stats + params;
@@ -59,6 +63,21 @@ std::string gradSource(llvm::StringRef op, GradShape shape,
               stm = llvm::formatv("memref<{0}xf32>", shape.rows);
   std::string params = "%dym: " + xm + ", %xm: " + xm;
   std::string body = toTensor("dy", xm, x) + toTensor("x", xm, x);
+  if (isDyT(op)) {
+    std::string a = llvm::formatv("tensor<{0}>", dtype),
+                am = llvm::formatv("memref<{0}>", dtype);
+    params += ", %am: " + am + ", %wm: " + wm + ", %dxm: " + xm +
+              ", %dwm: " + wm + ", %dbm: " + wm + ", %dam: " + am;
+    body += toTensor("a", am, a) + toTensor("w", wm, w);
+    body += llvm::formatv("  %dx, %dw, %db, %da = norm.dyt_grad %dy, %x "
+                          "alpha(%a) weight(%w) {{has_bias} : ({0}, {0}, {1}, "
+                          "{2}) -> ({0}, {2}, {2}, {1})\n",
+                          x, a, w)
+                .str();
+    body += store("dx", x, xm) + store("dw", w, wm) + store("db", w, wm) +
+            store("da", a, am);
+    return wrap(params, body);
+  }
   std::string saved, types = x + ", " + x;
   if (hasMean(op)) {
     params += ", %meanm: " + stm;
@@ -108,8 +127,9 @@ struct norm_bench::GradKernel {
         e(elementBytes(dtype)), dy(e * elements), x(e * elements),
         mean(4 * size_t(shape.rows)), rstd(4 * size_t(shape.rows)),
         w(e * size_t(shape.cols)), dx(e * elements), dw(e * size_t(shape.cols)),
-        db(e * size_t(shape.cols)), floorBytes(gradBytes(op, shape, dtype) / 2),
-        floorSource(floorBytes), floorDestination(floorBytes) {}
+        db(e * size_t(shape.cols)), alpha(8), dalpha(8),
+        floorBytes(gradBytes(op, shape, dtype) / 2), floorSource(floorBytes),
+        floorDestination(floorBytes) {}
 
   void fill(void *data, size_t count, float center, float spread,
             unsigned seed) {
@@ -125,6 +145,11 @@ struct norm_bench::GradKernel {
     fill(dy.data, elements, 0.0f, 1.0f, 11);
     fill(x.data, elements, 0.5f, 1.0f, 12);
     fill(w.data, size_t(shape.cols), 1.0f, 0.2f, 13);
+    // alpha = 0.5, exact in f32 and bf16.
+    if (e == 4)
+      *static_cast<float *>(alpha.data) = 0.5f;
+    else
+      *static_cast<uint16_t *>(alpha.data) = 0x3F00;
     // The statistics of x, as the forward returns them.
     bool f32 = e == 4;
     auto *meanOut = static_cast<float *>(mean.data);
@@ -154,6 +179,15 @@ struct norm_bench::GradKernel {
     }
     std::vector<int64_t> matrix{shape.rows, shape.cols};
     args = {Descriptor(dy.data, matrix), Descriptor(x.data, matrix)};
+    if (isDyT(op)) {
+      args.push_back(Descriptor(alpha.data, {}));
+      args.push_back(Descriptor(w.data, {shape.cols}));
+      args.push_back(Descriptor(dx.data, matrix));
+      args.push_back(Descriptor(dw.data, {shape.cols}));
+      args.push_back(Descriptor(db.data, {shape.cols}));
+      args.push_back(Descriptor(dalpha.data, {}));
+      return true;
+    }
     if (hasMean(op))
       args.push_back(Descriptor(mean.data, {shape.rows}));
     args.push_back(Descriptor(rstd.data, {shape.rows}));
@@ -177,6 +211,22 @@ struct norm_bench::GradKernel {
     const auto *rstdIn = static_cast<const float *>(rstd.data);
     for (int64_t r : {int64_t(0), shape.rows / 2, shape.rows - 1}) {
       size_t base = size_t(r * shape.cols);
+      if (isDyT(op)) {
+        double a = readElement(alpha.data, 0, f32);
+        for (int64_t c = 0; c < shape.cols; ++c) {
+          double t = std::tanh(a * readElement(x.data, base + c, f32));
+          double want = readElement(dy.data, base + c, f32) *
+                        readElement(w.data, size_t(c), f32) * a * (1 - t * t);
+          double got = readElement(dx.data, base + c, f32);
+          if (std::fabs(got - want) > bound * (std::fabs(want) + 1.0)) {
+            llvm::errs() << "norm-bench: dyt_grad " << dtype << ": dx[" << r
+                         << "][" << c << "] = " << got << ", expected " << want
+                         << "\n";
+            return false;
+          }
+        }
+        continue;
+      }
       double sumG = 0, sumGX = 0, scale = 0;
       std::vector<double> g(size_t(shape.cols)), xh(size_t(shape.cols));
       for (int64_t c = 0; c < shape.cols; ++c) {
@@ -208,7 +258,7 @@ struct norm_bench::GradKernel {
   std::string op, dtype;
   GradShape shape;
   size_t elements, e;
-  AlignedBuffer dy, x, mean, rstd, w, dx, dw, db;
+  AlignedBuffer dy, x, mean, rstd, w, dx, dw, db, alpha, dalpha;
   size_t floorBytes;
   AlignedBuffer floorSource, floorDestination;
   std::unique_ptr<mlir::norm::JITModule> module;

@@ -7,7 +7,7 @@ eager ops, and a residual add followed by RMSNorm. Each benchmark reports the
 median of its repetitions under the name <case>/torch/<M>x<N>/<dtype> with
 bytes_per_second, so `norm-bench --merge=FILE` adds it to its table.
 
---grad adds the backward of LayerNorm and RMSNorm (eager autograd: the time
+--grad adds the backward of LayerNorm, RMSNorm and DyT (eager autograd: the time
 of forward + backward less that of the forward alone, over the bytes
 norm-bench counts for the gradient ops), --quant the norm + quantization
 cases (eager: the norm, then the scale, clamp and `.to(float8_e4m3fn)` or
@@ -74,14 +74,18 @@ def grad_results(torch, F, shape, repetitions):
     out = []
     for dtype_name, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
         e = 4 if dtype == torch.float32 else 2
-        for op in ("layer_norm", "rms_norm"):
+        for op in ("layer_norm", "rms_norm", "dyt"):
             x = torch.randn(rows, cols).to(dtype).requires_grad_(True)
             w = (torch.randn(cols) * 0.2 + 1).to(dtype).requires_grad_(True)
             b = (torch.randn(cols) * 0.1).to(dtype).requires_grad_(True)
             dy = torch.randn(rows, cols).to(dtype)
+            a = torch.tensor(0.5).to(dtype).requires_grad_(True)
             if op == "layer_norm":
                 params = (x, w, b)
                 forward = lambda: F.layer_norm(x, (cols,), w, b, 1e-5)
+            elif op == "dyt":
+                params = (x, a, w, b)
+                forward = lambda: torch.tanh(a * x) * w + b
             else:
                 params = (x, w)
                 forward = lambda: F.rms_norm(x, (cols,), w, 1e-5)
@@ -90,6 +94,8 @@ def grad_results(torch, F, shape, repetitions):
             stats = (2 if op == "layer_norm" else 1) * 4 * rows
             nparams = (3 if op == "layer_norm" else 2) * e * cols
             nbytes = 3 * e * rows * cols + stats + nparams
+            if op == "dyt":
+                nbytes = 3 * e * rows * cols + 3 * e * cols + 2 * e
             out.append(result(f"{op}_grad/torch/{rows}x{cols}/{dtype_name}",
                               nbytes, max(t, 1e-9)))
     return out
