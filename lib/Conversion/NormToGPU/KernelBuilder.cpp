@@ -422,6 +422,30 @@ void KernelBodyBuilder::storePartial(Value row, unsigned slot, Value value) {
                           buffers.partials, ValueRange{at});
 }
 
+void KernelBodyBuilder::storeStats(Value row, Value mean, Value rstd) {
+  if (!buffers.rstd)
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                       constantIndex(0));
+  Value statRow = row;
+  if (shape.split != RowSplit::None) {
+    Value parts = constantIndex(shape.parts);
+    Value firstPart = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, row, parts), constantIndex(0));
+    leader = arith::AndIOp::create(b, loc, leader, firstPart);
+    statRow = arith::DivUIOp::create(b, loc, row, parts);
+  }
+  if (rowValid)
+    leader = arith::AndIOp::create(b, loc, leader, rowValid);
+  auto ifOp = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  if (buffers.mean && mean)
+    memref::StoreOp::create(b, loc, mean, buffers.mean, ValueRange{statRow});
+  memref::StoreOp::create(b, loc, rstd, buffers.rstd, ValueRange{statRow});
+}
+
 SmallVector<Value> KernelBodyBuilder::loadPartials(Value row, unsigned slot) {
   Value parts = constantIndex(shape.parts);
   Value firstPart = arith::MulIOp::create(
@@ -556,7 +580,9 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
       }
     }
     Value meanSquare = arith::DivFOp::create(b, loc, squares, fullCount);
-    Value scale = broadcast(buildInverseScale(b, loc, op, meanSquare));
+    Value rstd = buildInverseScale(b, loc, op, meanSquare);
+    storeStats(row, Value(), rstd);
+    Value scale = broadcast(rstd);
     writeOutput([&](Value v) -> Value {
       return arith::MulFOp::create(b, loc, v, scale);
     });
@@ -616,7 +642,11 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
   }
   Value mean = broadcast(meanScalar);
   Value variance = arith::DivFOp::create(b, loc, squares, fullCount);
-  Value scale = broadcast(buildInverseScale(b, loc, op, variance));
+  Value rstd = buildInverseScale(b, loc, op, variance);
+  // The row's mean: the shift plus the mean of the shifted row.
+  storeStats(row, arith::AddFOp::create(b, loc, widen(firstX), meanScalar),
+             rstd);
+  Value scale = broadcast(rstd);
   writeOutput([&](Value v) -> Value {
     return arith::MulFOp::create(b, loc, centerOn(v, mean), scale);
   });

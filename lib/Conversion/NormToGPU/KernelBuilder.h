@@ -98,6 +98,9 @@ struct KernelBuffers {
   Value scale, scales;
   bool useCvt = false;
   KernelParam weight, bias, alpha;
+  /// `return_stats`: flat `memref<?xC>` of one value per row (LayerNorm's
+  /// mean, and rstd), or null.
+  Value mean, rstd;
   /// The split kernels' `memref<?xC>` (C the compute type): two values per
   /// part (RMSNorm: the sum of squares; LayerNorm: the mean of s - shift and
   /// the sum of squared deviations from it, shift being the row's first
@@ -203,6 +206,9 @@ private:
   /// Split kernels: the position of partial `slot` of part `part` in the
   /// partials buffer.
   Value partialIndex(Value part, unsigned slot);
+  /// `return_stats`: the row's first lane (of the first part when split)
+  /// stores its mean (LayerNorm) and rstd.
+  void storeStats(Value row, Value mean, Value rstd);
   /// Split kernels: lane 0 stores `value` as partial `slot` of this part.
   void storePartial(Value row, unsigned slot, Value value);
   /// Split kernels: partial `slot` of every part of this part's row, in

@@ -238,8 +238,10 @@ Value GPULoweringBuilder::outputBuffer(Value result, bool &direct) {
       }
     }
   }
+  // Results have x's dims (the statistics its leading ones, the scales all
+  // but the last).
   SmallVector<Value> dynamicSizes;
-  for (int64_t d = 0; d < rank; ++d)
+  for (int64_t d = 0; d < type.getRank(); ++d)
     if (type.isDynamicDim(d))
       dynamicSizes.push_back(
           getValueOrCreateConstantIndexOp(b, loc, xSizes[d]));
@@ -514,6 +516,13 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
     results.push_back(quant.getScales());
   if (Value residualOut = op.getResidualOut())
     results.push_back(residualOut);
+  // return_stats: one value per row each.
+  Value meanResult = op.getReturnStatsFlag() ? op.getMean() : Value();
+  Value rstdResult = op.getReturnStatsFlag() ? op.getRstd() : Value();
+  if (meanResult)
+    results.push_back(meanResult);
+  if (rstdResult)
+    results.push_back(rstdResult);
   SmallVector<Value> shapedOutputs, deviceOutputs;
   SmallVector<bool> directOutputs;
   for (Value result : results) {
@@ -522,6 +531,8 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
     Value flat = flatten(shaped);
     if (!direct) {
       Value count = numElements;
+      if (result == meanResult || result == rstdResult)
+        count = numRows;
       if (quant && result == quant.getScales())
         count = b.createOrFold<arith::MulIOp>(
             loc, numRows,
@@ -549,6 +560,10 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
   }
   if (op.getResidualOut())
     buffers.residualOut = deviceOutputs[next++];
+  if (meanResult)
+    buffers.mean = deviceOutputs[next++];
+  if (rstdResult)
+    buffers.rstd = deviceOutputs[next++];
 
   emitLaunches(buffers);
 
@@ -588,8 +603,9 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
       // Written in place; the result has no other use.
       // Every result has x's dims but the last of the scales (static).
       auto type = cast<RankedTensorType>(result.getType());
-      SmallVector<OpFoldResult> sizes(xSizes);
-      if (!type.isDynamicDim(rank - 1))
+      SmallVector<OpFoldResult> sizes(xSizes.begin(),
+                                      xSizes.begin() + type.getRank());
+      if (type.getRank() == rank && !type.isDynamicDim(rank - 1))
         sizes.back() = b.getIndexAttr(type.getShape().back());
       replacements.push_back(
           tensor::EmptyOp::create(b, loc, sizes, type.getElementType()));
@@ -754,11 +770,11 @@ void NormLowerGPUPass::runOnOperation() {
     blocked = true;
   });
   getOperation()->walk([&](NormOpInterface op) {
-    if (!op.getReturnStatsFlag())
+    if (!op.getReturnStatsFlag() || op.getNormalizedDim() > 0)
       return;
-    op->emitError("norm-lower-gpu: 'return_stats' has no GPU kernel yet "
-                  "(norm-to-linalg decomposes the op with its statistics "
-                  "for the host)");
+    op->emitError("norm-lower-gpu: 'return_stats' over every dim of x (rank-0 "
+                  "statistics) has no GPU kernel (norm-to-linalg decomposes "
+                  "the op with its statistics for the host)");
     blocked = true;
   });
   getOperation()->walk([&](Operation *op) {

@@ -301,11 +301,12 @@ def make_case(seed, op, t, shape, params, dynamic=False, offset=0.0,
 
 
 def make_train_case(seed, op, t, shape, params, dynamic=False,
-                    residual=False, axis=-1, offset=0.0):
+                    residual=False, axis=-1, offset=0.0, with_grad=True):
     """A training step: the forward with `return_stats` (and a residual)
     whose statistics feed the gradient op. Outputs: y, [residual_out],
     [mean], rstd, dx, [dweight], [dbias]; references from the f64 forward
-    and from the f64 gradient of the rounded statistics."""
+    and from the f64 gradient of the rounded statistics. Without
+    `with_grad`, the forward alone (y, [residual_out], [mean], rstd)."""
     rng = np.random.default_rng(seed)
     rank = len(shape)
     ax = axis + rank if axis < 0 else axis
@@ -383,6 +384,21 @@ def make_train_case(seed, op, t, shape, params, dynamic=False,
     lines = ["  %s = norm.%s %%x%s {%s} : (%s) -> (%s)" % (
         ", ".join(v for v, _ in fwd_res), op, fwd_ops, ", ".join(attrs),
         ", ".join([xt] + fwd_types[1:]), ", ".join(ty for _, ty in fwd_res))]
+    if not with_grad:
+        lines.append("  return %s : %s" % (
+            ", ".join(v for v, _ in fwd_res),
+            ", ".join(ty for _, ty in fwd_res)))
+        header = "(%s) -> (%s)" % (", ".join(args[1:]),
+                                   ", ".join(ty for _, ty in fwd_res))
+        desc = "%s return_stats %s [%s] %s%s%s%s%s" % (
+            op, t, ",".join(str(d) for d in shape),
+            {"wb": "weight+bias", "w": "weight", "none": "no params"}[params],
+            ", residual" if residual else "",
+            ", dynamic rows" if dynamic else "",
+            (", axis %d" % ax) if ax != rank - 1 else "",
+            (", weight_offset %g" % offset) if offset else "")
+        return Case(desc, (header, "\n".join(lines)), inputs[1:],
+                    outputs[:len(fwd_res)])
     # The gradient of the normalized input (the residual sum).
     xin = "%s" if r is not None else "%x"
     g_ops = " mean(%mean) rstd(%rstd)" if op == "layer_norm" else \
@@ -451,9 +467,40 @@ def train_suite(t):
     return cases
 
 
+def stats_suite(t):
+    """The forward with `return_stats` alone, in the shapes every lowering
+    treats differently: rows of a warp or a block, rows sharing a warp
+    (N = 64), few long rows (split over several blocks on the GPU), an odd N,
+    dynamic rows, a residual, several normalized dims."""
+    cases = []
+    seed = {"f32": 900, "bf16": 1000, "f16": 1100, "f64": 1200}[t]
+    for op in ("layer_norm", "rms_norm"):
+        params = "wb" if op == "layer_norm" else "w"
+        for dynamic in (False, True):
+            for residual in (False, True):
+                seed += 1
+                cases.append(make_train_case(seed, op, t, (6, 96), params,
+                                             dynamic, residual,
+                                             with_grad=False))
+    for k, (op, shape, params, kwargs) in enumerate([
+            ("layer_norm", (2, 3, 40), "wb", {"axis": 1}),
+            ("rms_norm", (5, 64), "w", {"offset": 1.0}),
+            ("layer_norm", (1, 4099), "wb", {"dynamic": True}),
+            ("rms_norm", (3, 1000), "none", {"residual": True}),
+            ("layer_norm", (33, 64), "wb", {}),
+            ("rms_norm", (2, 70, 48), "w", {"dynamic": True}),
+            ("layer_norm", (4, 65536), "wb", {}),
+            ("rms_norm", (8, 32768), "w", {"residual": True})]):
+        cases.append(make_train_case(seed + 1 + k, op, t, shape, params,
+                                     with_grad=False, **kwargs))
+    return cases
+
+
 def suite(name):
     if name.startswith("train_"):
         return train_suite(name.split("_")[1])
+    if name.startswith("stats_"):
+        return stats_suite(name.split("_")[1])
     t = name.split("_")[1]
     cases = []
     seed = {"f32": 100, "bf16": 200, "f16": 300, "f64": 400}[t]

@@ -1,0 +1,59 @@
+// RUN: norm-opt %s -split-input-file --norm-lower-gpu | FileCheck %s
+// RUN: norm-opt %s -split-input-file --norm-gpu-pipeline=format=isa -o /dev/null
+
+// return_stats: one device buffer per statistic (a value per row), written
+// by the row's first lane after the reductions, copied back with y.
+// CHECK-LABEL: func @layer_norm_stats
+//       CHECK: %[[MEAN:[a-z_0-9]+]] = gpu.alloc (%c64{{[_0-9]*}}) {{.*}} : memref<?xf32>
+//       CHECK: %[[RSTD:[a-z_0-9]+]] = gpu.alloc (%c64{{[_0-9]*}}) {{.*}} : memref<?xf32>
+//       CHECK: gpu.launch
+//       CHECK: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0
+//       CHECK: scf.if %[[FIRST]] {
+//  CHECK-NEXT: memref.store %{{.*}}, %[[MEAN]][%{{.*}}] : memref<?xf32>
+//  CHECK-NEXT: memref.store %{{.*}}, %[[RSTD]][%{{.*}}] : memref<?xf32>
+//       CHECK: gpu.memcpy {{.*}}, %[[MEAN]] : memref<?xf32>, memref<?xf32>
+//       CHECK: gpu.memcpy {{.*}}, %[[RSTD]] : memref<?xf32>, memref<?xf32>
+//       CHECK: return {{.*}} : tensor<64x1024xbf16>, tensor<64xf32>, tensor<64xf32>
+func.func @layer_norm_stats(%x: tensor<64x1024xbf16>, %w: tensor<1024xbf16>) -> (tensor<64x1024xbf16>, tensor<64xf32>, tensor<64xf32>) {
+  %y, %m, %r = norm.layer_norm %x weight(%w) {return_stats} : (tensor<64x1024xbf16>, tensor<1024xbf16>) -> (tensor<64x1024xbf16>, tensor<64xf32>, tensor<64xf32>)
+  return %y, %m, %r : tensor<64x1024xbf16>, tensor<64xf32>, tensor<64xf32>
+}
+
+// -----
+
+// Split rows (few long rows): the finishing kernel's first part stores the
+// row's statistic (row / parts); the partials kernel stores none.
+// CHECK-LABEL: func @rms_norm_stats_split
+//       CHECK: %[[RSTD:[a-z_0-9]+]] = gpu.alloc (%c8{{[_0-9]*}}) {{.*}} : memref<?xf32>
+//       CHECK: gpu.launch
+//   CHECK-NOT: %[[RSTD]]{{\[}}
+//       CHECK: gpu.launch
+//       CHECK: arith.divui %arg1, %c8
+//       CHECK: memref.store %{{.*}}, %[[RSTD]][%{{.*}}] : memref<?xf32>
+func.func @rms_norm_stats_split(%x: tensor<8x65536xf32>) -> (tensor<8x65536xf32>, tensor<8xf32>) {
+  %y, %r = norm.rms_norm %x {return_stats} : (tensor<8x65536xf32>) -> (tensor<8x65536xf32>, tensor<8xf32>)
+  return %y, %r : tensor<8x65536xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Rows sharing warps, a residual, dynamic rows, f64.
+// CHECK-LABEL: func @layer_norm_stats_short_rows
+//       CHECK: gpu.launch
+//       CHECK: memref.store %{{.*}} : memref<?xf32>
+//       CHECK: memref.store %{{.*}} : memref<?xf32>
+//       CHECK: return {{.*}} : tensor<2x33x64xf16>, tensor<2x33x64xf16>, tensor<2x33xf32>, tensor<2x33xf32>
+func.func @layer_norm_stats_short_rows(%x: tensor<2x33x64xf16>, %res: tensor<2x33x64xf16>) -> (tensor<2x33x64xf16>, tensor<2x33x64xf16>, tensor<2x33xf32>, tensor<2x33xf32>) {
+  %y, %ro, %m, %r = norm.layer_norm %x residual(%res) {return_stats} : (tensor<2x33x64xf16>, tensor<2x33x64xf16>) -> (tensor<2x33x64xf16>, tensor<2x33x64xf16>, tensor<2x33xf32>, tensor<2x33xf32>)
+  return %y, %ro, %m, %r : tensor<2x33x64xf16>, tensor<2x33x64xf16>, tensor<2x33xf32>, tensor<2x33xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @rms_norm_stats_dynamic_f64
+//       CHECK: gpu.alloc (%{{.*}}) {{.*}} : memref<?xf64>
+//       CHECK: memref.store %{{.*}} : memref<?xf64>
+func.func @rms_norm_stats_dynamic_f64(%x: tensor<?x?xf64>) -> (tensor<?x?xf64>, tensor<?xf64>) {
+  %y, %r = norm.rms_norm %x {return_stats} : (tensor<?x?xf64>) -> (tensor<?x?xf64>, tensor<?xf64>)
+  return %y, %r : tensor<?x?xf64>, tensor<?xf64>
+}
