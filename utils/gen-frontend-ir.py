@@ -490,6 +490,33 @@ def header(title):
             "edit.\n").format(title, versions())
 
 
+def export_cases(cases, exporter, seed_base, output_type):
+    """The `// Case` chunks of `cases` (name, module maker, dtype, what),
+    parameters drawn from seed_base + the case's index; cases the exporter
+    fails on are reported and skipped (e.g. TOSA with dynamic shapes)."""
+    chunks = []
+    for seed, (name, make, dtype, what) in enumerate(cases):
+        module = make()
+        init_parameters(module, seed_base + seed)
+        try:
+            text = exporter(module, dtype, name, output_type).rstrip()
+        except Exception as error:
+            print("skipped {} ({}): {}".format(name, output_type,
+                                               str(error).splitlines()[0]),
+                  file=sys.stderr)
+            continue
+        chunks.append("// Case {}: {} ({}).\n{}\n".format(
+            name, what, str(dtype).replace("torch.", ""), text))
+    return chunks
+
+
+def write_file(path, title, text):
+    with open(path, "w") as f:
+        f.write(header(title))
+        f.write(text)
+    print("wrote", path, file=sys.stderr)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(
@@ -500,80 +527,32 @@ def main():
 
     for kind, output_type in (("linalg", "linalg-on-tensors"),
                               ("tosa", "tosa")):
-        chunks = []
-        for seed, (name, make, dtype, what) in enumerate(CASES):
-            module = make()
-            init_parameters(module, seed)
-            try:
-                text = export(module, dtype, name, output_type).rstrip()
-            except Exception as error:  # e.g. TOSA with dynamic shapes
-                print("skipped {} ({}): {}".format(name, output_type,
-                                                   str(error).splitlines()[0]),
-                      file=sys.stderr)
-                continue
-            chunks.append("// Case {}: {} ({}).\n{}\n".format(
-                name, what, str(dtype).replace("torch.", ""), text))
-        path = os.path.join(args.out, "torch-{}.mlir".format(kind))
-        with open(path, "w") as f:
-            f.write(header("Normalizations as torch-mlir emits them ({})."
-                           .format(output_type)))
-            f.write("\n// -----\n\n".join(chunks))
-        print("wrote", path, file=sys.stderr)
+        def path(name):
+            return os.path.join(args.out, "torch-{}{}.mlir".format(name, kind))
 
-        chunks = []
-        for seed, (name, make, dtype, what) in enumerate(QUANT_CASES):
-            module = make()
-            init_parameters(module, 200 + seed)
-            try:
-                text = export(module, dtype, name, output_type).rstrip()
-            except Exception as error:
-                print("skipped {} ({}): {}".format(name, output_type,
-                                                   str(error).splitlines()[0]),
-                      file=sys.stderr)
-                continue
-            chunks.append("// Case {}: {} ({}).\n{}\n".format(
-                name, what, str(dtype).replace("torch.", ""), text))
-        path = os.path.join(args.out, "torch-quant-{}.mlir".format(kind))
-        with open(path, "w") as f:
-            f.write(header("A norm then a quantization as torch-mlir emits "
-                           "them ({}).".format(output_type)))
-            f.write("\n// -----\n\n".join(chunks))
-        print("wrote", path, file=sys.stderr)
-
-        chunks = []
-        for seed, (name, make, dtype, what) in enumerate(TRAIN_CASES):
-            module = make()
-            init_parameters(module, 100 + seed)
-            try:
-                text = export_train(module, dtype, name, output_type).rstrip()
-            except Exception as error:
-                print("skipped {} ({}): {}".format(name, output_type,
-                                                   str(error).splitlines()[0]),
-                      file=sys.stderr)
-                continue
-            chunks.append("// Case {}: {} ({}).\n{}\n".format(
-                name, what, str(dtype).replace("torch.", ""), text))
+        write_file(path(""), "Normalizations as torch-mlir emits them ({})."
+                   .format(output_type),
+                   "\n// -----\n\n".join(
+                       export_cases(CASES, export, 0, output_type)))
+        write_file(path("quant-"), "A norm then a quantization as torch-mlir "
+                   "emits them ({}).".format(output_type),
+                   "\n// -----\n\n".join(
+                       export_cases(QUANT_CASES, export, 200, output_type)))
+        chunks = export_cases(TRAIN_CASES, export_train, 100, output_type)
         chunks.append("// Case layer_norm_backward_only: "
                       "native_layer_norm_backward decomposed, the statistics "
                       "as arguments (float32).\n{}\n".format(
                           export_layer_norm_backward(output_type).rstrip()))
-        path = os.path.join(args.out, "torch-train-{}.mlir".format(kind))
-        with open(path, "w") as f:
-            f.write(header("Training steps (forward and gradients) as "
-                           "torch-mlir imports them ({}).".format(output_type)))
-            f.write("\n// -----\n\n".join(chunks))
-        print("wrote", path, file=sys.stderr)
+        write_file(path("train-"), "Training steps (forward and gradients) "
+                   "as torch-mlir imports them ({}).".format(output_type),
+                   "\n// -----\n\n".join(chunks))
 
         model = PreNormModel(D, 2 * D)
         init_parameters(model, 1000)
         text = export(model, F32, "forward", output_type).rstrip()
-        path = os.path.join(args.out, "torch-block-{}.mlir".format(kind))
-        with open(path, "w") as f:
-            f.write(header("Two pre-norm blocks (nn.RMSNorm, nn.Linear, "
-                           "residual adds) and a final nn.RMSNorm ({})."
-                           .format(output_type)))
-            f.write(text + "\n")
-        print("wrote", path, file=sys.stderr)
+        write_file(path("block-"), "Two pre-norm blocks (nn.RMSNorm, "
+                   "nn.Linear, residual adds) and a final nn.RMSNorm ({})."
+                   .format(output_type), text + "\n")
 
 
 if __name__ == "__main__":
