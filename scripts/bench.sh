@@ -38,7 +38,7 @@ out="$NORM_BUILD_DIR/bench"
 mkdir -p "$out"
 norm_log "PyTorch baselines"
 python3 tools/norm-bench/bench_torch.py --out "$out/torch.json" \
-  --threads "$threads" "${quick[@]}" || true
+  --threads "$threads" --grad "${quick[@]}" || true
 norm_log "norm-bench"
 "$NORM_BUILD_DIR/bin/norm-bench" "${quick[@]}" --paired --slices --grad \
   --threads="$threads" --benchmark_min_time=0.1 \
