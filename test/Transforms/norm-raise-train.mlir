@@ -131,3 +131,79 @@ func.func @neg_not_a_gradient(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %mean: 
   } -> tensor<4x8xf32>
   return %dx : tensor<4x8xf32>
 }
+
+// -----
+
+// Not raised (and no crash): a dynamic row length (the formula's 1/N is a
+// constant of the exported graphs), and empty rows.
+// HAND-LABEL: func @neg_layer_norm_backward_dynamic_row
+//   HAND-NOT: norm.
+//       HAND: return
+func.func @neg_layer_norm_backward_dynamic_row(%dy: tensor<4x?xf32>, %x: tensor<4x?xf32>, %mean: tensor<4xf32>, %rstd: tensor<4xf32>) -> tensor<4x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 8.0 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %c1 = arith.constant 1 : index
+  %dn = tensor.dim %x, %c1 : tensor<4x?xf32>
+  %full = tensor.empty(%dn) : tensor<4x?xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %sums:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%dy, %x, %mean, %rstd : tensor<4x?xf32>, tensor<4x?xf32>, tensor<4xf32>, tensor<4xf32>) outs(%acc, %acc : tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%g: f32, %v: f32, %m: f32, %r: f32, %sg: f32, %sgx: f32):
+    %c = arith.subf %v, %m : f32
+    %xh = arith.mulf %c, %r : f32
+    %gx = arith.mulf %g, %xh : f32
+    %a = arith.addf %g, %sg : f32
+    %b = arith.addf %gx, %sgx : f32
+    linalg.yield %a, %b : f32, f32
+  } -> (tensor<4xf32>, tensor<4xf32>)
+  %dx = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%dy, %x, %mean, %rstd, %sums#0, %sums#1 : tensor<4x?xf32>, tensor<4x?xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%full : tensor<4x?xf32>) {
+  ^bb0(%g: f32, %v: f32, %m: f32, %r: f32, %sg: f32, %sgx: f32, %out: f32):
+    %c = arith.subf %v, %m : f32
+    %xh = arith.mulf %c, %r : f32
+    %mg = arith.divf %sg, %n : f32
+    %mgx = arith.divf %sgx, %n : f32
+    %t = arith.mulf %xh, %mgx : f32
+    %d0 = arith.subf %g, %mg : f32
+    %d1 = arith.subf %d0, %t : f32
+    %o = arith.mulf %r, %d1 : f32
+    linalg.yield %o : f32
+  } -> tensor<4x?xf32>
+  return %dx : tensor<4x?xf32>
+}
+
+
+// -----
+
+// HAND-LABEL: func @neg_layer_norm_backward_empty_rows
+//   HAND-NOT: norm.
+//       HAND: return
+func.func @neg_layer_norm_backward_empty_rows(%dy: tensor<4x0xf32>, %x: tensor<4x0xf32>, %mean: tensor<4xf32>, %rstd: tensor<4xf32>) -> tensor<4x0xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 0.0 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %full = tensor.empty() : tensor<4x0xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %sums:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%dy, %x, %mean, %rstd : tensor<4x0xf32>, tensor<4x0xf32>, tensor<4xf32>, tensor<4xf32>) outs(%acc, %acc : tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%g: f32, %v: f32, %m: f32, %r: f32, %sg: f32, %sgx: f32):
+    %c = arith.subf %v, %m : f32
+    %xh = arith.mulf %c, %r : f32
+    %gx = arith.mulf %g, %xh : f32
+    %a = arith.addf %g, %sg : f32
+    %b = arith.addf %gx, %sgx : f32
+    linalg.yield %a, %b : f32, f32
+  } -> (tensor<4xf32>, tensor<4xf32>)
+  %dx = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%dy, %x, %mean, %rstd, %sums#0, %sums#1 : tensor<4x0xf32>, tensor<4x0xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%full : tensor<4x0xf32>) {
+  ^bb0(%g: f32, %v: f32, %m: f32, %r: f32, %sg: f32, %sgx: f32, %out: f32):
+    %c = arith.subf %v, %m : f32
+    %xh = arith.mulf %c, %r : f32
+    %mg = arith.divf %sg, %n : f32
+    %mgx = arith.divf %sgx, %n : f32
+    %t = arith.mulf %xh, %mgx : f32
+    %d0 = arith.subf %g, %mg : f32
+    %d1 = arith.subf %d0, %t : f32
+    %o = arith.mulf %r, %d1 : f32
+    linalg.yield %o : f32
+  } -> tensor<4x0xf32>
+  return %dx : tensor<4x0xf32>
+}
+

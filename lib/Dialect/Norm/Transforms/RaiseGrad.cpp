@@ -90,6 +90,10 @@ double NumericEvaluator::reduce(TensorExpr *e,
       dims.push_back(d);
   bool isSum = e->is(Kind::Sum);
   double acc = isSum ? 0.0 : -INFINITY;
+  // An empty dim: nothing to reduce.
+  for (unsigned d : dims)
+    if (sizes[d] <= 0)
+      return acc;
   SmallVector<int64_t> saved(coords.begin(), coords.end());
   for (unsigned d : dims)
     coords[d] = 0;
@@ -441,7 +445,7 @@ std::optional<GradMatch> GradMatcher::match() {
                             : std::min<int64_t>(shape[d], 2));
       }
     }
-    if (!staticNormalized || count > double(1 << 22))
+    if (!staticNormalized || count == 0.0 || count > double(1 << 22))
       continue;
     // Sample elements: the first and last (clamped) row, a few columns.
     points.clear();
