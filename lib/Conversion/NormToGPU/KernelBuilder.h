@@ -108,6 +108,24 @@ struct KernelBuffers {
   Value partials;
 };
 
+//===----------------------------------------------------------------------===//
+// Host-side buffers (NormToGPU.cpp)
+//===----------------------------------------------------------------------===//
+
+/// `buffer` as a flat `memref<?xT>` (a rank-0 buffer as one element).
+Value flattenBuffer(OpBuilder &b, Location loc, Value buffer);
+/// Allocates a device buffer of `type`. The buffer is freed explicitly (or
+/// owned by the caller), so it is marked for manual deallocation: the
+/// ownership-based deallocation pass leaves it alone.
+Value allocateDevice(OpBuilder &b, Location loc, MemRefType type,
+                     ValueRange dynamicSizes);
+/// Frees a device buffer from allocateDevice.
+void freeDevice(OpBuilder &b, Location loc, Value buffer);
+/// The memref type with `tensor`'s shape and element type, identity layout.
+MemRefType getBufferType(Value tensor);
+/// Number of elements of the shaped value `buffer` as an index.
+Value getNumElements(OpBuilder &b, Location loc, Value buffer);
+
 /// Emits the body of one kernel variant.
 class KernelBodyBuilder {
 public:

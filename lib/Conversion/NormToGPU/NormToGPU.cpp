@@ -95,7 +95,7 @@ private:
 // Host side
 //===----------------------------------------------------------------------===//
 
-Value GPULoweringBuilder::flatten(Value buffer) {
+Value gpu_lowering::flattenBuffer(OpBuilder &b, Location loc, Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
   Value flat = buffer;
   if (type.getRank() == 0) {
@@ -130,11 +130,12 @@ Value GPULoweringBuilder::flatten(Value buffer) {
   return flat;
 }
 
-/// Allocates a device buffer of `type`. The buffer is freed explicitly (or
-/// owned by the caller), so it is marked for manual deallocation: the
-/// ownership-based deallocation pass leaves it alone.
-static Value allocateDevice(OpBuilder &b, Location loc, MemRefType type,
-                            ValueRange dynamicSizes) {
+Value GPULoweringBuilder::flatten(Value buffer) {
+  return flattenBuffer(b, loc, buffer);
+}
+
+Value gpu_lowering::allocateDevice(OpBuilder &b, Location loc, MemRefType type,
+                                   ValueRange dynamicSizes) {
   auto alloc = gpu::AllocOp::create(b, loc, type, /*asyncToken=*/Type(),
                                     ValueRange{}, dynamicSizes, ValueRange{});
   alloc->setAttr(bufferization::BufferizationDialect::kManualDeallocation,
@@ -169,22 +170,19 @@ static int64_t getSplitParts(int64_t rowSize, int64_t vectorLength) {
   return 1;
 }
 
-/// Frees a device buffer from allocateDevice.
-static void freeDevice(OpBuilder &b, Location loc, Value buffer) {
+void gpu_lowering::freeDevice(OpBuilder &b, Location loc, Value buffer) {
   auto dealloc = gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(),
                                         ValueRange{}, buffer);
   dealloc->setAttr(bufferization::BufferizationDialect::kManualDeallocation,
                    b.getUnitAttr());
 }
 
-/// The memref type with `tensor`'s shape and element type, identity layout.
-static MemRefType getBufferType(Value tensor) {
+MemRefType gpu_lowering::getBufferType(Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   return MemRefType::get(type.getShape(), type.getElementType());
 }
 
-/// Number of elements of the shaped value `buffer` as an index.
-static Value getNumElements(OpBuilder &b, Location loc, Value buffer) {
+Value gpu_lowering::getNumElements(OpBuilder &b, Location loc, Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
   Value count = arith::ConstantIndexOp::create(b, loc, 1);
   for (int64_t d = 0; d < type.getRank(); ++d)
@@ -732,9 +730,37 @@ struct NormToGPUPattern : public OpInterfaceRewritePattern<NormOpInterface> {
 
 } // namespace
 
+namespace {
+
+/// Rewrites a gradient op into buffers and its two GPU kernel launches.
+struct GradToGPUPattern : public RewritePattern {
+  GradToGPUPattern(MLIRContext *context, const NormLowerGPUPassOptions &options)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context),
+        options(options) {
+    setDebugName("GradOpToGPUKernels");
+  }
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isGradientOp(op))
+      return failure();
+    FailureOr<SmallVector<Value>> replacements =
+        lowerGradOpToGPUKernels(rewriter, op, options);
+    if (failed(replacements))
+      return rewriter.notifyMatchFailure(op, "the lowering does not apply");
+    rewriter.replaceOp(op, *replacements);
+    return success();
+  }
+
+  NormLowerGPUPassOptions options;
+};
+
+} // namespace
+
 void mlir::norm::populateNormToGPUPatterns(
     RewritePatternSet &patterns, const NormLowerGPUPassOptions &options) {
   patterns.add<NormToGPUPattern>(patterns.getContext(), options);
+  patterns.add<GradToGPUPattern>(patterns.getContext(), options);
 }
 
 void NormLowerGPUPass::runOnOperation() {
@@ -780,9 +806,12 @@ void NormLowerGPUPass::runOnOperation() {
   getOperation()->walk([&](Operation *op) {
     if (!isGradientOp(op))
       return;
+    std::string reason = getGPUGradBlocker(op);
+    if (reason.empty())
+      return;
     op->emitError("norm-lower-gpu: '")
-        << op->getName() << "' has no GPU kernel yet (norm-to-linalg "
-        << "decomposes it for the host)";
+        << op->getName() << "' has no GPU kernel here: " << reason
+        << " (norm-to-linalg decomposes it for the host)";
     blocked = true;
   });
   if (blocked)

@@ -49,7 +49,20 @@ lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
 std::string getGPUQuantizeBlocker(QuantizeOp quant,
                                   const NormLowerGPUPassOptions &options);
 
-/// Adds the pattern rewriting every norm op with lowerNormOpToGPUKernel.
+/// Why the gradient op `op` cannot be lowered to the GPU, or an empty string
+/// when it can.
+std::string getGPUGradBlocker(Operation *op);
+
+/// Lowers the gradient op `op` (norm.layer_norm_grad, norm.rms_norm_grad,
+/// norm.dyt_grad) to buffers and two gpu.launch ops (the rows, then the
+/// deterministic column sums of the parameter gradients) and returns the
+/// replacement values of its results.
+FailureOr<SmallVector<Value>>
+lowerGradOpToGPUKernels(RewriterBase &rewriter, Operation *op,
+                        const NormLowerGPUPassOptions &options);
+
+/// Adds the pattern rewriting every norm op with lowerNormOpToGPUKernel
+/// (and every gradient op with lowerGradOpToGPUKernels).
 void populateNormToGPUPatterns(RewritePatternSet &patterns,
                                const NormLowerGPUPassOptions &options);
 

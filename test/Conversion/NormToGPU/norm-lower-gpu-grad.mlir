@@ -1,0 +1,71 @@
+// RUN: norm-opt %s -split-input-file --norm-lower-gpu | FileCheck %s
+// RUN: norm-opt %s -split-input-file --norm-gpu-pipeline=format=isa -o /dev/null
+// RUN: norm-opt %s -split-input-file --norm-gpu-pipeline="format=isa memory=device" -o /dev/null
+
+// Two kernels, no atomics: the row kernel (blocks of 16 rows, 256 threads,
+// two shared-memory trees for the row sums of g and g * xh, dx written, the
+// block's partial rows of dweight and dbias accumulated by the column's
+// owner), then the column kernel (each column's partials summed over the
+// blocks in order, in f64, rounded once).
+// CHECK-LABEL: func @layer_norm_grad
+//   CHECK-NOT: atomic
+//       CHECK: %[[PW:[a-z_0-9]+]] = gpu.alloc (%c4096) {{.*}} : memref<?xf32>
+//       CHECK: %[[PB:[a-z_0-9]+]] = gpu.alloc (%c4096) {{.*}} : memref<?xf32>
+//       CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c4{{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>)
+//       CHECK: scf.for
+//       CHECK: gpu.barrier
+//       CHECK: memref.store %{{.*}}, %[[PW]]
+//       CHECK: memref.store %{{.*}}, %[[PB]]
+//       CHECK: gpu.launch
+//       CHECK: scf.for {{.*}} -> (f64)
+//       CHECK: memref.load %[[PW]]
+//   CHECK-NOT: atomic
+//       CHECK: return
+func.func @layer_norm_grad(%dy: tensor<64x1024xbf16>, %x: tensor<64x1024xbf16>, %m: tensor<64xf32>, %r: tensor<64xf32>, %w: tensor<1024xbf16>) -> (tensor<64x1024xbf16>, tensor<1024xbf16>, tensor<1024xbf16>) {
+  %dx, %dw, %db = norm.layer_norm_grad %dy, %x mean(%m) rstd(%r) weight(%w) {has_bias} : (tensor<64x1024xbf16>, tensor<64x1024xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<1024xbf16>) -> (tensor<64x1024xbf16>, tensor<1024xbf16>, tensor<1024xbf16>)
+  return %dx, %dw, %db : tensor<64x1024xbf16>, tensor<1024xbf16>, tensor<1024xbf16>
+}
+
+// -----
+
+// Dynamic rows and weight_offset.
+// CHECK-LABEL: func @rms_norm_grad_dynamic
+//       CHECK: arith.ceildivui
+//       CHECK: gpu.launch
+//       CHECK: arith.addf %{{.*}}, %cst
+//       CHECK: gpu.launch
+//       CHECK: return
+func.func @rms_norm_grad_dynamic(%dy: tensor<?x512xf32>, %x: tensor<?x512xf32>, %r: tensor<?xf32>, %w: tensor<512xf32>) -> (tensor<?x512xf32>, tensor<512xf32>) {
+  %dx, %dw = norm.rms_norm_grad %dy, %x rstd(%r) weight(%w) {weight_offset = 1.0 : f32} : (tensor<?x512xf32>, tensor<?x512xf32>, tensor<?xf32>, tensor<512xf32>) -> (tensor<?x512xf32>, tensor<512xf32>)
+  return %dx, %dw : tensor<?x512xf32>, tensor<512xf32>
+}
+
+// -----
+
+// DyT: tanh, dalpha's per-block sums (one shared-memory tree) summed by the
+// column kernel's first thread.
+// CHECK-LABEL: func @dyt_grad
+//       CHECK: gpu.alloc (%c100{{[_0-9]*}}) {{.*}} : memref<?xf32>
+//       CHECK: gpu.alloc (%c100{{[_0-9]*}}) {{.*}} : memref<?xf32>
+//       CHECK: %[[PA:[a-z_0-9]+]] = gpu.alloc (%c1{{[_0-9]*}}) {{.*}} : memref<?xf32>
+//       CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>)
+//       CHECK: math.tanh
+//       CHECK: memref.store %{{.*}}, %[[PA]]
+//       CHECK: gpu.launch
+//       CHECK: memref.load %[[PA]]
+func.func @dyt_grad(%dy: tensor<8x100xf16>, %x: tensor<8x100xf16>, %a: tensor<f16>, %w: tensor<100xf16>) -> (tensor<8x100xf16>, tensor<100xf16>, tensor<100xf16>, tensor<f16>) {
+  %dx, %dw, %db, %da = norm.dyt_grad %dy, %x alpha(%a) weight(%w) {has_bias} : (tensor<8x100xf16>, tensor<8x100xf16>, tensor<f16>, tensor<100xf16>) -> (tensor<8x100xf16>, tensor<100xf16>, tensor<100xf16>, tensor<f16>)
+  return %dx, %dw, %db, %da : tensor<8x100xf16>, tensor<100xf16>, tensor<100xf16>, tensor<f16>
+}
+
+// -----
+
+// Several normalized dims, no weight: dx only, one kernel.
+// CHECK-LABEL: func @layer_norm_grad_2d
+//       CHECK: gpu.launch
+//   CHECK-NOT: gpu.launch
+//       CHECK: return
+func.func @layer_norm_grad_2d(%dy: tensor<2x3x40xf64>, %x: tensor<2x3x40xf64>, %m: tensor<2xf64>, %r: tensor<2xf64>) -> tensor<2x3x40xf64> {
+  %dx = norm.layer_norm_grad %dy, %x mean(%m) rstd(%r) {axis = 1 : i64} : (tensor<2x3x40xf64>, tensor<2x3x40xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<2x3x40xf64>
+  return %dx : tensor<2x3x40xf64>
+}
