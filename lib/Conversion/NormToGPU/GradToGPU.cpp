@@ -119,17 +119,8 @@ private:
 };
 
 Value GradLowering::deviceInput(Value tensor) {
-  Value host = bufferization::ToBufferOp::create(b, loc, getBufferType(tensor),
-                                                 tensor, /*read_only=*/true);
-  Value flat = flattenBuffer(b, loc, host);
-  if (options.memory == GPUMemory::Device)
-    return flat;
-  Value device = allocateDevice(b, loc, cast<MemRefType>(flat.getType()),
-                                ValueRange{getNumElements(b, loc, host)});
-  gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{}, device,
-                        flat);
-  temporaries.push_back(device);
-  return device;
+  return buildDeviceInput(b, loc, tensor, options.memory == GPUMemory::Device,
+                          temporaries);
 }
 
 /// The shaped buffer of `result` (returned as the op's value) and, in

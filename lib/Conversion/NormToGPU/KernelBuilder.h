@@ -125,6 +125,11 @@ void freeDevice(OpBuilder &b, Location loc, Value buffer);
 MemRefType getBufferType(Value tensor);
 /// Number of elements of the shaped value `buffer` as an index.
 Value getNumElements(OpBuilder &b, Location loc, Value buffer);
+/// The flat device buffer a kernel reads `tensor` from: the tensor's own
+/// memory with `deviceMemory`, else a device copy (appended to
+/// `temporaries`, to be freed after the kernels).
+Value buildDeviceInput(OpBuilder &b, Location loc, Value tensor,
+                       bool deviceMemory, SmallVectorImpl<Value> &temporaries);
 
 /// Emits the body of one kernel variant.
 class KernelBodyBuilder {

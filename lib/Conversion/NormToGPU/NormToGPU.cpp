@@ -191,11 +191,13 @@ Value gpu_lowering::getNumElements(OpBuilder &b, Location loc, Value buffer) {
   return count;
 }
 
-Value GPULoweringBuilder::deviceInput(Value tensor) {
+Value gpu_lowering::buildDeviceInput(OpBuilder &b, Location loc, Value tensor,
+                                     bool deviceMemory,
+                                     SmallVectorImpl<Value> &temporaries) {
   Value host = bufferization::ToBufferOp::create(b, loc, getBufferType(tensor),
                                                  tensor, /*read_only=*/true);
-  Value flat = flatten(host);
-  if (options.memory == GPUMemory::Device)
+  Value flat = flattenBuffer(b, loc, host);
+  if (deviceMemory)
     return flat;
   Value length = getNumElements(b, loc, host);
   auto deviceType = cast<MemRefType>(flat.getType());
@@ -204,6 +206,11 @@ Value GPULoweringBuilder::deviceInput(Value tensor) {
                         flat);
   temporaries.push_back(device);
   return device;
+}
+
+Value GPULoweringBuilder::deviceInput(Value tensor) {
+  return buildDeviceInput(b, loc, tensor, options.memory == GPUMemory::Device,
+                          temporaries);
 }
 
 KernelParam GPULoweringBuilder::prepareParam(Value tensor) {

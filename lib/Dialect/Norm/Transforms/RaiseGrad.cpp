@@ -588,6 +588,22 @@ static AffineMap getParamAccess(RankedTensorType type, int64_t axis,
 // Rewrite
 //===----------------------------------------------------------------------===//
 
+/// The float tensor `value` with elements of type `element` (extf or truncf;
+/// null between distinct types of one width).
+static Value convertElements(OpBuilder &b, Location loc, Value value,
+                             Type element) {
+  auto type = cast<RankedTensorType>(value.getType());
+  Type from = type.getElementType();
+  if (from == element)
+    return value;
+  if (getWidth(from) == getWidth(element))
+    return {};
+  auto target = RankedTensorType::get(type.getShape(), element);
+  if (getWidth(from) < getWidth(element))
+    return arith::ExtFOp::create(b, loc, target, value);
+  return arith::TruncFOp::create(b, loc, target, value);
+}
+
 /// `value` reshaped (unit dims added or dropped) and converted to `type`.
 static Value adapt(OpBuilder &b, Location loc, Value value,
                    RankedTensorType type) {
@@ -614,14 +630,7 @@ static Value adapt(OpBuilder &b, Location loc, Value value,
     else
       value = tensor::CollapseShapeOp::create(b, loc, reshaped, value, groups);
   }
-  Type fromElement = from.getElementType(), toElement = type.getElementType();
-  if (fromElement == toElement)
-    return value;
-  if (getWidth(fromElement) == getWidth(toElement))
-    return {};
-  if (getWidth(fromElement) < getWidth(toElement))
-    return arith::ExtFOp::create(b, loc, type, value);
-  return arith::TruncFOp::create(b, loc, type, value);
+  return convertElements(b, loc, value, type.getElementType());
 }
 
 /// `value` collapsed to the leading dims `shape` (dropping unit normalized
@@ -642,15 +651,7 @@ static Value adaptRow(OpBuilder &b, Location loc, Value value,
         from.getShape().take_front(shape.size()), from.getElementType());
     value = tensor::CollapseShapeOp::create(b, loc, collapsed, value, groups);
   }
-  auto type = cast<RankedTensorType>(value.getType());
-  if (type.getElementType() == element)
-    return value;
-  auto target = RankedTensorType::get(type.getShape(), element);
-  if (getWidth(type.getElementType()) == getWidth(element))
-    return {};
-  if (getWidth(type.getElementType()) < getWidth(element))
-    return arith::ExtFOp::create(b, loc, target, value);
-  return arith::TruncFOp::create(b, loc, target, value);
+  return convertElements(b, loc, value, element);
 }
 
 /// True for a row-shaped tensor: the leading dims of `frame` up to `axis`,
