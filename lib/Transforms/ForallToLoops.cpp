@@ -12,11 +12,13 @@
 #include "norm/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
 namespace norm {
@@ -140,6 +142,7 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
     loop->removeAttr(name);
   }
   rewriter.moveOpBefore(loop, ifOp.elseBlock()->getTerminator());
+  SmallVector<Operation *> bf16Truncations;
   for (vector::TransferWriteOp write : writes) {
     auto cloned =
         cast<vector::TransferWriteOp>(mapping.lookup(write.getOperation()));
@@ -147,6 +150,20 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
     rewriter.replaceOpWithNewOp<vector::StoreOp>(
         cloned, cloned.getVector(), cloned.getBase(), cloned.getIndices(),
         /*nontemporal=*/true, llvm::MaybeAlign(kNontemporalAlignment));
+    auto truncation = cloned.getVector().getDefiningOp<arith::TruncFOp>();
+    if (truncation && getElementTypeOrSelf(truncation.getType()).isBF16())
+      bf16Truncations.push_back(truncation);
+  }
+  // The bf16 values these stores write are rounded with integer ops: x86
+  // has no non-temporal store of a bf16 vector, and LLVM turns one
+  // computed by vcvtneps2bf16 into a regular store (with a read for
+  // ownership), whatever integer type it is bitcast to.
+  if (!bf16Truncations.empty()) {
+    RewritePatternSet patterns(loop.getContext());
+    arith::populateExpandBFloat16Patterns(patterns);
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    (void)applyOpPatternsGreedily(bf16Truncations, std::move(patterns), config);
   }
 }
 
@@ -158,8 +175,9 @@ static constexpr int64_t kCacheLineBytes = 64;
 /// the loop the same columns of row `%i + step` (clamped to the last row),
 /// the row this thread reads next: one prefetch per cache line. A loop over
 /// blocks of rows (its last top-level scf.for runs over the rows of the
-/// block, by 1) has its last sweep in that row loop: the reads of a row
-/// index computed in the row loop's body prefetch that index + 1.
+/// block, one or a group at a time) has its last sweep in that row loop:
+/// the reads of a row index computed in the row loop's body prefetch that
+/// index + the row loop's step.
 static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp loop) {
   if (loop.getRank() != 1)
     return;
@@ -190,17 +208,24 @@ static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp loop) {
         first.getIndices()[0].getParentBlock() == lastSweep.getBody()) {
       row = first.getIndices()[0];
       rowBody = lastSweep.getBody();
-      step = rewriter.getIndexAttr(1);
+      step = lastSweep.getStep();
       lastSweep = inner;
     }
   }
+  // The reads of `row` or, in a row loop, of any row index its body
+  // computes (a group of rows).
+  auto readsRowOfLoop = [&](Value index) {
+    return index == row ||
+           (rowBody != body && index.getParentBlock() == rowBody);
+  };
   SmallVector<vector::TransferReadOp> reads;
   lastSweep->walk([&](vector::TransferReadOp read) {
     auto memrefType = dyn_cast<MemRefType>(read.getBase().getType());
     VectorType vectorType = read.getVectorType();
     if (!memrefType || memrefType.getRank() != 2 || read.getMask() ||
         vectorType.getRank() != 1 || !read.isDimInBounds(0) ||
-        !memrefType.isLastDimUnitStride() || read.getIndices()[0] != row ||
+        !memrefType.isLastDimUnitStride() ||
+        !readsRowOfLoop(read.getIndices()[0]) ||
         loop->isAncestor(read.getBase().getParentBlock()->getParentOp()))
       return;
     reads.push_back(read);
@@ -209,14 +234,16 @@ static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp loop) {
     return;
 
   Location loc = loop.getLoc();
-  llvm::SmallDenseMap<Value, Value> nextRows;
+  llvm::SmallDenseMap<std::pair<Value, Value>, Value> nextRows;
   for (vector::TransferReadOp read : reads) {
     Value base = read.getBase();
-    Value &next = nextRows[base];
+    Value rowIndex = read.getIndices()[0];
+    Value &next = nextRows[{base, rowIndex}];
     if (!next) {
-      // min(%i + step, rows - 1), computed once per buffer where the row
-      // index is known (the top of the loop body, or after the index).
-      if (Operation *def = row.getDefiningOp())
+      // min(%i + step, rows - 1), computed once per buffer and row where
+      // the row index is known (the top of the loop body, or after the
+      // index).
+      if (Operation *def = rowIndex.getDefiningOp())
         rewriter.setInsertionPointAfter(def);
       else
         rewriter.setInsertionPointToStart(rowBody);
@@ -225,8 +252,8 @@ static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp loop) {
       Value last = arith::SubIOp::create(
           rewriter, loc, memref::DimOp::create(rewriter, loc, base, 0), one);
       next = arith::MinSIOp::create(
-          rewriter, loc, arith::AddIOp::create(rewriter, loc, row, stepValue),
-          last);
+          rewriter, loc,
+          arith::AddIOp::create(rewriter, loc, rowIndex, stepValue), last);
     }
     VectorType vectorType = read.getVectorType();
     int64_t elementBytes =

@@ -178,6 +178,74 @@ func.func @prefetch_next_row_in_blocks(%x: memref<?x4096xf32>, %y: memref<?x4096
 
 // -----
 
+// A row loop over groups of rows (step 2): the reads of every row index its
+// body computes prefetch that row + the step, the same row of the next
+// group.
+// CHECK-LABEL: func @prefetch_next_row_in_groups
+//  CHECK-SAME: (%[[X:[^:]*]]: memref<?x4096xf32>
+//       CHECK: scf.for %[[B:.*]] =
+//       CHECK:   scf.for %[[L:.*]] = %{{.*}} to %{{.*}} step %[[STEP:[^ ]*]]
+//       CHECK:     %[[R0:.*]] = arith.addi %{{.*}}, %[[L]] : index
+//       CHECK:     %[[PLUS0:.*]] = arith.addi %[[R0]], %[[STEP]]
+//       CHECK:     %[[NEXT0:.*]] = arith.minsi %[[PLUS0]]
+//       CHECK:     %[[R1:.*]] = arith.addi %[[R0]], %c1
+//       CHECK:     %[[PLUS1:.*]] = arith.addi %[[R1]], %[[STEP]]
+//       CHECK:     %[[NEXT1:.*]] = arith.minsi %[[PLUS1]]
+//       CHECK:     scf.for %[[J:.*]] =
+//       CHECK:       memref.prefetch %[[X]][%[[NEXT0]], %[[J]]]
+//       CHECK:       memref.prefetch %[[X]][%[[NEXT1]], %[[J]]]
+func.func @prefetch_next_row_in_groups(%x: memref<?x4096xf32>, %y: memref<?x4096xf32>, %blocks: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c4096 = arith.constant 4096 : index
+  %pad = arith.constant 0.0 : f32
+  scf.forall (%b) in (%blocks) {
+    %first = arith.muli %b, %c64 : index
+    scf.for %l = %c0 to %c64 step %c2 {
+      %r0 = arith.addi %first, %l : index
+      %r1 = arith.addi %r0, %c1 : index
+      scf.for %j = %c0 to %c4096 step %c16 {
+        %v0 = vector.transfer_read %x[%r0, %j], %pad {in_bounds = [true]} : memref<?x4096xf32>, vector<16xf32>
+        %v1 = vector.transfer_read %x[%r1, %j], %pad {in_bounds = [true]} : memref<?x4096xf32>, vector<16xf32>
+        %s = arith.addf %v0, %v1 : vector<16xf32>
+        vector.transfer_write %s, %y[%r0, %j] {in_bounds = [true]} : vector<16xf32>, memref<?x4096xf32>
+      }
+    }
+  } {norm.prefetch_next_row}
+  return
+}
+
+// -----
+
+// A non-temporal store of a bf16 vector truncated from f32 rounds it with
+// integer ops (round to nearest even, NaN kept): x86 has no non-temporal
+// store of bf16 vectors. The regular version keeps arith.truncf.
+// CHECK-LABEL: func @nontemporal_bf16
+//       CHECK: scf.if
+//       CHECK:   arith.bitcast %{{.*}} : vector<32xf32> to vector<32xi32>
+//       CHECK:   arith.shrui
+//       CHECK:   arith.trunci %{{.*}} : vector<32xi32> to vector<32xi16>
+//       CHECK:   %[[BITS:.*]] = arith.bitcast %{{.*}} : vector<32xi16> to vector<32xbf16>
+//       CHECK:   vector.store %[[BITS]], %{{.*}} {alignment = 64 : i64, nontemporal = true}
+//       CHECK: } else {
+//       CHECK:   arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
+//       CHECK:   vector.transfer_write
+func.func @nontemporal_bf16(%m: memref<?x64xbf16>, %v: vector<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %m, %c0 : memref<?x64xbf16>
+  scf.forall (%i) in (%n) {
+    %row = memref.subview %m[%i, 0] [1, 64] [1, 1] : memref<?x64xbf16> to memref<64xbf16, strided<[1], offset: ?>>
+    %t = arith.truncf %v : vector<32xf32> to vector<32xbf16>
+    vector.transfer_write %t, %row[%c0] {in_bounds = [true]} : vector<32xbf16>, memref<64xbf16, strided<[1], offset: ?>>
+  } {norm.nontemporal_stores}
+  return
+}
+
+// -----
+
 // Without the attribute, or for reads of a row other than the loop's, no
 // prefetch is added.
 // CHECK-LABEL: func @no_prefetch
