@@ -31,6 +31,9 @@ namespace {
 
 /// Rows per block of the parameter-gradient partial sums.
 constexpr int64_t kRowsPerBlock = 64;
+/// Rows of a block swept together: their parameter-gradient terms are
+/// summed before they are added into the block's partial rows.
+constexpr int64_t kRowsPerGroup = 4;
 
 /// Builds the row loops of one gradient op.
 class GradRowLoopBuilder {
@@ -74,10 +77,10 @@ private:
   /// in block and lane order, rounded to `type` (alpha's).
   Value sumAlphaPartials(OpBuilder &ob, Value partials, Value numBlocks,
                          RankedTensorType type);
-  /// The sum of a parameter gradient over the blocks' partial rows, in f64,
-  /// rounded to `type`.
-  Value sumOverBlocks(OpBuilder &ob, Value partials, Value numBlocks,
-                      RankedTensorType type);
+  /// The sum of parameter gradient `index` over the blocks' partial rows
+  /// (`partials[block, index, :]`), in f64, rounded to `type`.
+  Value sumOverBlocks(OpBuilder &ob, Value partials, int64_t index,
+                      Value numBlocks, RankedTensorType type);
 
   RewriterBase &b;
   Location loc;
@@ -194,7 +197,7 @@ SmallVector<Value> GradRowLoopBuilder::sweep(
 }
 
 Value GradRowLoopBuilder::sumOverBlocks(OpBuilder &ob, Value partials,
-                                        Value numBlocks,
+                                        int64_t index, Value numBlocks,
                                         RankedTensorType type) {
   Type f64 = ob.getF64Type();
   VectorType f64Vector = VectorType::get({vectorLength}, f64);
@@ -212,8 +215,8 @@ Value GradRowLoopBuilder::sumOverBlocks(OpBuilder &ob, Value partials,
                     Value part = castFloat(
                         lb, loc,
                         read(lb, partials,
-                             ValueRange{block, constantIndex(lb, 0), col}, mask,
-                             computeType),
+                             ValueRange{block, constantIndex(lb, index), col},
+                             mask, computeType),
                         f64);
                     scf::YieldOp::create(
                         lb, loc,
@@ -288,13 +291,15 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
                                         getAsOpFoldResult(rowSize)};
   SmallVector<Value> outputs{
       tensor::EmptyOp::create(b, loc, matrixSizes, elementType)};
-  // The partials are [blocks, 1, N]: their rows are read again and must stay
-  // in cache, and norm-forall-to-loops gives non-temporal stores only to
-  // rows of 2-D outputs (dx).
-  for (unsigned i = 0; i < numPartials; ++i)
+  // The partials of all parameters are one [blocks, P, N] tensor (one
+  // allocation per call): their rows are read again and must stay in cache,
+  // and norm-forall-to-loops gives non-temporal stores only to rows of 2-D
+  // outputs (dx).
+  if (numPartials)
     outputs.push_back(tensor::EmptyOp::create(
         b, loc,
-        ArrayRef<OpFoldResult>{getAsOpFoldResult(numBlocks), b.getIndexAttr(1),
+        ArrayRef<OpFoldResult>{getAsOpFoldResult(numBlocks),
+                               b.getIndexAttr(numPartials),
                                getAsOpFoldResult(rowSize)},
         computeType));
   // DyT: dalpha's partial lanes of each block, [blocks, L].
@@ -366,184 +371,248 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
         fb, loc, dynamicRow, shared[0],
         ArrayRef<OpFoldResult>{firstRow, fb.getIndexAttr(0)},
         ArrayRef<OpFoldResult>{blockRows, getAsOpFoldResult(rowSize)}, one);
-    auto partialRow = RankedTensorType::get({staticRowSize}, computeType);
-    SmallVector<Value> partialRows;
-    for (unsigned i = 0; i < numPartials; ++i)
-      partialRows.push_back(tensor::ExtractSliceOp::create(
-          fb, loc, partialRow, shared[1 + i],
-          ArrayRef<OpFoldResult>{block, fb.getIndexAttr(0), fb.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{fb.getIndexAttr(1), fb.getIndexAttr(1),
-                                 getAsOpFoldResult(rowSize)},
-          ones3));
-    // Zero the partial rows.
+    // The block's [P, N] tile of the partials, carried through the row
+    // loops whole (one parallel_insert_slice per shared output: forall's
+    // folders expect no more).
+    SmallVector<OpFoldResult> tileSizes{fb.getIndexAttr(1),
+                                        fb.getIndexAttr(numPartials),
+                                        getAsOpFoldResult(rowSize)};
+    SmallVector<OpFoldResult> tileOffsets{block, fb.getIndexAttr(0),
+                                          fb.getIndexAttr(0)};
     Value zero = buildFloatConstant(fb, loc, computeVectorType, 0.0);
-    if (numPartials)
-      partialRows =
-          sweep(fb, partialRows,
-                [&](OpBuilder &sb, Value col, Value mask, ValueRange iter) {
-                  SmallVector<Value> next;
-                  for (Value row : iter)
-                    next.push_back(write(sb, zero, row, ValueRange{col}, mask));
-                  return next;
-                });
-
     SmallVector<Value> rowInits{dxBlock};
-    llvm::append_range(rowInits, partialRows);
+    if (numPartials) {
+      Value tile = tensor::ExtractSliceOp::create(
+          fb, loc,
+          RankedTensorType::get({numPartials, staticRowSize}, computeType),
+          shared[1], tileOffsets, tileSizes, ones3);
+      // Zero its rows.
+      rowInits.push_back(
+          sweep(fb, ValueRange{tile},
+                [&](OpBuilder &sb, Value col, Value mask, ValueRange iter) {
+                  Value next = iter[0];
+                  for (unsigned i = 0; i < numPartials; ++i)
+                    next = write(sb, zero, next,
+                                 ValueRange{constantIndex(sb, i), col}, mask);
+                  return SmallVector<Value>{next};
+                })
+              .front());
+    }
     if (alpha)
       rowInits.push_back(zero);
-    auto rowLoop = scf::ForOp::create(
-        fb, loc, constantIndex(fb, 0), blockRows, constantIndex(fb, 1),
-        rowInits, [&](OpBuilder &rb, Location, Value local, ValueRange iter) {
-          Value row = arith::AddIOp::create(rb, loc, firstRow, local);
-          auto rowValue = [&](Value column) -> Value {
-            if (!column)
-              return Value();
-            return vector::BroadcastOp::create(
-                rb, loc, computeVectorType,
-                tensor::ExtractOp::create(rb, loc, column, ValueRange{row}));
-          };
-          Value r = rowValue(rstdColumn), m = rowValue(meanColumn);
-          Value offset =
-              weightOffset != 0.0
-                  ? buildFloatConstant(rb, loc, computeVectorType, weightOffset)
-                  : Value();
-          // dy, the weight factor (1 without weight) and x at a column, in
-          // the compute type.
-          auto readTerms = [&](OpBuilder &tb, Value col, Value mask) {
-            Value dyv = castFloat(
-                tb, loc,
-                read(tb, dyMatrix, ValueRange{row, col}, mask, elementType),
-                computeType);
-            Value xv = castFloat(
-                tb, loc,
-                read(tb, xMatrix, ValueRange{row, col}, mask, elementType),
-                computeType);
-            Value w;
-            if (weight) {
-              w = castFloat(tb, loc,
-                            read(tb, weight, ValueRange{col}, mask,
-                                 cast<RankedTensorType>(weight.getType())
-                                     .getElementType()),
-                            computeType);
-              if (offset)
-                w = arith::AddFOp::create(tb, loc, w, offset);
+    Value offset =
+        weightOffset != 0.0
+            ? buildFloatConstant(fb, loc, computeVectorType, weightOffset)
+            : Value();
+
+    // Rows local .. local + count - 1 of the block: their dx, and their
+    // terms summed over the group before they are added into the partial
+    // rows (one read and write of a partial per group, not per row).
+    auto buildRowGroup = [&](OpBuilder &rb, Value local, int64_t count,
+                             ValueRange iter) -> SmallVector<Value> {
+      SmallVector<Value> locals, rows, r, m;
+      for (int64_t i = 0; i < count; ++i) {
+        Value li =
+            i == 0 ? local
+                   : arith::AddIOp::create(rb, loc, local, constantIndex(rb, i))
+                         .getResult();
+        locals.push_back(li);
+        rows.push_back(arith::AddIOp::create(rb, loc, firstRow, li));
+      }
+      auto rowValue = [&](Value column, Value row) -> Value {
+        if (!column)
+          return Value();
+        return vector::BroadcastOp::create(
+            rb, loc, computeVectorType,
+            tensor::ExtractOp::create(rb, loc, column, ValueRange{row}));
+      };
+      for (Value row : rows) {
+        r.push_back(rowValue(rstdColumn, row));
+        m.push_back(rowValue(meanColumn, row));
+      }
+      // The weight factor (1 without weight) at a column, in the compute
+      // type.
+      auto readWeight = [&](OpBuilder &tb, Value col, Value mask) -> Value {
+        if (!weight)
+          return Value();
+        Value w = castFloat(
+            tb, loc,
+            read(tb, weight, ValueRange{col}, mask,
+                 cast<RankedTensorType>(weight.getType()).getElementType()),
+            computeType);
+        return offset ? Value(arith::AddFOp::create(tb, loc, w, offset)) : w;
+      };
+      // dy and x of row `i` at a column, in the compute type.
+      auto readRow = [&](OpBuilder &tb, int64_t i, Value col, Value mask) {
+        Value dyv = castFloat(
+            tb, loc,
+            read(tb, dyMatrix, ValueRange{rows[i], col}, mask, elementType),
+            computeType);
+        Value xv = castFloat(
+            tb, loc,
+            read(tb, xMatrix, ValueRange{rows[i], col}, mask, elementType),
+            computeType);
+        return std::make_pair(dyv, xv);
+      };
+      // xh, g and dy of row `i` (layer_norm, rms_norm).
+      auto terms = [&](OpBuilder &tb, int64_t i, Value col, Value mask,
+                       Value w) {
+        auto [dyv, xv] = readRow(tb, i, col, mask);
+        if (m[i])
+          xv = arith::SubFOp::create(tb, loc, xv, m[i]);
+        Value xh = arith::MulFOp::create(tb, loc, xv, r[i]);
+        Value g = w ? Value(arith::MulFOp::create(tb, loc, dyv, w)) : dyv;
+        return std::make_tuple(dyv, xh, g);
+      };
+      // Adds `term` into row `index` of the partial tile `tile` at `col`.
+      auto accumulateInto = [&](OpBuilder &sb, Value tile, unsigned index,
+                                Value col, Value mask, Value term) {
+        SmallVector<Value> indices{constantIndex(sb, index), col};
+        Value old = read(sb, tile, indices, mask, computeType);
+        return write(sb, arith::AddFOp::create(sb, loc, old, term), tile,
+                     indices, mask);
+      };
+      auto add = [&](OpBuilder &sb, Value sum, Value term) -> Value {
+        return sum ? Value(arith::AddFOp::create(sb, loc, sum, term)) : term;
+      };
+      // Writes the group's dx at `col` and adds the weight's and dy's terms
+      // into the partial tile (in `state` after dx); returns the updated
+      // tensors.
+      auto writeOutputs = [&](OpBuilder &sb, ValueRange state, Value col,
+                              Value mask, ArrayRef<Value> dxs, Value weightTerm,
+                              Value biasTerm) {
+        Value dx = state[0];
+        for (int64_t i = 0; i < count; ++i)
+          dx = write(sb, dxs[i], dx, ValueRange{locals[i], col}, mask);
+        SmallVector<Value> updated{dx};
+        if (!numPartials)
+          return updated;
+        Value tile = state[1];
+        unsigned index = 0;
+        if (weight)
+          tile = accumulateInto(sb, tile, index++, col, mask, weightTerm);
+        if (hasBias)
+          tile = accumulateInto(sb, tile, index++, col, mask, biasTerm);
+        updated.push_back(tile);
+        return updated;
+      };
+
+      if (alpha) {
+        // DyT: t = tanh(alpha x), s = 1 - t^2; dx = dy w alpha s;
+        // dweight += dy t, dbias += dy, dalpha += dy w x s (lanes).
+        return sweep(
+            rb, iter,
+            [&](OpBuilder &sb, Value col, Value mask, ValueRange state) {
+              Value w = readWeight(sb, col, mask);
+              SmallVector<Value> dxs;
+              Value weightTerm, biasTerm, alphaTerm;
+              for (int64_t i = 0; i < count; ++i) {
+                auto [dyv, xv] = readRow(sb, i, col, mask);
+                Value scaled = arith::MulFOp::create(sb, loc, alphaVector, xv);
+                Value t = computeType.isF64()
+                              ? Value(math::TanhOp::create(sb, loc, scaled))
+                              : buildApproximateTanh(sb, loc, scaled,
+                                                     sb.getF32Type());
+                Value slope = arith::SubFOp::create(
+                    sb, loc,
+                    buildFloatConstant(sb, loc, computeVectorType, 1.0),
+                    arith::MulFOp::create(sb, loc, t, t));
+                Value g =
+                    w ? Value(arith::MulFOp::create(sb, loc, dyv, w)) : dyv;
+                dxs.push_back(castFloat(
+                    sb, loc,
+                    arith::MulFOp::create(
+                        sb, loc, g,
+                        arith::MulFOp::create(sb, loc, alphaVector, slope)),
+                    elementType));
+                weightTerm =
+                    add(sb, weightTerm, arith::MulFOp::create(sb, loc, dyv, t));
+                biasTerm = add(sb, biasTerm, dyv);
+                // Masked lanes read dy = 0: their term is 0.
+                alphaTerm = add(
+                    sb, alphaTerm,
+                    arith::MulFOp::create(
+                        sb, loc, g, arith::MulFOp::create(sb, loc, xv, slope)));
+              }
+              SmallVector<Value> updated =
+                  writeOutputs(sb, state, col, mask, dxs, weightTerm, biasTerm);
+              updated.push_back(
+                  arith::AddFOp::create(sb, loc, state.back(), alphaTerm));
+              return updated;
+            });
+      }
+
+      // Sweep 1, per row: sum(g * xh) and sum(g) (masked lanes read as 0).
+      // The lanes are added as a tree (reassoc): a fixed order for a given
+      // vector length, not a chain of dependent adds per row.
+      auto rowMean = [&](Value accumulator) {
+        Value total = castFloat(rb, loc,
+                                vector::ReductionOp::create(
+                                    rb, loc, vector::CombiningKind::ADD,
+                                    accumulator, arith::FastMathFlags::reassoc),
+                                rb.getF64Type());
+        return vector::BroadcastOp::create(
+            rb, loc, computeVectorType,
+            castFloat(rb, loc,
+                      arith::DivFOp::create(rb, loc, total, rowSizeFloat),
+                      computeType));
+      };
+      SmallVector<Value> meanGXh, meanG;
+      for (int64_t i = 0; i < count; ++i) {
+        SmallVector<Value> sums = sweep(
+            rb, ValueRange{zero, zero},
+            [&](OpBuilder &sb, Value col, Value mask, ValueRange acc) {
+              auto [dyv, xh, g] =
+                  terms(sb, i, col, mask, readWeight(sb, col, mask));
+              return SmallVector<Value>{
+                  arith::AddFOp::create(sb, loc, acc[0],
+                                        arith::MulFOp::create(sb, loc, g, xh)),
+                  arith::AddFOp::create(sb, loc, acc[1], g)};
+            });
+        meanGXh.push_back(rowMean(sums[0]));
+        meanG.push_back(m[i] ? Value(rowMean(sums[1])) : Value());
+      }
+
+      // Sweep 2, the rows together: dx, and the partial parameter
+      // gradients.
+      return sweep(
+          rb, iter,
+          [&](OpBuilder &sb, Value col, Value mask, ValueRange state) {
+            Value w = readWeight(sb, col, mask);
+            SmallVector<Value> dxs;
+            Value weightTerm, biasTerm;
+            for (int64_t i = 0; i < count; ++i) {
+              auto [dyv, xh, g] = terms(sb, i, col, mask, w);
+              Value inner = arith::SubFOp::create(
+                  sb, loc, g, arith::MulFOp::create(sb, loc, xh, meanGXh[i]));
+              if (meanG[i])
+                inner = arith::SubFOp::create(sb, loc, inner, meanG[i]);
+              dxs.push_back(castFloat(
+                  sb, loc, arith::MulFOp::create(sb, loc, r[i], inner),
+                  elementType));
+              weightTerm =
+                  add(sb, weightTerm, arith::MulFOp::create(sb, loc, dyv, xh));
+              biasTerm = add(sb, biasTerm, dyv);
             }
-            return std::make_tuple(dyv, xv, w);
-          };
-          // xh, g and dy (layer_norm, rms_norm).
-          auto terms = [&](OpBuilder &tb, Value col, Value mask) {
-            auto [dyv, xv, w] = readTerms(tb, col, mask);
-            if (m)
-              xv = arith::SubFOp::create(tb, loc, xv, m);
-            Value xh = arith::MulFOp::create(tb, loc, xv, r);
-            Value g = w ? Value(arith::MulFOp::create(tb, loc, dyv, w)) : dyv;
-            return std::make_tuple(dyv, xh, g);
-          };
-          // Adds `term` into the partial row `partial` at `col`.
-          auto accumulateInto = [&](OpBuilder &sb, Value partial, Value col,
-                                    Value mask, Value term) {
-            Value old = read(sb, partial, ValueRange{col}, mask, computeType);
-            return write(sb, arith::AddFOp::create(sb, loc, old, term), partial,
-                         ValueRange{col}, mask);
-          };
+            return writeOutputs(sb, state, col, mask, dxs, weightTerm,
+                                biasTerm);
+          });
+    };
 
-          // Writes dx at `col` and adds the weight's term and dy into the
-          // partial rows (in `rows` after dx); returns the updated tensors.
-          auto writeRowOutputs = [&](OpBuilder &sb, ValueRange rows, Value col,
-                                     Value mask, Value dxv, Value dyv,
-                                     Value weightTerm) {
-            SmallVector<Value> updated{
-                write(sb, dxv, rows[0], ValueRange{local, col}, mask)};
-            unsigned next = 1;
-            if (weight)
-              updated.push_back(
-                  accumulateInto(sb, rows[next++], col, mask, weightTerm));
-            if (hasBias)
-              updated.push_back(
-                  accumulateInto(sb, rows[next++], col, mask, dyv));
-            return updated;
-          };
-
-          if (alpha) {
-            // DyT: t = tanh(alpha x), s = 1 - t^2; dx = dy w alpha s;
-            // dweight += dy t, dbias += dy, dalpha += dy w x s (lanes).
-            SmallVector<Value> next = sweep(
-                rb, iter,
-                [&](OpBuilder &sb, Value col, Value mask, ValueRange rows) {
-                  auto [dyv, xv, w] = readTerms(sb, col, mask);
-                  Value scaled =
-                      arith::MulFOp::create(sb, loc, alphaVector, xv);
-                  Value t = computeType.isF64()
-                                ? Value(math::TanhOp::create(sb, loc, scaled))
-                                : buildApproximateTanh(sb, loc, scaled,
-                                                       sb.getF32Type());
-                  Value slope = arith::SubFOp::create(
-                      sb, loc,
-                      buildFloatConstant(sb, loc, computeVectorType, 1.0),
-                      arith::MulFOp::create(sb, loc, t, t));
-                  Value g =
-                      w ? Value(arith::MulFOp::create(sb, loc, dyv, w)) : dyv;
-                  Value dxv = castFloat(
-                      sb, loc,
-                      arith::MulFOp::create(
-                          sb, loc, g,
-                          arith::MulFOp::create(sb, loc, alphaVector, slope)),
-                      elementType);
-                  SmallVector<Value> updated =
-                      writeRowOutputs(sb, rows, col, mask, dxv, dyv,
-                                      arith::MulFOp::create(sb, loc, dyv, t));
-                  // Masked lanes read dy = 0: their term is 0.
-                  Value term = arith::MulFOp::create(
-                      sb, loc, g, arith::MulFOp::create(sb, loc, xv, slope));
-                  updated.push_back(
-                      arith::AddFOp::create(sb, loc, rows.back(), term));
-                  return updated;
-                });
-            scf::YieldOp::create(rb, loc, next);
-            return;
-          }
-
-          // Sweep 1: sum(g * xh) and sum(g) (masked lanes read as 0).
-          SmallVector<Value> sums = sweep(
-              rb, ValueRange{zero, zero},
-              [&](OpBuilder &sb, Value col, Value mask, ValueRange acc) {
-                auto [dyv, xh, g] = terms(sb, col, mask);
-                return SmallVector<Value>{
-                    arith::AddFOp::create(
-                        sb, loc, acc[0], arith::MulFOp::create(sb, loc, g, xh)),
-                    arith::AddFOp::create(sb, loc, acc[1], g)};
-              });
-          auto rowMean = [&](Value accumulator) {
-            Value total =
-                castFloat(rb, loc,
-                          vector::ReductionOp::create(
-                              rb, loc, vector::CombiningKind::ADD, accumulator),
-                          rb.getF64Type());
-            return vector::BroadcastOp::create(
-                rb, loc, computeVectorType,
-                castFloat(rb, loc,
-                          arith::DivFOp::create(rb, loc, total, rowSizeFloat),
-                          computeType));
-          };
-          Value meanGXh = rowMean(sums[0]);
-          Value meanG = m ? Value(rowMean(sums[1])) : Value();
-
-          // Sweep 2: dx, and the partial parameter gradients.
-          SmallVector<Value> next = sweep(
-              rb, iter,
-              [&](OpBuilder &sb, Value col, Value mask, ValueRange rows) {
-                auto [dyv, xh, g] = terms(sb, col, mask);
-                Value inner = arith::SubFOp::create(
-                    sb, loc, g, arith::MulFOp::create(sb, loc, xh, meanGXh));
-                if (meanG)
-                  inner = arith::SubFOp::create(sb, loc, inner, meanG);
-                Value dxv =
-                    castFloat(sb, loc, arith::MulFOp::create(sb, loc, r, inner),
-                              elementType);
-                return writeRowOutputs(sb, rows, col, mask, dxv, dyv,
-                                       arith::MulFOp::create(sb, loc, dyv, xh));
-              });
-          scf::YieldOp::create(rb, loc, next);
+    // The first blockRows % kRowsPerGroup rows one by one, then the groups
+    // (the last loop, where norm-forall-to-loops prefetches the next rows).
+    Value groupSize = constantIndex(fb, kRowsPerGroup);
+    Value singles = arith::RemUIOp::create(fb, loc, blockRows, groupSize);
+    auto singleLoop = scf::ForOp::create(
+        fb, loc, constantIndex(fb, 0), singles, constantIndex(fb, 1), rowInits,
+        [&](OpBuilder &rb, Location, Value local, ValueRange iter) {
+          scf::YieldOp::create(rb, loc, buildRowGroup(rb, local, 1, iter));
+        });
+    auto rowLoop = scf::ForOp::create(
+        fb, loc, singles, blockRows, groupSize, singleLoop.getResults(),
+        [&](OpBuilder &rb, Location, Value local, ValueRange iter) {
+          scf::YieldOp::create(rb, loc,
+                               buildRowGroup(rb, local, kRowsPerGroup, iter));
         });
 
     OpBuilder ib = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
@@ -551,27 +620,24 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
         ib, loc, rowLoop.getResult(0), shared[0],
         ArrayRef<OpFoldResult>{firstRow, ib.getIndexAttr(0)},
         ArrayRef<OpFoldResult>{blockRows, getAsOpFoldResult(rowSize)}, one);
-    for (unsigned i = 0; i < numPartials; ++i)
-      tensor::ParallelInsertSliceOp::create(
-          ib, loc, rowLoop.getResult(1 + i), shared[1 + i],
-          ArrayRef<OpFoldResult>{block, ib.getIndexAttr(0), ib.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(1),
-                                 getAsOpFoldResult(rowSize)},
-          ones3);
+    if (numPartials)
+      tensor::ParallelInsertSliceOp::create(ib, loc, rowLoop.getResult(1),
+                                            shared[1], tileOffsets, tileSizes,
+                                            ones3);
     if (alpha) {
       // The block's dalpha lanes into its row of the [blocks, L] partials.
+      unsigned alphaIndex = numPartials ? 2 : 1;
       OpBuilder wb(forall.getTerminator());
       Value slot = tensor::ExtractSliceOp::create(
           wb, loc, RankedTensorType::get({vectorLength}, computeType),
-          shared[1 + numPartials],
-          ArrayRef<OpFoldResult>{block, wb.getIndexAttr(0)},
+          shared[alphaIndex], ArrayRef<OpFoldResult>{block, wb.getIndexAttr(0)},
           ArrayRef<OpFoldResult>{wb.getIndexAttr(1),
                                  wb.getIndexAttr(vectorLength)},
           one);
       Value filled = write(wb, rowLoop.getResults().back(), slot,
                            ValueRange{constantIndex(wb, 0)}, Value());
       tensor::ParallelInsertSliceOp::create(
-          ib, loc, filled, shared[1 + numPartials],
+          ib, loc, filled, shared[alphaIndex],
           ArrayRef<OpFoldResult>{block, ib.getIndexAttr(0)},
           ArrayRef<OpFoldResult>{ib.getIndexAttr(1),
                                  ib.getIndexAttr(vectorLength)},
@@ -579,17 +645,29 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
     }
   }
 
+  // The row loops' products and sums may contract into FMAs (the same code,
+  // so the same bits, for any thread count).
+  auto contract = arith::FastMathFlagsAttr::get(b.getContext(),
+                                                arith::FastMathFlags::contract);
+  forall.getBody()->walk([&](Operation *inner) {
+    if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(inner))
+      inner->setAttr(
+          cast<arith::ArithFastMathInterface>(inner).getFastMathAttrName(),
+          contract);
+  });
+
   SmallVector<Value> results{fromMatrix(forall.getResult(0))};
-  unsigned next = 1;
+  int64_t partial = 0;
   if (weight)
-    results.push_back(sumOverBlocks(b, forall.getResult(next++), numBlocks,
+    results.push_back(sumOverBlocks(b, forall.getResult(1), partial++,
+                                    numBlocks,
                                     cast<RankedTensorType>(weight.getType())));
   if (hasBias)
     results.push_back(
-        sumOverBlocks(b, forall.getResult(next++), numBlocks, dbiasType));
+        sumOverBlocks(b, forall.getResult(1), partial++, numBlocks, dbiasType));
   if (alpha)
     results.push_back(
-        sumAlphaPartials(b, forall.getResult(next++), numBlocks,
+        sumAlphaPartials(b, forall.getResults().back(), numBlocks,
                          cast<RankedTensorType>(alpha.getType())));
   return results;
 }

@@ -1,24 +1,44 @@
 // RUN: norm-opt %s -norm-lower-cpu="vector-width=256 threads=2" -split-input-file | FileCheck %s
 // RUN: norm-opt %s -norm-lower-cpu="vector-width=256 threads=1" -split-input-file | FileCheck %s --check-prefix=SEQ
 
-// layer_norm_grad: blocks of 64 rows in parallel; per row one sweep sums
-// g * xh and g, a second writes dx and adds dy * xh and dy into the block's
-// [1, N] partial rows; then each parameter gradient is the f64 sum of the
+// layer_norm_grad: blocks of 64 rows in parallel, the rows of a block one
+// by one (blockRows % 4 of them) and then in groups of 4; per row one sweep
+// sums g * xh and g (the lanes added as a tree: reassoc); a second sweep
+// over the group writes each row's dx and adds the group's dy * xh and dy
+// into the block's [2, N] tile of the partials ([blocks, 2, N]); the products
+// and sums may contract. Then each parameter gradient is the f64 sum of its
 // partials over the blocks in order, rounded to its type.
 // CHECK-LABEL: func @layer_norm_grad
 //       CHECK: %[[BLOCKS:.*]] = arith.ceildivui %{{.*}}, %c64 : index
-//       CHECK: %[[DW:.*]] = tensor.empty(%[[BLOCKS]]) : tensor<?x1x64xf32>
-//       CHECK: %[[DB:.*]] = tensor.empty(%[[BLOCKS]]) : tensor<?x1x64xf32>
-//       CHECK: %[[LOOP:.*]]:3 = scf.forall (%[[B:.*]]) in (%[[BLOCKS]]) shared_outs(%{{.*}} = %{{.*}}, %{{.*}} = %[[DW]], %{{.*}} = %[[DB]])
-//       CHECK:   scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args
+//       CHECK: %[[P:.*]] = tensor.empty(%[[BLOCKS]]) : tensor<?x2x64xf32>
+//       CHECK: %[[LOOP:.*]]:2 = scf.forall (%[[B:.*]]) in (%[[BLOCKS]]) shared_outs(%{{.*}} = %{{.*}}, %{{.*}} = %[[P]])
+//       CHECK:   scf.for {{.*}} -> (tensor<2x64xf32>)
+//       CHECK:     vector.transfer_write %{{.*}}[%c0, %{{.*}}]
+//       CHECK:     vector.transfer_write %{{.*}}[%c1, %{{.*}}]
+//       CHECK:   %[[SINGLES:.*]] = arith.remui %{{.*}}, %c4 : index
+//       CHECK:   scf.for %{{.*}} = %c0 to %[[SINGLES]] step %c1 iter_args
 //       CHECK:     scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>)
-//       CHECK:     vector.reduction <add>
-//       CHECK:     vector.reduction <add>
-//       CHECK:     scf.for {{.*}} -> (tensor<?x64xbf16>, tensor<64xf32>, tensor<64xf32>)
+//       CHECK:       arith.mulf {{.*}} fastmath<contract>
+//       CHECK:     vector.reduction <add>, %{{.*}} fastmath<reassoc>
+//       CHECK:     vector.reduction <add>, %{{.*}} fastmath<reassoc>
+//       CHECK:     scf.for {{.*}} -> (tensor<?x64xbf16>, tensor<2x64xf32>)
+//       CHECK:   scf.for %{{.*}} = %[[SINGLES]] to %{{.*}} step %c4 iter_args
+// CHECK-COUNT-4:     vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
+//       CHECK:     scf.for {{.*}} -> (tensor<?x64xbf16>, tensor<2x64xf32>)
+// CHECK-COUNT-4:       vector.transfer_write %{{.*}} : vector<16xbf16>, tensor<?x64xbf16>
+//       CHECK:       vector.transfer_read %{{.*}}[%c0, %{{.*}}], %{{.*}} : tensor<2x64xf32>, vector<16xf32>
+//       CHECK:       vector.transfer_write %{{.*}}[%c0, %{{.*}}] {{.*}} : vector<16xf32>, tensor<2x64xf32>
+//       CHECK:       vector.transfer_read %{{.*}}[%c1, %{{.*}}], %{{.*}} : tensor<2x64xf32>, vector<16xf32>
+//       CHECK:       vector.transfer_write %{{.*}}[%c1, %{{.*}}] {{.*}} : vector<16xf32>, tensor<2x64xf32>
+//       CHECK:       scf.yield
 //       CHECK:   scf.forall.in_parallel
 //       CHECK: } {norm.nontemporal_min_trips = 1024 : i64, norm.nontemporal_stores, norm.prefetch_next_row}
 //       CHECK: scf.for {{.*}} -> (tensor<64xbf16>)
 //       CHECK:   scf.for %{{.*}} = %c0 to %[[BLOCKS]] step %c1 iter_args(%{{.*}} = %{{.*}}) -> (vector<16xf64>)
+//       CHECK:     vector.transfer_read %[[LOOP]]#1[%{{.*}}, %c0, %{{.*}}]
+//       CHECK: scf.for {{.*}} -> (tensor<64xbf16>)
+//       CHECK:   scf.for %{{.*}} = %c0 to %[[BLOCKS]] step %c1 iter_args(%{{.*}} = %{{.*}}) -> (vector<16xf64>)
+//       CHECK:     vector.transfer_read %[[LOOP]]#1[%{{.*}}, %c1, %{{.*}}]
 //   CHECK-NOT: linalg.generic
 // SEQ-LABEL: func @layer_norm_grad
 //       SEQ: scf.forall
@@ -35,7 +55,11 @@ func.func @layer_norm_grad(%dy: tensor<?x64xbf16>, %x: tensor<?x64xbf16>, %m: te
 // CHECK-LABEL: func @rms_norm_grad_3d
 //       CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x8x40xf32> into tensor<16x40xf32>
 //       CHECK: scf.forall (%{{.*}}) in (1) shared_outs(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<16x40xf32>, tensor<1x1x40xf32>)
+//       CHECK:   scf.for
 //       CHECK:   vector.reduction <add>
+//   CHECK-NOT:   vector.reduction
+//       CHECK:   scf.for %{{.*}} step %c4
+// CHECK-COUNT-4:   vector.reduction <add>
 //   CHECK-NOT:   vector.reduction
 //       CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [2, 8, 40] : tensor<16x40xf32> into tensor<2x8x40xf32>
 func.func @rms_norm_grad_3d(%dy: tensor<2x8x40xf32>, %x: tensor<2x8x40xf32>, %r: tensor<2x8xf32>, %w: tensor<40xf32>) -> (tensor<2x8x40xf32>, tensor<40xf32>) {
@@ -45,11 +69,11 @@ func.func @rms_norm_grad_3d(%dy: tensor<2x8x40xf32>, %x: tensor<2x8x40xf32>, %r:
 
 // -----
 
-// dyt_grad: no row sums; dx, the partial rows of dweight and dbias, and
-// dalpha's partial lanes per block ([blocks, 16]), summed in f64 over the
-// blocks and then the lanes.
+// dyt_grad: no row sums; dx, the partial rows of dweight and dbias
+// ([blocks, 2, N]), and dalpha's partial lanes per block ([blocks, 16]),
+// summed in f64 over the blocks and then the lanes.
 // CHECK-LABEL: func @dyt_grad
-//       CHECK: scf.forall {{.*}} -> (tensor<?x96xf32>, tensor<?x1x96xf32>, tensor<?x1x96xf32>, tensor<?x16xf32>)
+//       CHECK: scf.forall {{.*}} -> (tensor<?x96xf32>, tensor<?x2x96xf32>, tensor<?x16xf32>)
 //   CHECK-NOT:   vector.reduction
 //       CHECK:   scf.forall.in_parallel
 //       CHECK: scf.for {{.*}} -> (vector<16xf64>)
