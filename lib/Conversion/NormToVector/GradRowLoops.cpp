@@ -349,9 +349,9 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
             b.getI64IntegerAttr(minBlocks));
     }
   }
-  // Then rows swept twice fetch the next row during their second sweep.
-  if (!alpha &&
-      forall->hasAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr()))
+  // Then the last sweep of a group of rows fetches the same rows of the
+  // next group.
+  if (forall->hasAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr()))
     forall->setAttr(NormDialect::PrefetchNextRowAttrHelper::getNameStr(),
                     b.getUnitAttr());
 

@@ -76,6 +76,7 @@ func.func @rms_norm_grad_3d(%dy: tensor<2x8x40xf32>, %x: tensor<2x8x40xf32>, %r:
 //       CHECK: scf.forall {{.*}} -> (tensor<?x96xf32>, tensor<?x2x96xf32>, tensor<?x16xf32>)
 //   CHECK-NOT:   vector.reduction
 //       CHECK:   scf.forall.in_parallel
+//       CHECK: } {norm.nontemporal_min_trips = 342 : i64, norm.nontemporal_stores, norm.prefetch_next_row}
 //       CHECK: scf.for {{.*}} -> (vector<16xf64>)
 //       CHECK: vector.reduction <add>, %{{.*}} : vector<16xf64> into f64
 //       CHECK: tensor.from_elements %{{.*}} : tensor<f32>
