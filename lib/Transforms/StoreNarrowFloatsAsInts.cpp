@@ -46,24 +46,8 @@ struct NormStoreNarrowFloatsAsIntsPass
       if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
         auto cast = store.getValue().getDefiningOp<LLVM::BitcastOp>();
         if (cast && isNarrowFloatVector(cast.getType()) &&
-            isa<VectorType>(cast.getArg().getType())) {
+            isa<VectorType>(cast.getArg().getType()))
           store.getValueMutable().assign(cast.getArg());
-          return;
-        }
-        // A non-temporal store of a narrow float vector computed in floats
-        // (native bf16/f16 conversions): x86 has no non-temporal store of
-        // bf16/f16 vectors and drops the hint, so store the same bits as
-        // an integer vector.
-        if (store.getNontemporal() &&
-            isNarrowFloatVector(store.getValue().getType())) {
-          auto type = llvm::cast<VectorType>(store.getValue().getType());
-          OpBuilder b(store);
-          Value bits = LLVM::BitcastOp::create(
-              b, store.getLoc(),
-              VectorType::get(type.getShape(), b.getIntegerType(16)),
-              store.getValue());
-          store.getValueMutable().assign(bits);
-        }
         return;
       }
       if (auto store = dyn_cast<LLVM::MaskedStoreOp>(op)) {

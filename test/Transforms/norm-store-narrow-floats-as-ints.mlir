@@ -53,22 +53,3 @@ llvm.func @drop_arith_fastmath(%v: vector<4xbf16>) -> vector<4xf32> {
   %e = llvm.fpext %v {fastmath = #arith.fastmath<contract>} : vector<4xbf16> to vector<4xf32>
   llvm.return %e : vector<4xf32>
 }
-
-// -----
-
-// A non-temporal store of a narrow float vector computed in floats stores
-// its bits as an integer vector (x86 drops the hint on bf16/f16 vectors);
-// the other stores keep their type.
-// CHECK-LABEL: llvm.func @nontemporal_narrow_float
-//       CHECK: %[[T:.*]] = llvm.fptrunc %{{.*}} : vector<32xf32> to vector<32xbf16>
-//       CHECK: %[[I:.*]] = llvm.bitcast %[[T]] : vector<32xbf16> to vector<32xi16>
-//       CHECK: llvm.store %[[I]], %{{.*}} {alignment = 64 : i64, nontemporal} : vector<32xi16>, !llvm.ptr
-//       CHECK: llvm.store %[[T]], %{{.*}} : vector<32xbf16>, !llvm.ptr
-//       CHECK: llvm.store %{{.*}}, %{{.*}} {nontemporal} : vector<16xf32>, !llvm.ptr
-llvm.func @nontemporal_narrow_float(%p: !llvm.ptr, %f: vector<32xf32>, %g: vector<16xf32>) {
-  %t = llvm.fptrunc %f : vector<32xf32> to vector<32xbf16>
-  llvm.store %t, %p {alignment = 64 : i64, nontemporal} : vector<32xbf16>, !llvm.ptr
-  llvm.store %t, %p : vector<32xbf16>, !llvm.ptr
-  llvm.store %g, %p {nontemporal} : vector<16xf32>, !llvm.ptr
-  llvm.return
-}

@@ -212,11 +212,6 @@ def NormStoreNarrowFloatsAsIntsPass
     // becomes
     llvm.store %i, %p : vector<32xi16>, !llvm.ptr
     ```
-
-    A non-temporal store of a 16-bit float vector computed in floats (on
-    targets with native bf16/f16 conversions) stores the same bits as an
-    integer vector too: x86 has no non-temporal store of bf16/f16 vectors
-    and would drop the hint.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

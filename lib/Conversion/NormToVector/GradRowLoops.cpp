@@ -626,18 +626,17 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
                                             ones3);
     if (alpha) {
       // The block's dalpha lanes into its row of the [blocks, L] partials.
-      unsigned alphaIndex = numPartials ? 2 : 1;
       OpBuilder wb(forall.getTerminator());
       Value slot = tensor::ExtractSliceOp::create(
           wb, loc, RankedTensorType::get({vectorLength}, computeType),
-          shared[alphaIndex], ArrayRef<OpFoldResult>{block, wb.getIndexAttr(0)},
+          shared.back(), ArrayRef<OpFoldResult>{block, wb.getIndexAttr(0)},
           ArrayRef<OpFoldResult>{wb.getIndexAttr(1),
                                  wb.getIndexAttr(vectorLength)},
           one);
       Value filled = write(wb, rowLoop.getResults().back(), slot,
                            ValueRange{constantIndex(wb, 0)}, Value());
       tensor::ParallelInsertSliceOp::create(
-          ib, loc, filled, shared[alphaIndex],
+          ib, loc, filled, shared.back(),
           ArrayRef<OpFoldResult>{block, ib.getIndexAttr(0)},
           ArrayRef<OpFoldResult>{ib.getIndexAttr(1),
                                  ib.getIndexAttr(vectorLength)},
