@@ -17,6 +17,7 @@
 #include "norm/Runtime/CudaRuntime.h"
 #include "FunctionCache.h"
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -40,6 +41,7 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using CUmemoryPool = struct CUmemPoolHandle_st *;
 
 constexpr CUresult kSuccess = 0;
 // Enumerator values from cuda.h (stable across driver versions).
@@ -55,6 +57,8 @@ constexpr int kAttrMemoryBusWidth = 37;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
+constexpr int kAttrMemoryPoolsSupported = 115;
+constexpr int kMemPoolAttrReleaseThreshold = 4;
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr unsigned kEventDefault = 0;
 constexpr unsigned kMemAttachGlobal = 1;
@@ -97,6 +101,11 @@ struct Driver {
   CUresult (*memsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
   CUresult (*memsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
   CUresult (*memHostRegister)(void *, size_t, unsigned);
+  // Stream-ordered allocation (CUDA 11.2 drivers on); null when missing.
+  CUresult (*memAllocAsync)(CUdeviceptr *, size_t, CUstream);
+  CUresult (*memFreeAsync)(CUdeviceptr, CUstream);
+  CUresult (*deviceGetDefaultMemPool)(CUmemoryPool *, CUdevice);
+  CUresult (*memPoolSetAttribute)(CUmemoryPool, int, void *);
   CUresult (*memHostUnregister)(void *);
 };
 
@@ -121,11 +130,17 @@ struct Runtime {
   void *library = nullptr;
   CUdevice device = 0;
   CUcontext context = nullptr;
+  /// Whether device buffers come from the device's memory pool in stream
+  /// order (cuMemAllocAsync), which keeps freed memory for reuse.
+  bool streamOrderedAlloc = false;
   /// Why the driver or device is unusable (empty when usable).
   char error[512] = {0};
 };
 
 int defaultDevice = 0;
+/// Set once exit() has begun: GPU modules that generated code unloads from
+/// its global destructors (ahead-of-time objects) outlive the driver then.
+std::atomic<bool> processExiting{false};
 /// A stream owned by the embedding application that stands in for the
 /// streams generated code creates (see normCudaSetStream).
 CUstream externalStream = nullptr;
@@ -210,6 +225,9 @@ void initialize(Runtime &rt) {
     fail("no usable CUDA device: cuInit failed with %s", describe(result));
     return;
   }
+  // The driver tears itself down in an exit handler it registers in cuInit;
+  // this one, registered later, runs before it (see mgpuModuleUnload).
+  std::atexit([] { processExiting = true; });
   int count = 0;
   result = d.deviceGetCount(&count);
   if (result != kSuccess || count == 0) {
@@ -223,8 +241,30 @@ void initialize(Runtime &rt) {
   result = d.deviceGet(&rt.device, defaultDevice);
   if (result == kSuccess)
     result = d.devicePrimaryCtxRetain(&rt.context, rt.device);
-  if (result != kSuccess)
+  if (result != kSuccess) {
     fail("cannot open CUDA device %d: %s", defaultDevice, describe(result));
+    return;
+  }
+
+  // Buffers that generated code allocates and frees around its kernels (the
+  // partial statistics of split rows, gradient partials, memory=copy
+  // buffers) come from the device's memory pool in stream order, which
+  // costs about a microsecond instead of cuMemAlloc/cuMemFree's device-wide
+  // synchronization; the pool keeps what is freed for the next call.
+  int pools = 0;
+  CUmemoryPool pool = nullptr;
+  uint64_t keepAll = ~uint64_t(0);
+  if (resolve(rt.library, d.memAllocAsync, "cuMemAllocAsync") &&
+      resolve(rt.library, d.memFreeAsync, "cuMemFreeAsync") &&
+      resolve(rt.library, d.deviceGetDefaultMemPool,
+              "cuDeviceGetDefaultMemPool") &&
+      resolve(rt.library, d.memPoolSetAttribute, "cuMemPoolSetAttribute") &&
+      d.deviceGetAttribute(&pools, kAttrMemoryPoolsSupported, rt.device) ==
+          kSuccess &&
+      pools && d.deviceGetDefaultMemPool(&pool, rt.device) == kSuccess &&
+      d.memPoolSetAttribute(pool, kMemPoolAttrReleaseThreshold, &keepAll) ==
+          kSuccess)
+    rt.streamOrderedAlloc = true;
 }
 
 Runtime runtime;
@@ -328,7 +368,11 @@ NORM_CUDA_RUNTIME_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
 
 NORM_CUDA_RUNTIME_EXPORT void mgpuModuleUnload(void *module) {
   functionCache.clear();
-  NORM_CHECK(driver().moduleUnload(static_cast<CUmodule>(module)));
+  CUresult result = driver().moduleUnload(static_cast<CUmodule>(module));
+  // At exit the driver has already released the module with the context,
+  // and reports an error: nothing is left to free.
+  if (!processExiting)
+    NORM_CHECK(result);
 }
 
 NORM_CUDA_RUNTIME_EXPORT void *mgpuModuleGetFunction(void *module,
@@ -418,23 +462,34 @@ NORM_CUDA_RUNTIME_EXPORT void mgpuEventRecord(void *event, void *stream) {
                                   static_cast<CUstream>(stream)));
 }
 
-NORM_CUDA_RUNTIME_EXPORT void *
-mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/, bool isHostShared) {
+// With a stream (gpu.alloc / gpu.dealloc in an async region), device
+// buffers are allocated and freed in the stream's order from the device's
+// memory pool; without one, or where the driver has no pools, synchronously.
+NORM_CUDA_RUNTIME_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
+                                            bool isHostShared) {
   Driver &d = driver();
   if (sizeBytes == 0)
     return nullptr;
   CUdeviceptr ptr = 0;
   if (isHostShared)
     NORM_CHECK(d.memAllocManaged(&ptr, sizeBytes, kMemAttachGlobal));
+  else if (stream && getRuntime().streamOrderedAlloc)
+    NORM_CHECK(d.memAllocAsync(&ptr, sizeBytes, static_cast<CUstream>(stream)));
   else
     NORM_CHECK(d.memAlloc(&ptr, sizeBytes));
   return reinterpret_cast<void *>(ptr);
 }
 
-NORM_CUDA_RUNTIME_EXPORT void mgpuMemFree(void *ptr, void * /*stream*/) {
+NORM_CUDA_RUNTIME_EXPORT void mgpuMemFree(void *ptr, void *stream) {
   if (!ptr)
     return;
-  NORM_CHECK(driver().memFree(devicePtr(ptr)));
+  Driver &d = driver();
+  // cuMemFree also takes pool memory; it does not wait for work on it, but
+  // without a stream the generated code has synchronized before it frees.
+  if (stream && getRuntime().streamOrderedAlloc)
+    NORM_CHECK(d.memFreeAsync(devicePtr(ptr), static_cast<CUstream>(stream)));
+  else
+    NORM_CHECK(d.memFree(devicePtr(ptr)));
 }
 
 NORM_CUDA_RUNTIME_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
