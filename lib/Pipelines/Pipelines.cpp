@@ -207,6 +207,10 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
     return fail("norm-gpu-pipeline: option 'memory' must be 'copy' or "
                 "'device', got '" +
                 memory + "'");
+  if (options.splitMinElements < 0)
+    return fail("norm-gpu-pipeline: option 'split-min-elements' must be >= "
+                "0, got " +
+                Twine(int64_t(options.splitMinElements)));
   if (options.optLevel > 3)
     return fail("norm-gpu-pipeline: option 'opt-level' must be in [0, 3], "
                 "got " +
@@ -248,6 +252,7 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
   NormLowerGPUPassOptions lowerOptions;
   lowerOptions.memory =
       memory == "device" ? GPUMemory::Device : GPUMemory::Copy;
+  lowerOptions.splitMinElements = options.splitMinElements;
   // tanh.approx.f32 exists from sm_75 on.
   lowerOptions.fastTanh = getChipNumber(options.chip) >= 75;
   // cvt.rn.satfinite.e4m3x2.f32 exists from sm_89 with PTX 8.1 on (llc

@@ -162,6 +162,11 @@ def NormLowerGPUPass : Pass<"norm-lower-gpu"> {
            /*default=*/"1024",
            "Rows of at most this many elements get a warp, longer rows a "
            "block">,
+    Option<"splitMinElements", "split-min-elements", "int64_t",
+           /*default=*/"32768",
+           "Fewer than 64 rows of a static length are each cut into 2, 4 or "
+           "8 parts of at least this many elements, one block per part (two "
+           "kernels); 0: rows are never cut">,
     Option<"maxBlockSize", "max-block-size", "int64_t", /*default=*/"1024",
            "Most threads per block (a multiple of 32 in [32, 1024])">,
     Option<"fastTanh", "fast-tanh", "bool", /*default=*/"false",

@@ -91,6 +91,12 @@ struct NormGPUPipelineOptions
       llvm::cl::desc("Where tensors live at run time: 'copy' (host memory, "
                      "copied around each kernel) or 'device'"),
       llvm::cl::init("copy")};
+  PassOptions::Option<int64_t> splitMinElements{
+      *this, "split-min-elements",
+      llvm::cl::desc("Fewer than 64 rows are each cut into parts of at "
+                     "least this many elements, a block per part; 0: never "
+                     "(norm-lower-gpu's option)"),
+      llvm::cl::init(32768)};
   PassOptions::Option<unsigned> optLevel{
       *this, "opt-level",
       llvm::cl::desc("Optimization level of the device code (0-3)"),

@@ -116,6 +116,8 @@ private:
   Value numRows, rowSize, numBlocks;
   Value dyBuf, xBuf, meanBuf, rstdBuf, weightBuf, alphaBuf;
   SmallVector<Value> temporaries;
+  /// materialize_in_destination ops made redundant by direct writes.
+  SmallVector<Operation *> absorbed;
 };
 
 Value GradLowering::deviceInput(Value tensor) {
@@ -134,7 +136,14 @@ Value GradLowering::outputBuffer(Value result, ArrayRef<OpFoldResult> sizes,
     if (type.isDynamicDim(d))
       dynamicSizes.push_back(getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
   if (options.memory == GPUMemory::Device) {
-    Value shaped = allocateDevice(b, loc, type, dynamicSizes);
+    // Straight into the memref the result is materialized into, else a
+    // device buffer.
+    Operation *materialize = nullptr;
+    Value shaped = getDirectDestination(result, materialize);
+    if (shaped)
+      absorbed.push_back(materialize);
+    else
+      shaped = allocateDevice(b, loc, type, dynamicSizes);
     device = flattenBuffer(b, loc, shaped);
     return shaped;
   }
@@ -497,10 +506,30 @@ FailureOr<SmallVector<Value>> GradLowering::build() {
   for (Value temporary : temporaries)
     freeDevice(b, loc, temporary);
   SmallVector<Value> replacements;
-  for (auto [result, buffer] : llvm::zip_equal(op->getResults(), shaped))
+  for (auto [result, buffer] : llvm::zip_equal(op->getResults(), shaped)) {
+    bool absorbedResult = llvm::any_of(absorbed, [&](Operation *materialize) {
+      return materialize->getOperand(0) == result;
+    });
+    if (absorbedResult) {
+      // Written in place; the result has no other use.
+      replacements.push_back(tensor::EmptyOp::create(
+          b, loc, memref::getMixedSizes(b, loc, buffer),
+          cast<RankedTensorType>(result.getType()).getElementType()));
+      continue;
+    }
+    // memory=device: a result nothing uses is freed after the kernels, one
+    // only materialized into memrefs after copying it there; others belong
+    // to the caller.
+    if (options.memory == GPUMemory::Device &&
+        !copyMaterializationsFromDevice(b, result, buffer) &&
+        result.use_empty())
+      freeDevice(b, loc, buffer);
     replacements.push_back(bufferization::ToTensorOp::create(
         b, loc, result.getType(), buffer, /*restrict=*/true,
         /*writable=*/true));
+  }
+  for (Operation *materialize : absorbed)
+    b.eraseOp(materialize);
   return replacements;
 }
 

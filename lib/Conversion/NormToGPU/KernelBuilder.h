@@ -41,8 +41,6 @@ constexpr int64_t kDynamicRowClasses[] = {512, 1024, 4096};
 /// Rows of fewer than this many get the split kernels (when the row length
 /// allows): too few blocks to keep an H100/H200's 132 SMs busy otherwise.
 constexpr int64_t kSplitRowsBelow = 64;
-/// Fewest elements of a part of a split row.
-constexpr int64_t kMinSplitElements = 1024;
 
 /// How a kernel covers the rows of the op.
 enum class RowSplit {
@@ -119,6 +117,20 @@ Value flattenBuffer(OpBuilder &b, Location loc, Value buffer);
 /// ownership-based deallocation pass leaves it alone.
 Value allocateDevice(OpBuilder &b, Location loc, MemRefType type,
                      ValueRange dynamicSizes);
+/// memory=device: the memref that `result` (of the op being lowered) is
+/// materialized into by its only use, a
+/// `bufferization.materialize_in_destination` into an identity-layout memref
+/// of its element type and rank that exists before the op, which the kernel
+/// can write directly; null otherwise. `materialize` is set to that op.
+Value getDirectDestination(Value result, Operation *&materialize);
+/// memory=device: turns every `bufferization.materialize_in_destination` of
+/// `result` into a memref (which the kernel did not write directly) into a
+/// `gpu.memcpy` from the result's device buffer `buffer`, at its place, and
+/// erases it (one-shot bufferization would copy on the host). When those were
+/// all the uses of `result`, frees `buffer` after the last copy and returns
+/// true.
+bool copyMaterializationsFromDevice(RewriterBase &b, Value result,
+                                    Value buffer);
 /// Frees a device buffer from allocateDevice.
 void freeDevice(OpBuilder &b, Location loc, Value buffer);
 /// The memref type with `tensor`'s shape and element type, identity layout.

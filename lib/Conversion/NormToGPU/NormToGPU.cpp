@@ -23,6 +23,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <functional>
@@ -161,13 +162,74 @@ static Operation *getLastNormUser(Value result) {
 
 /// Parts to cut rows of `rowSize` elements into for the split kernels: the
 /// most of 8, 4, 2 whose parts are whole vectors of at least
-/// kMinSplitElements elements; 1 when none is.
-static int64_t getSplitParts(int64_t rowSize, int64_t vectorLength) {
+/// `minElements` elements; 1 when none is (or `minElements` is 0).
+static int64_t getSplitParts(int64_t rowSize, int64_t vectorLength,
+                             int64_t minElements) {
+  if (minElements == 0)
+    return 1;
   for (int64_t parts : {8, 4, 2})
-    if (rowSize % (parts * vectorLength) == 0 &&
-        rowSize / parts >= kMinSplitElements)
+    if (rowSize % (parts * vectorLength) == 0 && rowSize / parts >= minElements)
       return parts;
   return 1;
+}
+
+Value gpu_lowering::getDirectDestination(Value result,
+                                         Operation *&materialize) {
+  materialize = nullptr;
+  if (!result.hasOneUse())
+    return Value();
+  auto op = dyn_cast<bufferization::MaterializeInDestinationOp>(
+      *result.getUsers().begin());
+  if (!op || op.getSource() != result)
+    return Value();
+  MemRefType type = getBufferType(result);
+  auto destType = dyn_cast<MemRefType>(op.getDest().getType());
+  if (!destType || !destType.getLayout().isIdentity() ||
+      destType.getMemorySpace() != nullptr ||
+      destType.getElementType() != type.getElementType() ||
+      destType.getRank() != type.getRank())
+    return Value();
+  // The kernel writes it where the op is: the memref must exist there.
+  Operation *producer = result.getDefiningOp();
+  if (!DominanceInfo(producer->getParentOp())
+           .properlyDominates(op.getDest(), producer))
+    return Value();
+  materialize = op;
+  return op.getDest();
+}
+
+bool gpu_lowering::copyMaterializationsFromDevice(RewriterBase &b, Value result,
+                                                  Value buffer) {
+  SmallVector<bufferization::MaterializeInDestinationOp> copies;
+  bool onlyCopies = !result.use_empty();
+  for (Operation *user : result.getUsers()) {
+    auto op = dyn_cast<bufferization::MaterializeInDestinationOp>(user);
+    if (op && op.getSource() == result &&
+        isa<MemRefType>(op.getDest().getType()))
+      copies.push_back(op);
+    else
+      onlyCopies = false;
+  }
+  if (copies.empty())
+    return false;
+  OpBuilder::InsertionGuard guard(b);
+  Operation *last = nullptr;
+  for (bufferization::MaterializeInDestinationOp op : copies) {
+    b.setInsertionPoint(op);
+    gpu::MemcpyOp::create(b, op.getLoc(), /*asyncToken=*/Type(), ValueRange{},
+                          op.getDest(), buffer);
+    if (!last || last->isBeforeInBlock(op))
+      last = op;
+  }
+  bool sameBlock = llvm::all_of(
+      copies, [&](auto op) { return op->getBlock() == last->getBlock(); });
+  if (onlyCopies && sameBlock) {
+    b.setInsertionPointAfter(last);
+    freeDevice(b, last->getLoc(), buffer);
+  }
+  for (bufferization::MaterializeInDestinationOp op : copies)
+    b.eraseOp(op);
+  return onlyCopies && sameBlock;
 }
 
 void gpu_lowering::freeDevice(OpBuilder &b, Location loc, Value buffer) {
@@ -227,20 +289,13 @@ KernelParam GPULoweringBuilder::prepareParam(Value tensor) {
 Value GPULoweringBuilder::outputBuffer(Value result, bool &direct) {
   direct = false;
   MemRefType type = getBufferType(result);
-  if (options.memory == GPUMemory::Device && result.hasOneUse()) {
+  if (options.memory == GPUMemory::Device) {
     // Write straight into the memref the result is materialized into.
-    auto materialize = dyn_cast<bufferization::MaterializeInDestinationOp>(
-        *result.getUsers().begin());
-    if (materialize && materialize.getSource() == result) {
-      auto destType = dyn_cast<MemRefType>(materialize.getDest().getType());
-      if (destType && destType.getLayout().isIdentity() &&
-          destType.getMemorySpace() == nullptr &&
-          destType.getElementType() == type.getElementType() &&
-          destType.getRank() == type.getRank()) {
-        direct = true;
-        absorbed.push_back(materialize);
-        return materialize.getDest();
-      }
+    Operation *materialize = nullptr;
+    if (Value dest = getDirectDestination(result, materialize)) {
+      direct = true;
+      absorbed.push_back(materialize);
+      return dest;
     }
   }
   // Results have x's dims (the statistics its leading ones, the scales all
@@ -417,7 +472,8 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
     int64_t parts =
         warpPerRow || !op.hasReduction() || (quant && quant.isDynamic())
             ? 1
-            : getSplitParts(staticRowSize, vectorLength);
+            : getSplitParts(staticRowSize, vectorLength,
+                            options.splitMinElements);
     std::optional<int64_t> staticRows = getConstantIntValue(numRows);
     if (parts == 1 || (staticRows && *staticRows >= kSplitRowsBelow)) {
       emitKernel(b, chooseShape(vectorLength, warpPerRow));
@@ -588,6 +644,8 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
   if (options.memory == GPUMemory::Device) {
     for (auto [result, shaped] : llvm::zip_equal(results, shapedOutputs)) {
       if (!shaped.getDefiningOp<gpu::AllocOp>())
+        continue;
+      if (copyMaterializationsFromDevice(b, result, shaped))
         continue;
       if (result.use_empty()) {
         freeDevice(b, loc, shaped);
@@ -784,10 +842,17 @@ void NormLowerGPUPass::runOnOperation() {
         << static_cast<int64_t>(warpMaxElements);
     return signalPassFailure();
   }
+  if (splitMinElements < 0) {
+    getOperation()->emitError("norm-lower-gpu: option 'split-min-elements' "
+                              "must be >= 0, got ")
+        << static_cast<int64_t>(splitMinElements);
+    return signalPassFailure();
+  }
   NormLowerGPUPassOptions options;
   options.memory = memory;
   options.warpMaxElements = warpMaxElements;
   options.maxBlockSize = maxBlockSize;
+  options.splitMinElements = splitMinElements;
   options.fastTanh = fastTanh;
   options.fp8Cvt = fp8Cvt;
 

@@ -6,6 +6,7 @@
 // RUN: norm-opt %s --norm-gpu-pipeline=features=ptx80 -verify-diagnostics
 // RUN: norm-opt %s --norm-gpu-pipeline=memory=unified -verify-diagnostics
 // RUN: norm-opt %s --norm-gpu-pipeline=opt-level=4 -verify-diagnostics
+// RUN: norm-opt %s --norm-gpu-pipeline=split-min-elements=-1 -verify-diagnostics
 
 // RUN: not norm-opt %s --norm-gpu-pipeline=chip=sm_xx 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not norm-opt %s --norm-gpu-pipeline=chip=sm_9 2>&1 | FileCheck %s --check-prefix=CHIP9
@@ -15,6 +16,8 @@
 // RUN: not norm-opt %s --norm-gpu-pipeline=toolkit=%t.nowhere 2>&1 | FileCheck %s --check-prefix=TOOLKIT
 // RUN: not norm-opt %s --pass-pipeline="builtin.module(func.func(norm-lower-gpu{max-block-size=100}))" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not norm-opt %s --pass-pipeline="builtin.module(func.func(norm-lower-gpu{memory=host}))" 2>&1 | FileCheck %s --check-prefix=LOWER-MEMORY
+// RUN: not norm-opt %s --norm-gpu-pipeline=split-min-elements=-1 2>&1 | FileCheck %s --check-prefix=SPLIT
+// RUN: not norm-opt %s --pass-pipeline="builtin.module(func.func(norm-lower-gpu{split-min-elements=-2}))" 2>&1 | FileCheck %s --check-prefix=LOWER-SPLIT
 
 // CHIP: error: norm-gpu-pipeline: option 'chip' must name an NVIDIA GPU architecture such as sm_80, sm_90 or sm_90a, got 'sm_xx'
 // CHIP9: error: norm-gpu-pipeline: option 'chip' {{.*}} got 'sm_9'
@@ -24,6 +27,8 @@
 // TOOLKIT: error: norm-gpu-pipeline: no CUDA toolkit at '{{.*}}nowhere' (missing {{.*}}libdevice.10.bc); set option 'toolkit' or CUDA_HOME
 // BLOCK: error: norm-lower-gpu: option 'max-block-size' must be a multiple of 32 in [32, 1024], got 100
 // LOWER-MEMORY: for the --memory option: Cannot find option named 'host'!
+// SPLIT: error: norm-gpu-pipeline: option 'split-min-elements' must be >= 0, got -1
+// LOWER-SPLIT: error: norm-lower-gpu: option 'split-min-elements' must be >= 0, got -2
 
 // expected-error@below {{norm-gpu-pipeline: option '}}
 module {

@@ -8,24 +8,26 @@
 // final multiply-add is one FMA.
 
 // REQUIRES: cuda-toolkit
-// RUN: norm-opt %s --norm-gpu-pipeline=format=isa -o %t.sm90.mlir
+// RUN: norm-opt %s --norm-gpu-pipeline="format=isa split-min-elements=1024" -o %t.sm90.mlir
 // RUN: %python %norm_tools/gpu-binary.py ptx %t.sm90.mlir | FileCheck %s --check-prefix=PTX
 // RUN: %python %norm_tools/gpu-binary.py ptxas %t.sm90.mlir %ptxas sm_90 | FileCheck %s --check-prefix=PTXAS
-// RUN: norm-opt %s --norm-gpu-pipeline="chip=sm_80 format=isa" -o %t.sm80.mlir
+// RUN: norm-opt %s --norm-gpu-pipeline="chip=sm_80 format=isa split-min-elements=1024" -o %t.sm80.mlir
 // RUN: %python %norm_tools/gpu-binary.py ptx %t.sm80.mlir | FileCheck %s --check-prefix=SM80
 // RUN: %python %norm_tools/gpu-binary.py ptxas %t.sm80.mlir %ptxas sm_80 | FileCheck %s --check-prefix=PTXAS
-// RUN: norm-opt %s --norm-gpu-pipeline="chip=sm_70 format=isa" -o %t.sm70.mlir
+// RUN: norm-opt %s --norm-gpu-pipeline="chip=sm_70 format=isa split-min-elements=1024" -o %t.sm70.mlir
 // RUN: %python %norm_tools/gpu-binary.py ptx %t.sm70.mlir | FileCheck %s --check-prefix=SM70
 // RUN: FileCheck %s --check-prefix=HOST < %t.sm90.mlir
 // RUN: mlir-translate --mlir-to-llvmir %t.sm90.mlir -o %t.ll
 // RUN: %python %norm_tools/check-runtime-symbols.py %t.ll %norm_cuda_runtime | FileCheck %s --check-prefix=RUNTIME
-// RUN: norm-opt %s --norm-gpu-pipeline=format=bin -o %t.bin.mlir
+// RUN: norm-opt %s --norm-gpu-pipeline="format=bin split-min-elements=1024" -o %t.bin.mlir
 // RUN: rm -rf %t.cubin && %python %norm_tools/gpu-binary.py extract %t.bin.mlir %t.cubin | FileCheck %s --check-prefix=BIN
 // RUN: od -An -c -N4 %t.cubin/layer_norm_bf16_norm_kernel.cubin | FileCheck %s --check-prefix=ELF
-// RUN: norm-opt %s --norm-gpu-pipeline | FileCheck %s --check-prefix=FATBIN
+// RUN: norm-opt %s --norm-gpu-pipeline=split-min-elements=1024 | FileCheck %s --check-prefix=FATBIN
 
 // Rows of 4096 bf16, a dynamic row count: below 64 rows (decode) each row
-// is cut in 4 parts of 1024 and two kernels run over the parts (4 blocks
+// is cut in 4 parts of 1024 (split-min-elements=1024 here; the default,
+// 32768, cuts only longer rows: norm-gpu-pipeline-split.mlir) and two
+// kernels run over the parts (4 blocks
 // per row): the first reduces each part and stores its mean and squared
 // deviations (2 x f32, lane 0), the second combines the 4 parts' partials
 // (no shuffle) and writes its part of y with the weight and bias of that
@@ -199,7 +201,9 @@ func.func @rms_norm_f16(%x: tensor<?x?xf16>) -> tensor<?x?xf16> {
   return %y : tensor<?x?xf16>
 }
 
-// Decode: 32 static rows of 8192 bf16 are always split, in 8 parts of 1024
+
+// Decode: 32 static rows of 8192 bf16 are split (with split-min-elements=1024)
+// in 8 parts of 1024
 // (256 blocks); no per-row kernel is compiled.
 // PTX-LABEL: // gpu.binary @decode_rms_norm_bf16_norm_kernel
 //       PTX:   .entry decode_rms_norm_bf16_norm_kernel(

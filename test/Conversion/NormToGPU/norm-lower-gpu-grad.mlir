@@ -1,6 +1,7 @@
 // RUN: norm-opt %s -split-input-file --norm-lower-gpu | FileCheck %s
 // RUN: norm-opt %s -split-input-file --norm-gpu-pipeline=format=isa -o /dev/null
 // RUN: norm-opt %s -split-input-file --norm-gpu-pipeline="format=isa memory=device" -o /dev/null
+// RUN: norm-opt %s -split-input-file --norm-lower-gpu=memory=device | FileCheck %s --check-prefix=DEVICE
 
 // Two kernels, no atomics: the row kernel (blocks of 16 rows, 256 threads,
 // two shared-memory trees for the row sums of g and g * xh, dx written, the
@@ -68,4 +69,40 @@ func.func @dyt_grad(%dy: tensor<8x100xf16>, %x: tensor<8x100xf16>, %a: tensor<f1
 func.func @layer_norm_grad_2d(%dy: tensor<2x3x40xf64>, %x: tensor<2x3x40xf64>, %m: tensor<2xf64>, %r: tensor<2xf64>) -> tensor<2x3x40xf64> {
   %dx = norm.layer_norm_grad %dy, %x mean(%m) rstd(%r) {axis = 1 : i64} : (tensor<2x3x40xf64>, tensor<2x3x40xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<2x3x40xf64>
   return %dx : tensor<2x3x40xf64>
+}
+
+// -----
+
+// memory=device: dx and dweight are written straight into the memrefs they
+// are materialized into (no gpu.alloc for them, the materializations gone);
+// dbias's memref is made after the op, so it gets a gpu.alloc buffer, copied
+// into the memref with gpu.memcpy where it was materialized, then freed.
+// DEVICE-LABEL: func @layer_norm_grad_in_place
+//  DEVICE-SAME:   %[[DXM:[a-z0-9]+]]: memref<8x512xf32>, %[[DWM:[a-z0-9]+]]: memref<512xf32>, %[[DBM:[a-z0-9]+]]: memref<1x512xf32>
+//   DEVICE-NOT:   gpu.memcpy
+//       DEVICE:   %[[DX:.*]] = memref.collapse_shape %[[DXM]]
+//       DEVICE:   %[[DXF:.*]] = memref.cast %[[DX]]
+//       DEVICE:   %[[DWF:.*]] = memref.cast %[[DWM]]
+//       DEVICE:   %[[DB:.*]] = gpu.alloc () {bufferization.manual_deallocation} : memref<512xf32>
+//   DEVICE-NOT:   gpu.alloc ()
+//       DEVICE:   gpu.launch
+//       DEVICE:     memref.store %{{.*}}, %[[DXF]]
+//       DEVICE:   gpu.launch
+//       DEVICE:     memref.store %{{.*}}, %[[DWF]]
+//       DEVICE:   gpu.dealloc
+//       DEVICE:   gpu.dealloc
+//   DEVICE-NOT:   gpu.dealloc
+//   DEVICE-NOT:   materialize_in_destination
+//       DEVICE:   %[[DBF:.*]] = memref.collapse_shape %[[DBM]]
+//       DEVICE:   gpu.memcpy %[[DBF]], %[[DB]]
+//       DEVICE:   gpu.dealloc %[[DB]]
+//   DEVICE-NOT:   materialize_in_destination
+//       DEVICE:   return
+func.func @layer_norm_grad_in_place(%dxm: memref<8x512xf32>, %dwm: memref<512xf32>, %dbm: memref<1x512xf32>, %dy: tensor<8x512xf32>, %x: tensor<8x512xf32>, %m: tensor<8xf32>, %r: tensor<8xf32>, %w: tensor<512xf32>) {
+  %dx, %dw, %db = norm.layer_norm_grad %dy, %x mean(%m) rstd(%r) weight(%w) {has_bias} : (tensor<8x512xf32>, tensor<8x512xf32>, tensor<8xf32>, tensor<8xf32>, tensor<512xf32>) -> (tensor<8x512xf32>, tensor<512xf32>, tensor<512xf32>)
+  bufferization.materialize_in_destination %dx in restrict writable %dxm : (tensor<8x512xf32>, memref<8x512xf32>) -> ()
+  bufferization.materialize_in_destination %dw in restrict writable %dwm : (tensor<512xf32>, memref<512xf32>) -> ()
+  %dbf = memref.collapse_shape %dbm [[0, 1]] : memref<1x512xf32> into memref<512xf32>
+  bufferization.materialize_in_destination %db in restrict writable %dbf : (tensor<512xf32>, memref<512xf32>) -> ()
+  return
 }

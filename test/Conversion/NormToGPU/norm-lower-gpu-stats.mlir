@@ -21,7 +21,8 @@ func.func @layer_norm_stats(%x: tensor<64x1024xbf16>, %w: tensor<1024xbf16>) -> 
 
 // -----
 
-// Split rows (few long rows): the finishing kernel's first part stores the
+// Split rows (few long rows, 8 parts of 32768): the finishing kernel's first
+// part stores the
 // row's statistic (row / parts); the partials kernel stores none.
 // CHECK-LABEL: func @rms_norm_stats_split
 //       CHECK: %[[RSTD:[a-z_0-9]+]] = gpu.alloc (%c8{{[_0-9]*}}) {{.*}} : memref<?xf32>
@@ -30,9 +31,9 @@ func.func @layer_norm_stats(%x: tensor<64x1024xbf16>, %w: tensor<1024xbf16>) -> 
 //       CHECK: gpu.launch
 //       CHECK: arith.divui %arg1, %c8
 //       CHECK: memref.store %{{.*}}, %[[RSTD]][%{{.*}}] : memref<?xf32>
-func.func @rms_norm_stats_split(%x: tensor<8x65536xf32>) -> (tensor<8x65536xf32>, tensor<8xf32>) {
-  %y, %r = norm.rms_norm %x {return_stats} : (tensor<8x65536xf32>) -> (tensor<8x65536xf32>, tensor<8xf32>)
-  return %y, %r : tensor<8x65536xf32>, tensor<8xf32>
+func.func @rms_norm_stats_split(%x: tensor<8x262144xf32>) -> (tensor<8x262144xf32>, tensor<8xf32>) {
+  %y, %r = norm.rms_norm %x {return_stats} : (tensor<8x262144xf32>) -> (tensor<8x262144xf32>, tensor<8xf32>)
+  return %y, %r : tensor<8x262144xf32>, tensor<8xf32>
 }
 
 // -----

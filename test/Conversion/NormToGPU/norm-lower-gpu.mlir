@@ -1,5 +1,39 @@
-// RUN: norm-opt %s -split-input-file --norm-lower-gpu --canonicalize --cse | FileCheck %s
-// RUN: norm-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(norm-lower-gpu{memory=device warp-max-elements=4096}),canonicalize,cse)" | FileCheck %s --check-prefix=DEVICE
+// RUN: norm-opt %s -split-input-file --norm-lower-gpu=split-min-elements=1024 --canonicalize --cse | FileCheck %s
+// RUN: norm-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(norm-lower-gpu{memory=device warp-max-elements=4096 split-min-elements=1024}),canonicalize,cse)" | FileCheck %s --check-prefix=DEVICE
+// RUN: norm-opt %s -split-input-file --norm-lower-gpu --canonicalize --cse | FileCheck %s --check-prefix=DEFAULT
+// RUN: norm-opt %s -split-input-file --norm-lower-gpu=split-min-elements=0 --canonicalize --cse | FileCheck %s --check-prefix=NOSPLIT
+
+// The split kernels (below) run with split-min-elements=1024 in the first two
+// RUN lines. By default (32768), decode rows of 8192 and rows of 4096 get a
+// block each; rows of 2^20 are cut in 8 parts of 131072. With 0, no row is
+// cut. (Copy mode: x and y have bf16 device buffers, the partials f32.)
+// DEFAULT-LABEL: func.func @split_default_decode
+//   DEFAULT-NOT:   gpu.alloc {{.*}} : memref<?xf32>
+//       DEFAULT:   gpu.launch
+//   DEFAULT-NOT:   gpu.launch
+//       DEFAULT:   return
+// DEFAULT-LABEL: func.func @split_default_long_rows
+//   DEFAULT-DAG:   %[[C8:.*]] = arith.constant 8 : index
+//       DEFAULT:   %[[P:.*]] = gpu.alloc (%{{.*}}) {bufferization.manual_deallocation} : memref<?xf32>
+//       DEFAULT:   gpu.launch {{.*}} in (%{{.*}} = %[[C8]],
+//       DEFAULT:   gpu.launch {{.*}} in (%{{.*}} = %[[C8]],
+//       DEFAULT:   gpu.dealloc %[[P]]
+// NOSPLIT-LABEL: func.func @split_default_long_rows
+//   NOSPLIT-NOT:   gpu.alloc {{.*}} : memref<?xf32>
+//       NOSPLIT:   gpu.launch
+//   NOSPLIT-NOT:   gpu.launch
+//       NOSPLIT:   return
+func.func @split_default_decode(%x: tensor<32x8192xbf16>) -> tensor<32x8192xbf16> {
+  %y = norm.rms_norm %x : (tensor<32x8192xbf16>) -> tensor<32x8192xbf16>
+  return %y : tensor<32x8192xbf16>
+}
+func.func @split_default_long_rows(%x: tensor<1x1048576xbf16>) -> tensor<1x1048576xbf16> {
+  %y = norm.rms_norm %x : (tensor<1x1048576xbf16>) -> tensor<1x1048576xbf16>
+  return %y : tensor<1x1048576xbf16>
+}
+
+// -----
+
 
 // Short rows: one warp per row, four rows (warps) per block, the row in
 // registers as six vector<4xf32> per lane, a butterfly shuffle reduction and
@@ -136,6 +170,10 @@ func.func @layer_norm_residual_long_rows(%x: tensor<64x65536xf32>, %r: tensor<64
 // part and lane 0 stores its mean and squared deviations (about the row's
 // first element, x[row * 4096]); the second loads the 4 partials of its row
 // and normalizes its part, with the weight at the part's offset.
+// DEFAULT-LABEL: func.func @layer_norm_split_rows
+//       DEFAULT:   gpu.launch
+//   DEFAULT-NOT:   gpu.launch
+//       DEFAULT:   return
 // CHECK-LABEL: func.func @layer_norm_split_rows
 //   CHECK-DAG:   %[[C8:.*]] = arith.constant 8 : index
 //   CHECK-DAG:   %[[C64:.*]] = arith.constant 64 : index
@@ -256,4 +294,24 @@ func.func @device_returned_not_freed(%x: tensor<?x1024xf32>, %a: tensor<f32>) ->
   %y1 = norm.rms_norm %x : (tensor<?x1024xf32>) -> tensor<?x1024xf32>
   %y2 = norm.dyt %y1 alpha(%a) : (tensor<?x1024xf32>, tensor<f32>) -> tensor<?x1024xf32>
   return %y1, %y2 : tensor<?x1024xf32>, tensor<?x1024xf32>
+}
+
+// -----
+
+// memory=device: a result materialized into a memref made after the op (the
+// kernel cannot write it there) is copied device to device where it was
+// materialized, and its buffer freed; nothing is copied on the host.
+// DEVICE-LABEL: func.func @device_materialize_after
+//       DEVICE:   %[[Y:.*]] = gpu.alloc () {bufferization.manual_deallocation} : memref<4x2048xf32>
+//       DEVICE:   gpu.launch
+//       DEVICE:   %[[DEST:.*]] = memref.collapse_shape
+//       DEVICE:   gpu.memcpy %[[DEST]], %[[Y]] : memref<4x2048xf32>, memref<4x2048xf32>
+//       DEVICE:   gpu.dealloc %[[Y]]
+//   DEVICE-NOT:   materialize_in_destination
+//       DEVICE:   return
+func.func @device_materialize_after(%x: tensor<4x2048xf32>, %out: memref<1x4x2048xf32>) {
+  %y = norm.rms_norm %x : (tensor<4x2048xf32>) -> tensor<4x2048xf32>
+  %dest = memref.collapse_shape %out [[0, 1], [2]] : memref<1x4x2048xf32> into memref<4x2048xf32>
+  bufferization.materialize_in_destination %y in restrict writable %dest : (tensor<4x2048xf32>, memref<4x2048xf32>) -> ()
+  return
 }
