@@ -6,9 +6,9 @@
 #
 # The GPU machine has no LLVM/MLIR and no network, so the check comes in two
 # halves. `build` compiles every GPU execution test suite of
-# test/Integration/CPU/norm_exec.py (norm-gpu-pipeline -> mlir-translate ->
-# llc -> executables linked with norm_cuda_runtime) with references computed
-# here, and the GPU benchmark, into one self-contained folder DIR (default
+# test/Integration/GPU (norm-gpu-pipeline -> mlir-translate -> llc ->
+# executables linked with norm_cuda_runtime) with references computed here,
+# and the GPU benchmark, into one self-contained folder DIR (default
 # <build>/gpu-check; libraries travel in DIR/lib, found through RPATH
 # $ORIGIN/../lib); it needs the norm-mlir build, LLVM 22 and the CUDA
 # toolkit, but no GPU. `run` runs DIR/run.sh: it needs only the NVIDIA
@@ -111,12 +111,49 @@ for suite in $(python3 "$EXEC_PY" list); do
   gzip -9 -c "$WORK/$suite.ref" >"$DIR/refs/$suite.ref.gz"
 done
 
+# The GPU lit tests of the other generators (grad_exec.py: gradient and
+# statistics suites; quant_exec.py: fused quantization) print their outputs
+# for the generator's own `check`, which needs NumPy (and ml_dtypes): run.sh
+# runs it where the binary ran when python3 has them, else leaves the output
+# in the logs. Binaries and references are gzipped (long rows repeat).
+"$CXX" -O2 -std=c++17 -I"$ROOT/include" -c "$SRC/print_main.cpp" \
+  -o "$WORK/print_main.o"
+mkdir -p "$DIR/check/Integration/CPU" "$DIR/check/tools"
+cp "$ROOT"/test/Integration/CPU/{norm,grad,quant}_exec.py \
+  "$DIR/check/Integration/CPU/"
+cp "$ROOT/test/tools/normref.py" "$DIR/check/tools/"
+: >"$DIR/checked-suites"
+for test in "$ROOT"/test/Integration/GPU/*.test; do
+  line="$(grep -m1 -E '^RUN: %python %S/\.\./CPU/[a-z_]+\.py gen ' "$test")" ||
+    continue
+  script="$(sed -E 's|.*/CPU/([a-z_]+\.py) gen .*|\1|' <<<"$line")"
+  suite="$(sed -E 's|.* gen ([A-Za-z0-9_]+) .*|\1|' <<<"$line")"
+  [[ "$script" == norm_exec.py ]] && continue
+  step "execution test $suite ($script, chip=$CHIP)"
+  expect=()
+  [[ "$line" == *--expect-cases* ]] && expect=(--expect-cases="$test")
+  python3 "$ROOT/test/Integration/CPU/$script" gen "$suite" \
+    "$WORK/$suite.mlir" "$WORK/$suite.npz" "${expect[@]}"
+  sed -i 's/^func\.func @main()/func.func @norm_main()/' "$WORK/$suite.mlir"
+  compile "chip=$CHIP" "$WORK/$suite.mlir" "$WORK/$suite.o"
+  link "$WORK/$suite" "$WORK/$suite.o" "$WORK/print_main.o"
+  gzip -9 -c "$WORK/$suite" >"$DIR/tests/$suite.gz"
+  gzip -9 -c "$WORK/$suite.npz" >"$DIR/refs/$suite.npz.gz"
+  echo "$suite $script" >>"$DIR/checked-suites"
+  rm -f "$WORK/$suite".*
+done
+
 step "benchmark (chip=$CHIP, memory=device)"
-python3 "$SRC/gen_bench.py" "$WORK/bench.mlir" "$WORK/bench_cases.inc"
+python3 "$SRC/gen_bench.py" "$WORK/bench.mlir" "$WORK/bench_nosplit.mlir" \
+  "$WORK/bench_cases.inc"
 compile "chip=$CHIP memory=device" "$WORK/bench.mlir" "$WORK/bench.o"
+# The few-row cases again without split kernels, timed beside them.
+compile "chip=$CHIP memory=device split-min-elements=0" \
+  "$WORK/bench_nosplit.mlir" "$WORK/bench_nosplit.o"
 "$CXX" -O2 -std=c++17 -I"$ROOT/include" -I"$WORK" -c "$SRC/bench_main.cpp" \
   -o "$WORK/bench_main.o"
-link "$DIR/bin/gpu-bench" "$WORK/bench_main.o" "$WORK/bench.o"
+link "$DIR/bin/gpu-bench" "$WORK/bench_main.o" "$WORK/bench.o" \
+  "$WORK/bench_nosplit.o"
 
 size_kib="$(du -sk "$DIR" | cut -f1)"
 step "done: $DIR ($((size_kib / 1024)) MiB)"

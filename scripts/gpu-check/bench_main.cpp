@@ -13,7 +13,11 @@
 // to the SM copy and to the D2D copy, the share of the device's DRAM peak
 // (from its memory clock and bus width), and whether the output is right;
 // then whether the targets are met against the SM copy: [8192,4096]
-// RMSNorm, LayerNorm and add+RMSNorm >= 90%, DyT >= 85%, [32,8192] >= 60%.
+// RMSNorm, LayerNorm and add+RMSNorm >= 90%, DyT >= 85%, [32,8192] >= 60%
+// (variants such as `<op>/nosplit` are timed for comparison only). A second
+// table times the fused quantization and gradient kernels (kExtraCases) and
+// the copies of as many bytes; their outputs are checked by the execution
+// tests.
 // `--device-check` only reports the device (exit 1 when there is none).
 //
 //===----------------------------------------------------------------------===//
@@ -69,12 +73,37 @@ struct BenchCase {
   BenchFn fn;
 };
 
+using ExtraFn = void (*)(MemRef2 *, MemRef2 *, MemRef2 *, MemRef2 *, MemRef2 *,
+                         MemRef2 *, MemRef2 *, MemRef2 *);
+
+/// An argument of an extra case: a [rows, cols] buffer the kernel reads
+/// (`use`: in = normal values, one, positive = 1 + |normal|, alpha = 0.5,
+/// scale = 1/64, none = unused) or writes (out).
+struct ExtraArg {
+  int64_t rows, cols;
+  int elementBytes;
+  const char *use;
+};
+
+/// A quantization or gradient case of gen_bench.py: eight rank-2 memrefs.
+struct ExtraCase {
+  const char *op;
+  int64_t m, n;
+  const char *dtype;
+  ExtraArg args[8];
+  ExtraFn fn;
+};
+
 } // namespace
 
 #define NORM_BENCH_DECLARE(name)                                               \
   extern "C" void _mlir_ciface_##name(MemRef2 *, MemRef2 *, MemRef1 *,         \
                                       MemRef1 *, MemRef1 *, MemRef2 *,         \
                                       MemRef2 *);
+#define NORM_BENCH_DECLARE_EXTRA(name)                                         \
+  extern "C" void _mlir_ciface_##name(MemRef2 *, MemRef2 *, MemRef2 *,         \
+                                      MemRef2 *, MemRef2 *, MemRef2 *,         \
+                                      MemRef2 *, MemRef2 *);
 #include "bench_cases.inc"
 
 namespace {
@@ -188,11 +217,17 @@ double verify(const BenchCase &c, uint8_t *x, uint8_t *r, uint8_t *y,
     for (double v : in)
       sum += v;
     double mean = sum / c.n;
-    bool layerNorm = !std::strcmp(c.op, "layer_norm");
+    // Ops are named "<op>" or "<op>/<variant>".
+    auto isOp = [&](const char *name) {
+      size_t length = std::strlen(name);
+      return !std::strncmp(c.op, name, length) &&
+             (c.op[length] == 0 || c.op[length] == '/');
+    };
+    bool layerNorm = isOp("layer_norm");
     for (double v : in)
       squares += layerNorm ? (v - mean) * (v - mean) : v * v;
     for (int64_t j = 0; j < c.n; ++j) {
-      if (!std::strcmp(c.op, "dyt"))
+      if (isOp("dyt"))
         ref[j] = std::tanh(0.5 * in[j]);
       else if (layerNorm)
         ref[j] = (in[j] - mean) / std::sqrt(squares / c.n + 1e-5);
@@ -223,8 +258,10 @@ bool sameBytes(uint8_t *a, uint8_t *b, int64_t bytes, void *stream) {
 
 /// The share of the SM copy's bandwidth case `c` should reach (0: none).
 double targetRatio(const BenchCase &c) {
+  if (std::strchr(c.op, '/'))
+    return 0.0; // a variant, timed for comparison
   if (c.m == 8192 && c.n == 4096)
-    return !std::strcmp(c.op, "dyt") ? 0.85 : 0.9;
+    return !std::strncmp(c.op, "dyt", 3) ? 0.85 : 0.9;
   if (c.m == 32 && c.n == 8192)
     return 0.6;
   return 0.0;
@@ -259,7 +296,9 @@ int main(int argc, char **argv) {
   int64_t maxBytes = 0;
   for (const BenchCase &c : kCases)
     maxBytes = std::max(maxBytes, c.m * c.n * c.elementBytes);
-  int64_t maxRow = 8192 * 4;
+  int64_t maxRow = 0;
+  for (const BenchCase &c : kCases)
+    maxRow = std::max(maxRow, c.n * 4);
   void *stream = mgpuStreamCreate();
   auto *base = static_cast<uint8_t *>(
       mgpuMemAlloc(4 * maxBytes + 3 * maxRow + 256, stream, false));
@@ -268,8 +307,7 @@ int main(int argc, char **argv) {
           *alpha = b + maxRow;
 
   std::printf("%-30s %9s %8s %8s %8s %8s %8s %8s  %s\n", "case", "us/call",
-              "GB/s", "SM copy", "x SM", "D2D", "x D2D", "of peak",
-              "output");
+              "GB/s", "SM copy", "x SM", "D2D", "x D2D", "of peak", "output");
   std::string filled;
   bool targetMet = true, allVerified = true, copyVerified = true;
   std::string missed;
@@ -336,8 +374,8 @@ int main(int argc, char **argv) {
     char check[64];
     std::snprintf(check, sizeof(check), "%s (err %.2g)",
                   verified ? "ok" : "WRONG", error);
-    std::printf("%-30s %9.2f %8.0f %8.0f %7.1f%% %8.0f %7.1f%% %8s  %s\n",
-                name, seconds * 1e6, gbs, smGbs, 100.0 * gbs / smGbs, d2dGbs,
+    std::printf("%-30s %9.2f %8.0f %8.0f %7.1f%% %8.0f %7.1f%% %8s  %s\n", name,
+                seconds * 1e6, gbs, smGbs, 100.0 * gbs / smGbs, d2dGbs,
                 100.0 * gbs / d2dGbs, peak, check);
     double target = targetRatio(c);
     if (target > 0 && gbs < target * smGbs) {
@@ -348,6 +386,71 @@ int main(int argc, char **argv) {
     }
   }
   mgpuMemFree(base, stream);
+
+  // Quantization and gradient kernels: bytes are those of every argument
+  // read or written; the copies move as many (half read, half written).
+  std::printf("\n%-42s %9s %8s %8s %8s %8s %8s\n", "case (fused / gradient)",
+              "us/call", "GB/s", "SM copy", "x SM", "D2D", "x D2D");
+  for (const ExtraCase &c : kExtraCases) {
+    MemRef2 refs[8];
+    void *buffers[8];
+    int64_t bytes = 0, largest = 0;
+    for (int i = 0; i < 8; ++i) {
+      const ExtraArg &a = c.args[i];
+      int64_t size = a.rows * a.cols * a.elementBytes;
+      buffers[i] = mgpuMemAlloc(size + 16, stream, false);
+      refs[i] =
+          MemRef2{buffers[i], buffers[i], 0, {a.rows, a.cols}, {a.cols, 1}};
+      if (std::strcmp(a.use, "none"))
+        bytes += size;
+      largest = std::max(largest, size);
+      int width = a.elementBytes == 1 ? 4 : a.elementBytes;
+      int64_t count = size / width;
+      if (!std::strcmp(a.use, "in"))
+        fill(buffers[i], count, width, stream,
+             [&](int64_t) { return normal(rng); });
+      else if (!std::strcmp(a.use, "positive"))
+        fill(buffers[i], count, width, stream,
+             [&](int64_t) { return 1.0f + std::fabs(normal(rng)); });
+      else if (!std::strcmp(a.use, "one"))
+        fill(buffers[i], count, width, stream, [](int64_t) { return 1.0f; });
+      else if (!std::strcmp(a.use, "alpha"))
+        fill(buffers[i], count, width, stream, [](int64_t) { return 0.5f; });
+      else if (!std::strcmp(a.use, "scale"))
+        fill(buffers[i], count, width, stream,
+             [](int64_t) { return 1.0f / 64; });
+    }
+    normCudaSetStream(stream);
+    double seconds = timePerCall(stream, [&] {
+      c.fn(&refs[0], &refs[1], &refs[2], &refs[3], &refs[4], &refs[5], &refs[6],
+           &refs[7]);
+    });
+    int64_t copyBytes = std::max<int64_t>(16, bytes / 2 / 16 * 16);
+    auto *src = static_cast<uint8_t *>(mgpuMemAlloc(copyBytes, stream, false));
+    auto *dst = static_cast<uint8_t *>(mgpuMemAlloc(copyBytes, stream, false));
+    MemRef1 srcRef{src, src, 0, {copyBytes / 4}, {1}};
+    MemRef1 dstRef{dst, dst, 0, {copyBytes / 4}, {1}};
+    double smSeconds =
+        timePerCall(stream, [&] { _mlir_ciface_sm_copy(&srcRef, &dstRef); });
+    normCudaSetStream(nullptr);
+    double d2dSeconds =
+        timePerCall(stream, [&] { mgpuMemcpy(dst, src, copyBytes, stream); });
+    double gbs = bytes / seconds * 1e-9,
+           smGbs = 2.0 * copyBytes / smSeconds * 1e-9,
+           d2dGbs = 2.0 * copyBytes / d2dSeconds * 1e-9;
+    char name[96];
+    std::snprintf(name, sizeof(name), "%s/%lldx%lld/%s", c.op,
+                  static_cast<long long>(c.m), static_cast<long long>(c.n),
+                  c.dtype);
+    std::printf("%-42s %9.2f %8.0f %8.0f %7.1f%% %8.0f %7.1f%%\n", name,
+                seconds * 1e6, gbs, smGbs, 100.0 * gbs / smGbs, d2dGbs,
+                100.0 * gbs / d2dGbs);
+    mgpuMemFree(src, stream);
+    mgpuMemFree(dst, stream);
+    for (void *buffer : buffers)
+      mgpuMemFree(buffer, stream);
+    normCudaSynchronize(stream);
+  }
   mgpuStreamDestroy(stream);
   std::printf("targets (x SM copy: 8192x4096 rms_norm, layer_norm, "
               "add_rms_norm >= 90%%, dyt >= 85%%; 32x8192 >= 60%%): %s%s\n",

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the GPU benchmark module and the case table bench_main.cpp uses.
 
-  gen_bench.py OUT.mlir OUT.inc
+  gen_bench.py OUT.mlir OUT_NOSPLIT.mlir OUT.inc
 
 Every case is a function over device buffers (norm-gpu-pipeline with
 memory=device) with the same C signature, so the driver calls all of them
@@ -15,11 +15,25 @@ no buffer is allocated per call.
 loads and stores, four independent vectors per thread and iteration, over a
 grid-stride loop of 1024 blocks of 256 threads (the length must be a
 multiple of 4).
+
+The cases of few rows are also written to a second module, OUT_NOSPLIT.mlir
+(functions prefixed `nosplit_`), which gpu-check.sh compiles with
+`split-min-elements=0`: the split kernels and the block-per-row kernel on
+the same shapes, timed in the same run.
+
+Quantization and gradient cases ("extra" cases) have another signature:
+eight rank-2 memrefs `(a0, ..., a7)` (vectors as [1, N], per-row values as
+[M, 1]), described by the table `kExtraCases` (each argument's shape,
+element size, whether the kernel reads or writes it, and how the driver
+fills it); unused arguments are [1, 1] f32.
 """
 
 import sys
 
-SHAPES = [(8192, 4096), (32, 8192), (1, 4096)]
+SHAPES = [(8192, 4096), (32, 8192), (1, 4096), (4, 65536), (1, 1048576)]
+# Shapes with fewer rows than the split kernels' limit (64): also compiled
+# without split kernels.
+SPLIT_ROWS_BELOW = 64
 DTYPES = [("bf16", 2), ("f32", 4)]
 # (name, norm op text, streams: tensors of [M, N] read = written)
 OPS = [
@@ -89,55 +103,250 @@ func.func @sm_copy(%src: memref<?xi32>, %dst: memref<?xi32>) attributes {llvm.em
 """
 
 
+# Quantization cases (DESIGN 2a benchmark): bf16 input, fused into
+# rms_norm (with and without the residual add).
+QUANT_SHAPES = [(8192, 4096), (32, 8192)]
+QUANT_MODES = [
+    # (label, q type, quantize op text, scales shape of [M, N])
+    ("fp8_static", "f8E4M3FN",
+     "{q} = norm.quantize {y} scale({sc}) : ({t}, tensor<1xf32>) -> {qt}",
+     None),
+    ("fp8_token", "f8E4M3FN",
+     "{q}, %sct = norm.quantize {y} : ({t}) -> ({qt}, {st})",
+     lambda m, n: (m, 1)),
+    ("int8_token", "i8",
+     "{q}, %sct = norm.quantize {y} : ({t}) -> ({qt}, {st})",
+     lambda m, n: (m, 1)),
+    ("fp8_group128", "f8E4M3FN",
+     "{q}, %sct = norm.quantize {y} {{group_size = 128 : i64}} : ({t}) -> "
+     "({qt}, {st})",
+     lambda m, n: (m, n // 128)),
+]
+GRAD_SHAPES = [(8192, 4096), (32, 8192)]
+UNUSED = (1, 1, "f32", "none")
+
+
+def memref(shape, elem):
+    return "memref<%dx%dx%s>" % (shape[0], shape[1], elem)
+
+
+def tensor(shape, elem):
+    return "tensor<%s>" % "x".join([str(d) for d in shape] + [elem])
+
+
+class Extra:
+    """Writes one extra case: arguments a0..a7 of rank 2."""
+
+    def __init__(self, name, op, m, n, dtype):
+        self.name, self.op, self.m, self.n, self.dtype = name, op, m, n, dtype
+        self.args = []   # (rows, cols, elem, use)
+        self.body = []
+        self.op_at = None  # where the op is (collapsed outputs go before)
+
+    def arg(self, rows, cols, elem, use):
+        """A new argument; use: in (normal values), one, positive, alpha,
+        scale (inputs) or out; returns its name."""
+        self.args.append((rows, cols, elem, use))
+        return "%%a%d" % (len(self.args) - 1)
+
+    def read(self, name, rows, cols, elem, shape):
+        """A tensor of `shape` (1 or 2 dims, or () for a scalar) reading
+        argument `name`."""
+        mt = memref((rows, cols), elem)
+        v = name + "m"
+        if len(shape) == 2:
+            self.body.append("  %s = bufferization.to_tensor %s restrict : "
+                             "%s to %s" % (v, name, mt, tensor(shape, elem)))
+            return v
+        flat = "memref<%s>" % "x".join([str(d) for d in shape] + [elem])
+        reassoc = "[[0, 1]]" if shape else "[]"
+        self.body.append("  %sc = memref.collapse_shape %s %s : %s into %s" %
+                         (name, name, reassoc, mt, flat))
+        self.body.append("  %s = bufferization.to_tensor %sc restrict : "
+                         "%s to %s" % (v, name, flat, tensor(shape, elem)))
+        return v
+
+    def write(self, value, name, rows, cols, elem, shape):
+        mt = memref((rows, cols), elem)
+        target = name
+        if len(shape) != 2:
+            flat = "memref<%s>" % "x".join([str(d) for d in shape] + [elem])
+            reassoc = "[[0, 1]]" if shape else "[]"
+            # Before the op, so that its kernel can write there.
+            self.body.insert(self.op_at, "  %sc = memref.collapse_shape %s "
+                             "%s : %s into %s" % (name, name, reassoc, mt,
+                                                  flat))
+            self.op_at += 1
+            target, mt = name + "c", flat
+        self.body.append(
+            "  bufferization.materialize_in_destination %s in restrict "
+            "writable %s : (%s, %s) -> ()" % (value, target,
+                                              tensor(shape, elem), mt))
+
+    def add_op(self, text):
+        self.op_at = len(self.body)
+        self.body.append(text)
+
+    def emit(self):
+        while len(self.args) < 8:
+            self.arg(*UNUSED)
+        params = ", ".join("%%a%d: %s" % (i, memref((r, c), e))
+                           for i, (r, c, e, _) in enumerate(self.args))
+        text = ["func.func @%s(%s) attributes {llvm.emit_c_interface} {" %
+                (self.name, params)] + self.body + ["  return", "}", ""]
+        size = {"bf16": 2, "f32": 4, "f8E4M3FN": 1, "i8": 1}
+        specs = ", ".join('{%d, %d, %d, "%s"}' % (r, c, size[e], u)
+                          for r, c, e, u in self.args)
+        row = ('  {"%s", %d, %d, "%s", {%s}, _mlir_ciface_%s},' %
+               (self.op, self.m, self.n, self.dtype, specs, self.name))
+        return text, row
+
+
+def quant_case(op, mode, m, n):
+    label, qelem, qtext, scales = mode
+    residual = op == "add_rms_norm"
+    e = Extra("%s_quant_%s_%dx%d_bf16" % (op, label, m, n),
+              "%s_quant/%s" % (op, label), m, n, "bf16")
+    t = tensor((m, n), "bf16")
+    x = e.read(e.arg(m, n, "bf16", "in"), m, n, "bf16", (m, n))
+    w = e.read(e.arg(1, n, "bf16", "one"), 1, n, "bf16", (n,))
+    r = e.read(e.arg(m, n, "bf16", "in"), m, n, "bf16", (m, n)) \
+        if residual else None
+    scale = e.read(e.arg(1, 1, "f32", "scale"), 1, 1, "f32", (1,)) \
+        if scales is None else None
+    qa = e.arg(m, n, qelem, "out")
+    if residual:
+        e.body.append("  %%y, %%s = norm.rms_norm %s weight(%s) residual(%s) "
+                      ": (%s, tensor<%dxbf16>, %s) -> (%s, %s)" %
+                      (x, w, r, t, n, t, t, t))
+    else:
+        e.body.append("  %%y = norm.rms_norm %s weight(%s) : (%s, "
+                      "tensor<%dxbf16>) -> %s" % (x, w, t, n, t))
+    qt = tensor((m, n), qelem)
+    st = tensor(scales(m, n), "f32") if scales else None
+    e.body.append("  " + qtext.format(q="%qt", y="%y", t=t, qt=qt, st=st,
+                                      sc=scale))
+    e.write("%qt", qa, m, n, qelem, (m, n))
+    if scales:
+        sm, sn = scales(m, n)
+        e.write("%sct", e.arg(sm, sn, "f32", "out"), sm, sn, "f32", (sm, sn))
+    if residual:
+        e.write("%s", e.arg(m, n, "bf16", "out"), m, n, "bf16", (m, n))
+    return e
+
+
+def grad_case(op, m, n, dtype):
+    e = Extra("%s_grad_%dx%d_%s" % (op, m, n, dtype), op + "_grad", m, n,
+              dtype)
+    t, v = tensor((m, n), dtype), tensor((n,), dtype)
+    st = tensor((m,), "f32")
+    dy = e.read(e.arg(m, n, dtype, "in"), m, n, dtype, (m, n))
+    x = e.read(e.arg(m, n, dtype, "in"), m, n, dtype, (m, n))
+    if op == "layer_norm":
+        mean = e.read(e.arg(m, 1, "f32", "in"), m, 1, "f32", (m,))
+        rstd = e.read(e.arg(m, 1, "f32", "positive"), m, 1, "f32", (m,))
+        w = e.read(e.arg(1, n, dtype, "one"), 1, n, dtype, (n,))
+        e.add_op(
+            "  %%dx, %%dw, %%db = norm.layer_norm_grad %s, %s mean(%s) "
+            "rstd(%s) weight(%s) {has_bias} : (%s, %s, %s, %s, %s) -> "
+            "(%s, %s, %s)" % (dy, x, mean, rstd, w, t, t, st, st, v, t, v, v))
+        outs = [("%dx", (m, n)), ("%dw", (n,)), ("%db", (n,))]
+    elif op == "rms_norm":
+        rstd = e.read(e.arg(m, 1, "f32", "positive"), m, 1, "f32", (m,))
+        w = e.read(e.arg(1, n, dtype, "one"), 1, n, dtype, (n,))
+        e.add_op(
+            "  %%dx, %%dw = norm.rms_norm_grad %s, %s rstd(%s) weight(%s) : "
+            "(%s, %s, %s, %s) -> (%s, %s)" % (dy, x, rstd, w, t, t, st, v, t,
+                                              v))
+        outs = [("%dx", (m, n)), ("%dw", (n,))]
+    else:
+        alpha = e.read(e.arg(1, 1, dtype, "alpha"), 1, 1, dtype, ())
+        w = e.read(e.arg(1, n, dtype, "one"), 1, n, dtype, (n,))
+        at = tensor((), dtype)
+        e.add_op(
+            "  %%dx, %%dw, %%db, %%da = norm.dyt_grad %s, %s alpha(%s) "
+            "weight(%s) {has_bias} : (%s, %s, %s, %s) -> (%s, %s, %s, %s)" %
+            (dy, x, alpha, w, t, t, at, v, t, v, v, at))
+        outs = [("%dx", (m, n)), ("%dw", (n,)), ("%db", (n,)), ("%da", ())]
+    for value, shape in outs:
+        rows, cols = (shape + (1, 1))[:2] if len(shape) != 1 else (1, shape[0])
+        if len(shape) == 2:
+            rows, cols = shape
+        e.write(value, e.arg(rows, cols, dtype, "out"), rows, cols, dtype,
+                shape)
+    return e
+
+
+def forward_case(op, text, streams, m, n, dtype, size, prefix=""):
+    """The function and table row of a forward case."""
+    name = "%s%s_%dx%d_%s" % (prefix, op, m, n, dtype)
+    mat = "%dx%dx%s" % (m, n, dtype)
+    vec = "%dx%s" % (n, dtype)
+    t, w, a = "tensor<%s>" % mat, "tensor<%s>" % vec, "tensor<1x%s>" % dtype
+    mlir = ["func.func @%s(%%x: memref<%s>, %%r: memref<%s>, "
+            "%%w: memref<%s>, %%b: memref<%s>, %%a: memref<1x%s>, "
+            "%%y: memref<%s>, %%s: memref<%s>) attributes "
+            "{llvm.emit_c_interface} {" %
+            (name, mat, mat, vec, vec, dtype, mat, mat)]
+    for v, ty in (("x", mat), ("r", mat), ("w", vec), ("b", vec),
+                  ("a", "1x" + dtype)):
+        mlir.append("  %%%st = bufferization.to_tensor %%%s restrict : "
+                    "memref<%s> to tensor<%s>" % (v, v, ty, ty))
+    mlir.append("  " + text.format(y="%yt", t=t, w=w, a=a))
+    mlir.append("  bufferization.materialize_in_destination %%yt "
+                "in restrict writable %%y : (%s, memref<%s>) -> ()" % (t, mat))
+    if streams == 2:
+        mlir.append("  bufferization.materialize_in_destination %%st in "
+                    "restrict writable %%s : (%s, memref<%s>) -> ()" %
+                    (t, mat))
+    mlir += ["  return", "}", ""]
+    label = op + ("/nosplit" if prefix else "")
+    row = ('  {"%s", %d, %d, "%s", %d, %d, _mlir_ciface_%s},' %
+           (label, m, n, dtype, size, streams, name))
+    return name, mlir, row
+
+
 def main(argv):
-    if len(argv) != 3:
+    if len(argv) != 4:
         sys.stderr.write(__doc__)
         return 2
-    mlir = ["// Generated by gen_bench.py: the norm-mlir GPU benchmark cases.",
+    head = ["// Generated by gen_bench.py: the norm-mlir GPU benchmark cases.",
             ""]
-    inc = ["// Generated by gen_bench.py: the norm-mlir GPU benchmark cases.",
-           ""]
-    table = []
+    mlir, nosplit, inc = list(head), list(head), list(head)
+    table, extra_table = [], []
     for op, text, streams in OPS:
         for m, n in SHAPES:
             for dtype, size in DTYPES:
-                name = "%s_%dx%d_%s" % (op, m, n, dtype)
-                mat = "%dx%dx%s" % (m, n, dtype)
-                vec = "%dx%s" % (n, dtype)
-                t, w, a = "tensor<%s>" % mat, "tensor<%s>" % vec, \
-                    "tensor<1x%s>" % dtype
-                mlir.append(
-                    "func.func @%s(%%x: memref<%s>, %%r: memref<%s>, "
-                    "%%w: memref<%s>, %%b: memref<%s>, %%a: memref<1x%s>, "
-                    "%%y: memref<%s>, %%s: memref<%s>) attributes "
-                    "{llvm.emit_c_interface} {" %
-                    (name, mat, mat, vec, vec, dtype, mat, mat))
-                for v, ty in (("x", mat), ("r", mat), ("w", vec), ("b", vec),
-                              ("a", "1x" + dtype)):
-                    mlir.append(
-                        "  %%%st = bufferization.to_tensor %%%s restrict : "
-                        "memref<%s> to tensor<%s>" % (v, v, ty, ty))
-                mlir.append("  " + text.format(y="%yt", t=t, w=w, a=a))
-                mlir.append("  bufferization.materialize_in_destination %%yt "
-                            "in restrict writable %%y : (%s, memref<%s>) -> ()"
-                            % (t, mat))
-                if streams == 2:
-                    mlir.append(
-                        "  bufferization.materialize_in_destination %%st in "
-                        "restrict writable %%s : (%s, memref<%s>) -> ()" %
-                        (t, mat))
-                mlir += ["  return", "}", ""]
+                name, body, row = forward_case(op, text, streams, m, n,
+                                               dtype, size)
+                mlir += body
                 inc.append("NORM_BENCH_DECLARE(%s)" % name)
-                table.append('  {"%s", %d, %d, "%s", %d, %d, '
-                             '_mlir_ciface_%s},' %
-                             (op, m, n, dtype, size, streams, name))
+                table.append(row)
+                if m < SPLIT_ROWS_BELOW and op != "dyt":
+                    name, body, row = forward_case(op, text, streams, m, n,
+                                                   dtype, size, "nosplit_")
+                    nosplit += body
+                    inc.append("NORM_BENCH_DECLARE(%s)" % name)
+                    table.append(row)
+    extras = [quant_case(op, mode, m, n)
+              for op in ("rms_norm", "add_rms_norm")
+              for mode in QUANT_MODES for m, n in QUANT_SHAPES]
+    extras += [grad_case(op, m, n, dtype)
+               for op in ("layer_norm", "rms_norm", "dyt")
+               for m, n in GRAD_SHAPES for dtype, _ in DTYPES]
+    for e in extras:
+        text, row = e.emit()
+        mlir += text
+        inc.append("NORM_BENCH_DECLARE_EXTRA(%s)" % e.name)
+        extra_table.append(row)
     mlir.append(SM_COPY)
     inc.append("extern \"C\" void _mlir_ciface_sm_copy(MemRef1 *, MemRef1 *);")
     inc += ["", "static const BenchCase kCases[] = {"] + table + ["};", ""]
-    with open(argv[1], "w") as f:
-        f.write("\n".join(mlir))
-    with open(argv[2], "w") as f:
-        f.write("\n".join(inc))
+    inc += ["static const ExtraCase kExtraCases[] = {"] + extra_table + \
+        ["};", ""]
+    for path, lines in ((argv[1], mlir), (argv[2], nosplit), (argv[3], inc)):
+        with open(path, "w") as f:
+            f.write("\n".join(lines))
     return 0
 
 

@@ -208,6 +208,26 @@ def fdcheck():
     return 0
 
 
+# Rows longer than this repeat a random stretch of PERIOD elements (a prime,
+# so the repeats fall across every block and vector boundary): the sums over
+# them are as long as with fresh values, and the modules, binaries and
+# references of the ahead-of-time GPU check (scripts/gpu-check.sh) compress.
+LONG_ROW = 1 << 14
+PERIOD = 1021
+
+
+def normal(rng, shape):
+    """Standard normal values of `shape`; rows (last dim) longer than
+    LONG_ROW repeat their first PERIOD values."""
+    shape = tuple(np.atleast_1d(shape))
+    n = shape[-1]
+    if n <= LONG_ROW:
+        return rng.standard_normal(shape)
+    stretch = rng.standard_normal(shape[:-1] + (PERIOD,))
+    return np.tile(stretch, (1,) * (len(shape) - 1) + (-(-n // PERIOD),))[
+        ..., :n]
+
+
 class Case:
     def __init__(self, description, text, inputs, outputs):
         self.description = description
@@ -221,11 +241,11 @@ def make_case(seed, op, t, shape, params, dynamic=False, offset=0.0,
     rng = np.random.default_rng(seed)
     m, n = shape
     ct = compute_type(t)
-    x = normref.rnd(shift + rng.standard_normal(shape), t)
-    dy = normref.rnd(rng.standard_normal(shape), t)
+    x = normref.rnd(shift + normal(rng, shape), t)
+    dy = normref.rnd(normal(rng, shape), t)
     w = None
     if params in ("wb", "w"):
-        w = normref.rnd(1.0 + 0.25 * rng.standard_normal(n), t)
+        w = normref.rnd(1.0 + 0.25 * normal(rng, n), t)
     elif params == "scalar":
         w = normref.rnd(np.array([1.5]), t)
     has_bias = params == "wb" and op != "rms_norm"
@@ -313,15 +333,15 @@ def make_train_case(seed, op, t, shape, params, dynamic=False,
     lead = tuple(shape[:ax])
     ct = compute_type(t)
     # A common offset: the statistics must stay accurate for it.
-    x = normref.rnd(3.0 + rng.standard_normal(shape), t)
-    r = normref.rnd(rng.standard_normal(shape), t) if residual else None
-    dy = normref.rnd(rng.standard_normal(shape), t)
+    x = normref.rnd(3.0 + normal(rng, shape), t)
+    r = normref.rnd(normal(rng, shape), t) if residual else None
+    dy = normref.rnd(normal(rng, shape), t)
     n = int(np.prod(shape[ax:]))
     w = b = None
     if params in ("wb", "w"):
-        w = normref.rnd(1.0 + 0.25 * rng.standard_normal(shape[ax:]), t)
+        w = normref.rnd(1.0 + 0.25 * normal(rng, shape[ax:]), t)
     if params == "wb" and op == "layer_norm":
-        b = normref.rnd(0.1 * rng.standard_normal(shape[ax:]), t)
+        b = normref.rnd(0.1 * normal(rng, shape[ax:]), t)
     eps = 1e-5 if op == "layer_norm" else 1e-6
     y, s = normref.reference(op, x, t, axis=ax, weight=w, weight_type=t,
                              bias=b, bias_type=t, residual=r, eps=eps,
