@@ -96,6 +96,7 @@ step "drivers"
 "$CXX" -O2 -std=c++17 -I"$ROOT/include" -c "$SRC/exec_main.cpp" \
   -o "$WORK/exec_main.o"
 
+: >"$DIR/exec-suites"
 for suite in $(python3 "$EXEC_PY" list); do
   step "execution test $suite (chip=$CHIP)"
   # The suite must hold exactly the cases its CPU lit test lists by name.
@@ -104,11 +105,13 @@ for suite in $(python3 "$EXEC_PY" list); do
   # The suite's @main becomes norm_main, called by exec_main.cpp.
   sed -i 's/^func\.func @main()/func.func @norm_main()/' "$WORK/$suite.mlir"
   compile "chip=$CHIP" "$WORK/$suite.mlir" "$WORK/$suite.o"
-  link "$DIR/tests/$suite" "$WORK/$suite.o" "$WORK/exec_main.o"
-  # Compressed: the references of long periodic rows shrink to almost
-  # nothing (run.sh expands them next to the logs).
+  link "$WORK/$suite" "$WORK/$suite.o" "$WORK/exec_main.o"
+  # Compressed (run.sh expands them): the binaries' constants, and the
+  # references of long periodic rows, shrink to little.
+  gzip -9 -c "$WORK/$suite" >"$DIR/tests/$suite.gz"
   python3 "$SRC/write_refs.py" "$WORK/$suite.npz" "$WORK/$suite.ref"
   gzip -9 -c "$WORK/$suite.ref" >"$DIR/refs/$suite.ref.gz"
+  echo "$suite" >>"$DIR/exec-suites"
 done
 
 # The GPU lit tests of the other generators (grad_exec.py: gradient and

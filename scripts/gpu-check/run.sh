@@ -32,13 +32,20 @@ echo
 echo "=== execution tests (logs in $LOGS)"
 passed=0
 failed=0
-for test in "$DIR"/tests/*; do
-  name="$(basename "$test")"
-  [[ "$name" == *.gz ]] && continue
+# Expands the gzipped test NAME to $DIR/tests/NAME.run.
+unpack() {
+  gzip -dc "$DIR/tests/$1.gz" >"$DIR/tests/$1.run" &&
+    chmod +x "$DIR/tests/$1.run"
+}
+
+while read -r name; do
+  [[ -n "$name" ]] || continue
   rc=0
+  unpack "$name"
   gzip -dc "$DIR/refs/$name.ref.gz" >"$LOGS/$name.ref"
-  timeout 150 "$test" "$LOGS/$name.ref" >"$LOGS/$name.log" 2>&1 || rc=$?
-  rm -f "$LOGS/$name.ref"
+  timeout 150 "$DIR/tests/$name.run" "$LOGS/$name.ref" >"$LOGS/$name.log" \
+    2>&1 || rc=$?
+  rm -f "$LOGS/$name.ref" "$DIR/tests/$name.run"
   summary="$(tail -n 1 "$LOGS/$name.log")"
   if [[ $rc == 0 ]]; then
     passed=$((passed + 1))
@@ -49,15 +56,14 @@ for test in "$DIR"/tests/*; do
     printf '%-20s FAIL  %s (exit %d)\n' "$name" "$summary" "$rc"
     grep -A2 -E 'FAIL|error' "$LOGS/$name.log" | head -n 20 | sed 's/^/    /'
   fi
-done
+done <"$DIR/exec-suites"
 
 # Suites checked by their generator (grad_exec.py, quant_exec.py), which
 # needs python3 with NumPy (and ml_dtypes for quant_exec.py).
 unchecked=0
 while read -r name script; do
   [[ -n "$name" ]] || continue
-  gzip -dc "$DIR/tests/$name.gz" >"$DIR/tests/$name.run"
-  chmod +x "$DIR/tests/$name.run"
+  unpack "$name"
   rc=0
   timeout 150 "$DIR/tests/$name.run" >"$LOGS/$name.out" 2>"$LOGS/$name.err" ||
     rc=$?
