@@ -204,8 +204,11 @@ bool gpu_lowering::copyMaterializationsFromDevice(RewriterBase &b, Value result,
   bool onlyCopies = !result.use_empty();
   for (Operation *user : result.getUsers()) {
     auto op = dyn_cast<bufferization::MaterializeInDestinationOp>(user);
-    if (op && op.getSource() == result &&
-        isa<MemRefType>(op.getDest().getType()))
+    auto destType =
+        op ? dyn_cast<MemRefType>(op.getDest().getType()) : MemRefType();
+    // gpu.memcpy copies contiguous memrefs (the pass rejects others).
+    if (op && op.getSource() == result && destType &&
+        destType.getLayout().isIdentity())
       copies.push_back(op);
     else
       onlyCopies = false;
@@ -886,6 +889,26 @@ void NormLowerGPUPass::runOnOperation() {
         << " (norm-to-linalg decomposes it for the host)";
     blocked = true;
   });
+  // memory=device: results stay in device memory, so a materialization into
+  // a memref is a device-to-device write or copy, which needs a contiguous
+  // memref.
+  if (options.memory == GPUMemory::Device) {
+    getOperation()->walk([&](bufferization::MaterializeInDestinationOp op) {
+      Operation *producer = op.getSource().getDefiningOp();
+      if (!producer || !(isa<NormOpInterface, QuantizeOp>(producer) ||
+                         isGradientOp(producer)))
+        return;
+      auto destType = dyn_cast<MemRefType>(op.getDest().getType());
+      if (!destType || destType.getLayout().isIdentity())
+        return;
+      op.emitError("norm-lower-gpu: with memory=device, a result of '")
+          << producer->getName()
+          << "' can be materialized only into a memref with the identity "
+             "layout (contiguous), got "
+          << destType;
+      blocked = true;
+    });
+  }
   if (blocked)
     return signalPassFailure();
 
