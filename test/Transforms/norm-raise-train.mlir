@@ -207,3 +207,78 @@ func.func @neg_layer_norm_backward_empty_rows(%dy: tensor<4x0xf32>, %x: tensor<4
   return %dx : tensor<4x0xf32>
 }
 
+
+// -----
+
+// Gemma's RMSNorm backward, with `1 + w` as the weight: raised with
+// weight_offset 1.
+// HAND-LABEL: func @gemma_rms_norm_backward
+//  HAND-SAME: (%[[DY:.*]]: tensor<4x8xf32>, %[[X:.*]]: tensor<4x8xf32>, %[[R:.*]]: tensor<4xf32>, %[[W:.*]]: tensor<8xf32>)
+//       HAND: %[[G:.*]]:2 = norm.rms_norm_grad %[[DY]], %[[X]] rstd(%[[R]]) weight(%[[W]]) {weight_offset = 1.000000e+00 : f32} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
+//   HAND-NOT: linalg.generic
+//       HAND: return %[[G]]#0
+func.func @gemma_rms_norm_backward(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %rstd: tensor<4xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %n = arith.constant 8.0 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %full = tensor.empty() : tensor<4x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%dy, %x, %rstd, %w : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%d: f32, %v: f32, %r: f32, %wv: f32, %s: f32):
+    %w1 = arith.addf %wv, %one : f32
+    %g = arith.mulf %d, %w1 : f32
+    %xh = arith.mulf %v, %r : f32
+    %gx = arith.mulf %g, %xh : f32
+    %a = arith.addf %gx, %s : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %dx = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%dy, %x, %rstd, %w, %sum : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%d: f32, %v: f32, %r: f32, %wv: f32, %s: f32, %out: f32):
+    %w1 = arith.addf %wv, %one : f32
+    %g = arith.mulf %d, %w1 : f32
+    %xh = arith.mulf %v, %r : f32
+    %m = arith.divf %s, %n : f32
+    %t = arith.mulf %xh, %m : f32
+    %d1 = arith.subf %g, %t : f32
+    %o = arith.mulf %r, %d1 : f32
+    linalg.yield %o : f32
+  } -> tensor<4x8xf32>
+  return %dx : tensor<4x8xf32>
+}
+
+// -----
+
+// Not Gemma: `2 + w` is neither the weight nor 1 + w; not raised.
+// HAND-LABEL: func @neg_rms_norm_backward_offset_two
+//   HAND-NOT: norm.rms_norm_grad
+//       HAND: return
+func.func @neg_rms_norm_backward_offset_two(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %rstd: tensor<4xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  %n = arith.constant 8.0 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %full = tensor.empty() : tensor<4x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%dy, %x, %rstd, %w : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%d: f32, %v: f32, %r: f32, %wv: f32, %s: f32):
+    %w1 = arith.addf %wv, %two : f32
+    %g = arith.mulf %d, %w1 : f32
+    %xh = arith.mulf %v, %r : f32
+    %gx = arith.mulf %g, %xh : f32
+    %a = arith.addf %gx, %s : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %dx = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%dy, %x, %rstd, %w, %sum : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%d: f32, %v: f32, %r: f32, %wv: f32, %s: f32, %out: f32):
+    %w1 = arith.addf %wv, %two : f32
+    %g = arith.mulf %d, %w1 : f32
+    %xh = arith.mulf %v, %r : f32
+    %m = arith.divf %s, %n : f32
+    %t = arith.mulf %xh, %m : f32
+    %d1 = arith.subf %g, %t : f32
+    %o = arith.mulf %r, %d1 : f32
+    linalg.yield %o : f32
+  } -> tensor<4x8xf32>
+  return %dx : tensor<4x8xf32>
+}

@@ -223,6 +223,8 @@ struct GradMatch {
              *weight = nullptr, *alpha = nullptr;
   /// A tensor added to the gradient (the residual path's), or null.
   TensorExpr *extra = nullptr;
+  /// RMSNorm: the constant added to the weight (Gemma's `1 + w`).
+  double weightOffset = 0.0;
   int64_t axis = 0;
   uint64_t normalizedMask = 0;
   /// The expressions of dweight, dbias and dalpha in the frame of dx.
@@ -298,7 +300,10 @@ private:
 
 TensorExpr *GradMatcher::formula(const GradMatch &m) {
   TensorExprBuilder &b = builder;
-  TensorExpr *g = m.weight ? b.getBinary(Kind::Mul, m.dy, m.weight) : m.dy;
+  TensorExpr *weight = m.weight;
+  if (weight && m.weightOffset != 0.0)
+    weight = b.getBinary(Kind::Add, weight, constant(m.weightOffset, m.dy));
+  TensorExpr *g = weight ? b.getBinary(Kind::Mul, m.dy, weight) : m.dy;
   TensorExpr *n = constant(count, m.dy);
   auto rowMean = [&](TensorExpr *e) {
     return b.getBinary(Kind::Div, b.getSum(e, m.normalizedMask), n);
@@ -519,11 +524,18 @@ std::optional<GradMatch> GradMatcher::match() {
           if (!sumMask)
             continue;
           m.kind = GradKind::RMSNorm;
-          for (TensorExpr *rstd : rows) {
-            m.rstd = rstd;
-            if (tryRoles(m))
-              return m;
+          // With a weight, also Gemma's `1 + w` (weight_offset 1).
+          for (double offset : {0.0, 1.0}) {
+            if (offset != 0.0 && !weight)
+              continue;
+            m.weightOffset = offset;
+            for (TensorExpr *rstd : rows) {
+              m.rstd = rstd;
+              if (tryRoles(m))
+                return m;
+            }
           }
+          m.weightOffset = 0.0;
           m.kind = GradKind::LayerNorm;
           for (TensorExpr *mean : rows)
             for (TensorExpr *rstd : rows) {
@@ -891,7 +903,10 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
     break;
   case GradKind::RMSNorm:
     gradOp = RMSNormGradOp::create(ob, loc, types, dy, x, rstd, weight,
-                                   FloatAttr(), axisAttr, TypeAttr());
+                                   m.weightOffset != 0.0
+                                       ? ob.getF32FloatAttr(m.weightOffset)
+                                       : FloatAttr(),
+                                   axisAttr, TypeAttr());
     break;
   case GradKind::DyT:
     gradOp = DyTGradOp::create(ob, loc, types, dy, x, alpha, weight, axisAttr,
