@@ -29,8 +29,14 @@ using namespace mlir::norm;
 
 namespace {
 
-/// Rows per block of the parameter-gradient partial sums.
+/// Rows per block of the parameter-gradient partial sums; blocks of rows of
+/// a static length of at least kLongRow elements have kLongRowsPerBlock, so
+/// that the partial rows and their final sum (one thread) stay about 1% of
+/// the traffic. The block size depends on the shape alone, never on the
+/// thread count.
 constexpr int64_t kRowsPerBlock = 64;
+constexpr int64_t kLongRow = 2048;
+constexpr int64_t kLongRowsPerBlock = 256;
 /// Rows of a block swept together: their parameter-gradient terms are
 /// summed before they are added into the block's partial rows.
 constexpr int64_t kRowsPerGroup = 4;
@@ -282,8 +288,12 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
   Value rstdColumn = rstd ? toColumn(rstd) : Value();
   Value rowSizeFloat = buildIndexToFloat(b, loc, rowSize, b.getF64Type());
 
-  // Blocks of kRowsPerBlock rows; their partial parameter gradients.
-  Value rowsPerBlock = constantIndex(b, kRowsPerBlock);
+  // Blocks of rows; their partial parameter gradients.
+  int64_t staticBlockRows =
+      !ShapedType::isDynamic(staticRowSize) && staticRowSize >= kLongRow
+          ? kLongRowsPerBlock
+          : kRowsPerBlock;
+  Value rowsPerBlock = constantIndex(b, staticBlockRows);
   Value numBlocks =
       b.createOrFold<arith::CeilDivUIOp>(loc, numRows, rowsPerBlock);
   unsigned numPartials = (weight ? 1 : 0) + (hasBias ? 1 : 0);
@@ -342,7 +352,7 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
       // The loop runs over blocks of rows.
       int64_t minRows = llvm::divideCeil(options.nontemporalThreshold,
                                          staticRowSize * bytesPerElement);
-      int64_t minBlocks = llvm::divideCeil(minRows, kRowsPerBlock);
+      int64_t minBlocks = llvm::divideCeil(minRows, staticBlockRows);
       if (minBlocks > 1)
         forall->setAttr(
             NormDialect::NontemporalMinTripsAttrHelper::getNameStr(),

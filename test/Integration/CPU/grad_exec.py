@@ -484,6 +484,11 @@ def train_suite(t):
                                  axis=0))
     cases.append(make_train_case(seed + 7, "layer_norm", t, (2, 70, 48), "wb",
                                  dynamic=True))
+    # Rows of 2048 and more: the CPU row loops' blocks have 256 rows; two
+    # blocks, the last one partial.
+    cases.append(make_train_case(seed + 8, "layer_norm", t, (258, 2048), "wb"))
+    cases.append(make_train_case(seed + 9, "rms_norm", t, (260, 2048), "w",
+                                 dynamic=True))
     return cases
 
 
