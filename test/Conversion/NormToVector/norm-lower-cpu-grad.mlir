@@ -50,6 +50,18 @@ func.func @layer_norm_grad(%dy: tensor<?x64xbf16>, %x: tensor<?x64xbf16>, %m: te
 
 // -----
 
+// Rows of a static length of 2048 or more: blocks of 256 rows (so the
+// partials and their sum over the blocks stay small); 600 rows make 3 blocks.
+// CHECK-LABEL: func @rms_norm_grad_long_rows
+//       CHECK: scf.forall (%{{.*}}) in (3) shared_outs(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<600x2048xf32>, tensor<3x1x2048xf32>)
+//       CHECK:   arith.muli %{{.*}}, %c256
+func.func @rms_norm_grad_long_rows(%dy: tensor<600x2048xf32>, %x: tensor<600x2048xf32>, %r: tensor<600xf32>, %w: tensor<2048xf32>) -> (tensor<600x2048xf32>, tensor<2048xf32>) {
+  %dx, %dw = norm.rms_norm_grad %dy, %x rstd(%r) weight(%w) : (tensor<600x2048xf32>, tensor<600x2048xf32>, tensor<600xf32>, tensor<2048xf32>) -> (tensor<600x2048xf32>, tensor<2048xf32>)
+  return %dx, %dw : tensor<600x2048xf32>, tensor<2048xf32>
+}
+
+// -----
+
 // rms_norm_grad over a 3-D input: the leading dims are collapsed into rows
 // and dx expanded back; one sum per row (no mean), no bias.
 // CHECK-LABEL: func @rms_norm_grad_3d
