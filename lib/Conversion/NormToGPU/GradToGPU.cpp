@@ -139,7 +139,7 @@ Value GradLowering::outputBuffer(Value result, ArrayRef<OpFoldResult> sizes,
     // Straight into the memref the result is materialized into, else a
     // device buffer.
     Operation *materialize = nullptr;
-    Value shaped = getDirectDestination(result, materialize);
+    Value shaped = getDirectDestination(result, op, op, materialize);
     if (shaped)
       absorbed.push_back(materialize);
     else

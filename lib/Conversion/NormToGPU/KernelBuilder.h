@@ -117,18 +117,24 @@ Value flattenBuffer(OpBuilder &b, Location loc, Value buffer);
 /// ownership-based deallocation pass leaves it alone.
 Value allocateDevice(OpBuilder &b, Location loc, MemRefType type,
                      ValueRange dynamicSizes);
-/// memory=device: the memref that `result` (of the op being lowered) is
-/// materialized into by its only use, a
-/// `bufferization.materialize_in_destination` into an identity-layout memref
-/// of its element type and rank that exists before the op, which the kernel
-/// can write directly; null otherwise. `materialize` is set to that op.
-Value getDirectDestination(Value result, Operation *&materialize);
+/// memory=device: the memref that `result` (of one of the ops `lowered`
+/// into a kernel placed at `kernelAt`) is materialized into by its only use,
+/// a `bufferization.materialize_in_destination` into an identity-layout
+/// memref of its element type and rank, which the kernel can write directly:
+/// the memref exists at `kernelAt`, the materialization follows in its block,
+/// and nothing in between touches memory but the lowered ops and the
+/// materializations of their results. Null otherwise. `materialize` is set
+/// to that op.
+Value getDirectDestination(Value result, Operation *kernelAt,
+                           ArrayRef<Operation *> lowered,
+                           Operation *&materialize);
 /// memory=device: turns every `bufferization.materialize_in_destination` of
 /// `result` into a memref (which the kernel did not write directly) into a
 /// `gpu.memcpy` from the result's device buffer `buffer`, at its place, and
 /// erases it (one-shot bufferization would copy on the host). When those were
-/// all the uses of `result`, frees `buffer` after the last copy and returns
-/// true.
+/// all the uses of `result`, returns true (the caller keeps its hands off
+/// `buffer`) and frees `buffer` after the last op of its block that holds a
+/// copy.
 bool copyMaterializationsFromDevice(RewriterBase &b, Value result,
                                     Value buffer);
 /// Frees a device buffer from allocateDevice.

@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <functional>
@@ -173,7 +174,8 @@ static int64_t getSplitParts(int64_t rowSize, int64_t vectorLength,
   return 1;
 }
 
-Value gpu_lowering::getDirectDestination(Value result,
+Value gpu_lowering::getDirectDestination(Value result, Operation *kernelAt,
+                                         ArrayRef<Operation *> lowered,
                                          Operation *&materialize) {
   materialize = nullptr;
   if (!result.hasOneUse())
@@ -189,11 +191,25 @@ Value gpu_lowering::getDirectDestination(Value result,
       destType.getElementType() != type.getElementType() ||
       destType.getRank() != type.getRank())
     return Value();
-  // The kernel writes it where the op is: the memref must exist there.
-  Operation *producer = result.getDefiningOp();
-  if (!DominanceInfo(producer->getParentOp())
-           .properlyDominates(op.getDest(), producer))
+  // The kernel writes the memref where it runs: the memref must exist
+  // there, the materialization must follow in the same block (not
+  // conditionally), and nothing in between may touch memory but the lowered
+  // ops and the materializations of their results.
+  if (op->getBlock() != kernelAt->getBlock() ||
+      !kernelAt->isBeforeInBlock(op) ||
+      !DominanceInfo(kernelAt->getParentOp())
+           .properlyDominates(op.getDest(), kernelAt))
     return Value();
+  auto isLowered = [&](Operation *candidate) {
+    return candidate && llvm::is_contained(lowered, candidate);
+  };
+  for (Operation *between = kernelAt->getNextNode(); between != op;
+       between = between->getNextNode()) {
+    auto other = dyn_cast<bufferization::MaterializeInDestinationOp>(between);
+    if (!isLowered(between) && !isMemoryEffectFree(between) &&
+        !(other && isLowered(other.getSource().getDefiningOp())))
+      return Value();
+  }
   materialize = op;
   return op.getDest();
 }
@@ -215,24 +231,28 @@ bool gpu_lowering::copyMaterializationsFromDevice(RewriterBase &b, Value result,
   }
   if (copies.empty())
     return false;
-  OpBuilder::InsertionGuard guard(b);
+  // The buffer is freed after the last op of its block that holds a copy
+  // (copies may sit in nested regions, e.g. an scf.if after the kernel).
+  Block *home = buffer.getParentBlock();
   Operation *last = nullptr;
+  bool freeable = true;
+  OpBuilder::InsertionGuard guard(b);
   for (bufferization::MaterializeInDestinationOp op : copies) {
     b.setInsertionPoint(op);
     gpu::MemcpyOp::create(b, op.getLoc(), /*asyncToken=*/Type(), ValueRange{},
                           op.getDest(), buffer);
-    if (!last || last->isBeforeInBlock(op))
-      last = op;
+    Operation *holder = home->findAncestorOpInBlock(*op);
+    if (holder && (!last || last->isBeforeInBlock(holder)))
+      last = holder;
+    freeable &= holder != nullptr;
   }
-  bool sameBlock = llvm::all_of(
-      copies, [&](auto op) { return op->getBlock() == last->getBlock(); });
-  if (onlyCopies && sameBlock) {
+  if (onlyCopies && freeable) {
     b.setInsertionPointAfter(last);
     freeDevice(b, last->getLoc(), buffer);
   }
   for (bufferization::MaterializeInDestinationOp op : copies)
     b.eraseOp(op);
-  return onlyCopies && sameBlock;
+  return onlyCopies;
 }
 
 void gpu_lowering::freeDevice(OpBuilder &b, Location loc, Value buffer) {
@@ -295,7 +315,11 @@ Value GPULoweringBuilder::outputBuffer(Value result, bool &direct) {
   if (options.memory == GPUMemory::Device) {
     // Write straight into the memref the result is materialized into.
     Operation *materialize = nullptr;
-    if (Value dest = getDirectDestination(result, materialize)) {
+    SmallVector<Operation *, 2> lowered{op.getOperation()};
+    if (quant)
+      lowered.push_back(quant);
+    if (Value dest = getDirectDestination(
+            result, getFusedInsertionPoint(op, quant), lowered, materialize)) {
       direct = true;
       absorbed.push_back(materialize);
       return dest;

@@ -315,3 +315,46 @@ func.func @device_materialize_after(%x: tensor<4x2048xf32>, %out: memref<1x4x204
   bufferization.materialize_in_destination %y in restrict writable %dest : (tensor<4x2048xf32>, memref<4x2048xf32>) -> ()
   return
 }
+
+// -----
+
+// A materialization in a nested region (after the kernel): the copy stays
+// there and the buffer is freed after the scf.if that holds it.
+// DEVICE-LABEL: func.func @device_materialize_nested
+//       DEVICE:   %[[Y:.*]] = gpu.alloc () {bufferization.manual_deallocation} : memref<4x2048xf32>
+//       DEVICE:   gpu.launch
+//   DEVICE-NOT:   gpu.dealloc
+//       DEVICE:   scf.if
+//       DEVICE:     gpu.memcpy %{{.*}}, %[[Y]] : memref<4x2048xf32>, memref<4x2048xf32>
+//       DEVICE:   }
+//       DEVICE:   gpu.dealloc %[[Y]]
+//   DEVICE-NOT:   materialize_in_destination
+//       DEVICE:   return
+func.func @device_materialize_nested(%x: tensor<4x2048xf32>, %out: memref<4x2048xf32>, %c: i1) {
+  %y = norm.rms_norm %x : (tensor<4x2048xf32>) -> tensor<4x2048xf32>
+  scf.if %c {
+    bufferization.materialize_in_destination %y in restrict writable %out : (tensor<4x2048xf32>, memref<4x2048xf32>) -> ()
+  }
+  return
+}
+
+// -----
+
+// The destination is read between the op and its materialization: the
+// kernel writes its own buffer, copied into the destination where the
+// materialization was, after that read.
+// DEVICE-LABEL: func.func @device_destination_read_before
+//  DEVICE-SAME:   %{{.*}}: tensor<4x2048xf32>, %[[OUT:.*]]: memref<4x2048xf32>, %[[KEEP:.*]]: memref<4x2048xf32>
+//       DEVICE:   %[[Y:.*]] = gpu.alloc () {bufferization.manual_deallocation} : memref<4x2048xf32>
+//       DEVICE:   gpu.launch
+//       DEVICE:   memref.copy %[[OUT]], %[[KEEP]]
+//       DEVICE:   gpu.memcpy %[[OUT]], %[[Y]] : memref<4x2048xf32>, memref<4x2048xf32>
+//       DEVICE:   gpu.dealloc %[[Y]]
+//   DEVICE-NOT:   materialize_in_destination
+//       DEVICE:   return
+func.func @device_destination_read_before(%x: tensor<4x2048xf32>, %out: memref<4x2048xf32>, %keep: memref<4x2048xf32>) {
+  %y = norm.rms_norm %x : (tensor<4x2048xf32>) -> tensor<4x2048xf32>
+  memref.copy %out, %keep : memref<4x2048xf32> to memref<4x2048xf32>
+  bufferization.materialize_in_destination %y in restrict writable %out : (tensor<4x2048xf32>, memref<4x2048xf32>) -> ()
+  return
+}
