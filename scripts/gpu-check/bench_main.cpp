@@ -394,7 +394,7 @@ int main(int argc, char **argv) {
   for (const ExtraCase &c : kExtraCases) {
     MemRef2 refs[8];
     void *buffers[8];
-    int64_t bytes = 0, largest = 0;
+    int64_t bytes = 0;
     for (int i = 0; i < 8; ++i) {
       const ExtraArg &a = c.args[i];
       int64_t size = a.rows * a.cols * a.elementBytes;
@@ -403,7 +403,6 @@ int main(int argc, char **argv) {
           MemRef2{buffers[i], buffers[i], 0, {a.rows, a.cols}, {a.cols, 1}};
       if (std::strcmp(a.use, "none"))
         bytes += size;
-      largest = std::max(largest, size);
       int width = a.elementBytes == 1 ? 4 : a.elementBytes;
       int64_t count = size / width;
       if (!std::strcmp(a.use, "in"))

@@ -135,57 +135,53 @@ def tensor(shape, elem):
 
 
 class Extra:
-    """Writes one extra case: arguments a0..a7 of rank 2."""
+    """Writes one extra case: arguments a0..a7 of rank 2, viewed as the
+    tensors of the op (collapsed to 1 or 0 dims by `memref.collapse_shape`
+    ahead of the op, so that its kernel can write the outputs in place)."""
 
     def __init__(self, name, op, m, n, dtype):
         self.name, self.op, self.m, self.n, self.dtype = name, op, m, n, dtype
         self.args = []   # (rows, cols, elem, use)
         self.body = []
-        self.op_at = None  # where the op is (collapsed outputs go before)
 
     def arg(self, rows, cols, elem, use):
         """A new argument; use: in (normal values), one, positive, alpha,
-        scale (inputs) or out; returns its name."""
+        scale (inputs), out, or none; returns its name."""
         self.args.append((rows, cols, elem, use))
         return "%%a%d" % (len(self.args) - 1)
 
-    def read(self, name, rows, cols, elem, shape):
-        """A tensor of `shape` (1 or 2 dims, or () for a scalar) reading
-        argument `name`."""
-        mt = memref((rows, cols), elem)
-        v = name + "m"
+    def view(self, rows, cols, elem, use, shape):
+        """A new argument seen as a memref of `shape` (2 dims, 1 dim or ()
+        for a scalar): (name of the argument, of the view, the view's
+        type)."""
+        name = self.arg(rows, cols, elem, use)
         if len(shape) == 2:
-            self.body.append("  %s = bufferization.to_tensor %s restrict : "
-                             "%s to %s" % (v, name, mt, tensor(shape, elem)))
-            return v
+            return name, name, memref((rows, cols), elem)
         flat = "memref<%s>" % "x".join([str(d) for d in shape] + [elem])
-        reassoc = "[[0, 1]]" if shape else "[]"
         self.body.append("  %sc = memref.collapse_shape %s %s : %s into %s" %
-                         (name, name, reassoc, mt, flat))
-        self.body.append("  %s = bufferization.to_tensor %sc restrict : "
-                         "%s to %s" % (v, name, flat, tensor(shape, elem)))
-        return v
+                         (name, name, "[[0, 1]]" if shape else "[]",
+                          memref((rows, cols), elem), flat))
+        return name, name + "c", flat
 
-    def write(self, value, name, rows, cols, elem, shape):
-        mt = memref((rows, cols), elem)
-        target = name
-        if len(shape) != 2:
-            flat = "memref<%s>" % "x".join([str(d) for d in shape] + [elem])
-            reassoc = "[[0, 1]]" if shape else "[]"
-            # Before the op, so that its kernel can write there.
-            self.body.insert(self.op_at, "  %sc = memref.collapse_shape %s "
-                             "%s : %s into %s" % (name, name, reassoc, mt,
-                                                  flat))
-            self.op_at += 1
-            target, mt = name + "c", flat
+    def input(self, rows, cols, elem, use, shape):
+        """A tensor of `shape` reading a new argument."""
+        name, view, viewType = self.view(rows, cols, elem, use, shape)
+        self.body.append("  %sm = bufferization.to_tensor %s restrict : "
+                         "%s to %s" % (name, view, viewType,
+                                       tensor(shape, elem)))
+        return name + "m"
+
+    def output(self, rows, cols, elem, shape):
+        """A new argument written as a tensor of `shape` (see store)."""
+        _, view, viewType = self.view(rows, cols, elem, "out", shape)
+        return view, viewType, tensor(shape, elem)
+
+    def store(self, value, output):
+        view, viewType, tensorType = output
         self.body.append(
             "  bufferization.materialize_in_destination %s in restrict "
-            "writable %s : (%s, %s) -> ()" % (value, target,
-                                              tensor(shape, elem), mt))
-
-    def add_op(self, text):
-        self.op_at = len(self.body)
-        self.body.append(text)
+            "writable %s : (%s, %s) -> ()" % (value, view, tensorType,
+                                              viewType))
 
     def emit(self):
         while len(self.args) < 8:
@@ -208,13 +204,13 @@ def quant_case(op, mode, m, n):
     e = Extra("%s_quant_%s_%dx%d_bf16" % (op, label, m, n),
               "%s_quant/%s" % (op, label), m, n, "bf16")
     t = tensor((m, n), "bf16")
-    x = e.read(e.arg(m, n, "bf16", "in"), m, n, "bf16", (m, n))
-    w = e.read(e.arg(1, n, "bf16", "one"), 1, n, "bf16", (n,))
-    r = e.read(e.arg(m, n, "bf16", "in"), m, n, "bf16", (m, n)) \
-        if residual else None
-    scale = e.read(e.arg(1, 1, "f32", "scale"), 1, 1, "f32", (1,)) \
-        if scales is None else None
-    qa = e.arg(m, n, qelem, "out")
+    x = e.input(m, n, "bf16", "in", (m, n))
+    w = e.input(1, n, "bf16", "one", (n,))
+    r = e.input(m, n, "bf16", "in", (m, n)) if residual else None
+    scale = e.input(1, 1, "f32", "scale", (1,)) if scales is None else None
+    q = e.output(m, n, qelem, (m, n))
+    sc = e.output(*scales(m, n), "f32", scales(m, n)) if scales else None
+    s = e.output(m, n, "bf16", (m, n)) if residual else None
     if residual:
         e.body.append("  %%y, %%s = norm.rms_norm %s weight(%s) residual(%s) "
                       ": (%s, tensor<%dxbf16>, %s) -> (%s, %s)" %
@@ -226,12 +222,11 @@ def quant_case(op, mode, m, n):
     st = tensor(scales(m, n), "f32") if scales else None
     e.body.append("  " + qtext.format(q="%qt", y="%y", t=t, qt=qt, st=st,
                                       sc=scale))
-    e.write("%qt", qa, m, n, qelem, (m, n))
+    e.store("%qt", q)
     if scales:
-        sm, sn = scales(m, n)
-        e.write("%sct", e.arg(sm, sn, "f32", "out"), sm, sn, "f32", (sm, sn))
+        e.store("%sct", sc)
     if residual:
-        e.write("%s", e.arg(m, n, "bf16", "out"), m, n, "bf16", (m, n))
+        e.store("%s", s)
     return e
 
 
@@ -240,40 +235,41 @@ def grad_case(op, m, n, dtype):
               dtype)
     t, v = tensor((m, n), dtype), tensor((n,), dtype)
     st = tensor((m,), "f32")
-    dy = e.read(e.arg(m, n, dtype, "in"), m, n, dtype, (m, n))
-    x = e.read(e.arg(m, n, dtype, "in"), m, n, dtype, (m, n))
+    dy = e.input(m, n, dtype, "in", (m, n))
+    x = e.input(m, n, dtype, "in", (m, n))
     if op == "layer_norm":
-        mean = e.read(e.arg(m, 1, "f32", "in"), m, 1, "f32", (m,))
-        rstd = e.read(e.arg(m, 1, "f32", "positive"), m, 1, "f32", (m,))
-        w = e.read(e.arg(1, n, dtype, "one"), 1, n, dtype, (n,))
-        e.add_op(
-            "  %%dx, %%dw, %%db = norm.layer_norm_grad %s, %s mean(%s) "
-            "rstd(%s) weight(%s) {has_bias} : (%s, %s, %s, %s, %s) -> "
-            "(%s, %s, %s)" % (dy, x, mean, rstd, w, t, t, st, st, v, t, v, v))
-        outs = [("%dx", (m, n)), ("%dw", (n,)), ("%db", (n,))]
+        mean = e.input(m, 1, "f32", "in", (m,))
+        rstd = e.input(m, 1, "f32", "positive", (m,))
+        w = e.input(1, n, dtype, "one", (n,))
+        text = ("%%dx, %%dw, %%db = norm.layer_norm_grad %s, %s mean(%s) "
+                "rstd(%s) weight(%s) {has_bias} : (%s, %s, %s, %s, %s) -> "
+                "(%s, %s, %s)" % (dy, x, mean, rstd, w, t, t, st, st, v, t, v,
+                                  v))
+        results = ["%dx", "%dw", "%db"]
     elif op == "rms_norm":
-        rstd = e.read(e.arg(m, 1, "f32", "positive"), m, 1, "f32", (m,))
-        w = e.read(e.arg(1, n, dtype, "one"), 1, n, dtype, (n,))
-        e.add_op(
-            "  %%dx, %%dw = norm.rms_norm_grad %s, %s rstd(%s) weight(%s) : "
-            "(%s, %s, %s, %s) -> (%s, %s)" % (dy, x, rstd, w, t, t, st, v, t,
-                                              v))
-        outs = [("%dx", (m, n)), ("%dw", (n,))]
+        rstd = e.input(m, 1, "f32", "positive", (m,))
+        w = e.input(1, n, dtype, "one", (n,))
+        text = ("%%dx, %%dw = norm.rms_norm_grad %s, %s rstd(%s) weight(%s) : "
+                "(%s, %s, %s, %s) -> (%s, %s)" % (dy, x, rstd, w, t, t, st, v,
+                                                  t, v))
+        results = ["%dx", "%dw"]
     else:
-        alpha = e.read(e.arg(1, 1, dtype, "alpha"), 1, 1, dtype, ())
-        w = e.read(e.arg(1, n, dtype, "one"), 1, n, dtype, (n,))
+        alpha = e.input(1, 1, dtype, "alpha", ())
+        w = e.input(1, n, dtype, "one", (n,))
         at = tensor((), dtype)
-        e.add_op(
-            "  %%dx, %%dw, %%db, %%da = norm.dyt_grad %s, %s alpha(%s) "
-            "weight(%s) {has_bias} : (%s, %s, %s, %s) -> (%s, %s, %s, %s)" %
-            (dy, x, alpha, w, t, t, at, v, t, v, v, at))
-        outs = [("%dx", (m, n)), ("%dw", (n,)), ("%db", (n,)), ("%da", ())]
-    for value, shape in outs:
-        rows, cols = (shape + (1, 1))[:2] if len(shape) != 1 else (1, shape[0])
-        if len(shape) == 2:
-            rows, cols = shape
-        e.write(value, e.arg(rows, cols, dtype, "out"), rows, cols, dtype,
-                shape)
+        text = ("%%dx, %%dw, %%db, %%da = norm.dyt_grad %s, %s alpha(%s) "
+                "weight(%s) {has_bias} : (%s, %s, %s, %s) -> (%s, %s, %s, %s)"
+                % (dy, x, alpha, w, t, t, at, v, t, v, v, at))
+        results = ["%dx", "%dw", "%db", "%da"]
+    # dx is [M, N], dweight and dbias [N] (an argument [1, N]), dalpha a
+    # scalar (an argument [1, 1]).
+    views = {"%dx": (m, n, (m, n)), "%dw": (1, n, (n,)), "%db": (1, n, (n,)),
+             "%da": (1, 1, ())}
+    outputs = [e.output(views[r][0], views[r][1], dtype, views[r][2])
+               for r in results]
+    e.body.append("  " + text)
+    for value, output in zip(results, outputs):
+        e.store(value, output)
     return e
 
 
