@@ -98,8 +98,6 @@ private:
     return arith::ConstantIndexOp::create(b, loc, value);
   }
   Value deviceInput(Value tensor);
-  /// `sizes`: the result's sizes, from the operands (x, weight, alpha).
-  Value outputBuffer(Value result, ArrayRef<OpFoldResult> sizes, Value &device);
   void emitRowKernel(Value dx, Value partialW, Value partialB, Value partialA);
   void emitColumnKernel(Value partialW, Value partialB, Value partialA,
                         Value dweight, Value dbias, Value dalpha);
@@ -116,43 +114,11 @@ private:
   Value numRows, rowSize, numBlocks;
   Value dyBuf, xBuf, meanBuf, rstdBuf, weightBuf, alphaBuf;
   SmallVector<Value> temporaries;
-  /// materialize_in_destination ops made redundant by direct writes.
-  SmallVector<Operation *> absorbed;
 };
 
 Value GradLowering::deviceInput(Value tensor) {
   return buildDeviceInput(b, loc, tensor, options.memory == GPUMemory::Device,
                           temporaries);
-}
-
-/// The shaped buffer of `result` (returned as the op's value) and, in
-/// `device`, the flat buffer the kernels write: the same memory with
-/// memory=device, a temporary copied back with memory=copy.
-Value GradLowering::outputBuffer(Value result, ArrayRef<OpFoldResult> sizes,
-                                 Value &device) {
-  MemRefType type = getBufferType(result);
-  SmallVector<Value> dynamicSizes;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    if (type.isDynamicDim(d))
-      dynamicSizes.push_back(getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
-  if (options.memory == GPUMemory::Device) {
-    // Straight into the memref the result is materialized into, else a
-    // device buffer.
-    Operation *materialize = nullptr;
-    Value shaped = getDirectDestination(result, op, op, materialize);
-    if (shaped)
-      absorbed.push_back(materialize);
-    else
-      shaped = allocateDevice(b, loc, type, dynamicSizes);
-    device = flattenBuffer(b, loc, shaped);
-    return shaped;
-  }
-  Value shaped = memref::AllocOp::create(b, loc, type, dynamicSizes);
-  Value flat = flattenBuffer(b, loc, shaped);
-  device = allocateDevice(b, loc, cast<MemRefType>(flat.getType()),
-                          ValueRange{getNumElements(b, loc, shaped)});
-  temporaries.push_back(device);
-  return shaped;
 }
 
 gpu::LaunchOp GradLowering::launch(Value grid, unsigned numScratch) {
@@ -443,16 +409,15 @@ FailureOr<SmallVector<Value>> GradLowering::build() {
       g.weight
           ? tensor::getMixedSizes(b, loc, g.weight)
           : SmallVector<OpFoldResult>(xSizes.begin() + g.axis, xSizes.end());
-  SmallVector<Value> shaped, device;
+  ResultBuffers outputs(b, op, options.memory == GPUMemory::Device);
+  SmallVector<Value> device;
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
     SmallVector<OpFoldResult> sizes = paramSizes;
     if (i == 0)
       sizes = xSizes;
     else if (g.isDyT && i + 1 == op->getNumResults())
       sizes = tensor::getMixedSizes(b, loc, g.alpha);
-    Value flat;
-    shaped.push_back(outputBuffer(result, sizes, flat));
-    device.push_back(flat);
+    device.push_back(outputs.add(result, sizes));
   }
   unsigned next = 1;
   Value dx = device[0];
@@ -498,39 +463,7 @@ FailureOr<SmallVector<Value>> GradLowering::build() {
     emitColumnKernel(partialW, partialB, partialA, dweight, dbias, dalpha);
   }
 
-  // Copy back (memory=copy), free the temporaries, return the buffers.
-  if (options.memory != GPUMemory::Device)
-    for (auto [buffer, flat] : llvm::zip_equal(shaped, device))
-      gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
-                            flattenBuffer(b, loc, buffer), flat);
-  for (Value temporary : temporaries)
-    freeDevice(b, loc, temporary);
-  SmallVector<Value> replacements;
-  for (auto [result, buffer] : llvm::zip_equal(op->getResults(), shaped)) {
-    bool absorbedResult = llvm::any_of(absorbed, [&](Operation *materialize) {
-      return materialize->getOperand(0) == result;
-    });
-    if (absorbedResult) {
-      // Written in place; the result has no other use.
-      replacements.push_back(tensor::EmptyOp::create(
-          b, loc, memref::getMixedSizes(b, loc, buffer),
-          cast<RankedTensorType>(result.getType()).getElementType()));
-      continue;
-    }
-    // memory=device: a result nothing uses is freed after the kernels, one
-    // only materialized into memrefs after copying it there; others belong
-    // to the caller.
-    if (options.memory == GPUMemory::Device &&
-        !copyMaterializationsFromDevice(b, result, buffer) &&
-        result.use_empty())
-      freeDevice(b, loc, buffer);
-    replacements.push_back(bufferization::ToTensorOp::create(
-        b, loc, result.getType(), buffer, /*restrict=*/true,
-        /*writable=*/true));
-  }
-  for (Operation *materialize : absorbed)
-    b.eraseOp(materialize);
-  return replacements;
+  return outputs.finish(temporaries);
 }
 
 } // namespace

@@ -233,17 +233,17 @@ Value KernelBodyBuilder::lanesMax(Value value, int64_t lanes) {
   return value;
 }
 
-Value KernelBodyBuilder::quantizeVector(Value y, Value inverse) {
-  QuantizeOp quant = buffers.quant;
-  Type quantizedType = quant.getQuantizedElementType();
-  if (!buffers.useCvt || !isa<Float8E4M3FNType>(quantizedType))
+Value gpu_lowering::buildQuantizeVector(OpBuilder &b, Location loc, Value y,
+                                        Value inverse, Type quantizedType,
+                                        bool useCvt) {
+  if (!useCvt || !isa<Float8E4M3FNType>(quantizedType))
     return buildQuantize(b, loc, y, inverse, quantizedType);
   // cvt.rn.satfinite.e4m3x2.f32: round to nearest even, saturate to +-448,
   // NaN stays NaN, two values per instruction (the first operand lands in
   // the high byte, so element 0 comes from the second).
   Value v = arith::MulFOp::create(b, loc, buildWidenedQuantizeInput(b, loc, y),
                                   inverse);
-  int64_t length = shape.vectorLength;
+  int64_t length = cast<VectorType>(v.getType()).getNumElements();
   auto pairType = VectorType::get({2}, b.getI8Type());
   SmallVector<Value> pairs;
   for (int64_t i = 0; i < length; i += 2) {
@@ -272,6 +272,12 @@ Value KernelBodyBuilder::quantizeVector(Value y, Value inverse) {
   }
   return arith::BitcastOp::create(
       b, loc, VectorType::get({length}, quantizedType), bytes);
+}
+
+Value KernelBodyBuilder::quantizeVector(Value y, Value inverse) {
+  QuantizeOp quant = buffers.quant;
+  return buildQuantizeVector(b, loc, y, inverse,
+                             quant.getQuantizedElementType(), buffers.useCvt);
 }
 
 void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
 namespace norm {
@@ -148,6 +149,42 @@ Value getNumElements(OpBuilder &b, Location loc, Value buffer);
 /// `temporaries`, to be freed after the kernels).
 Value buildDeviceInput(OpBuilder &b, Location loc, Value tensor,
                        bool deviceMemory, SmallVectorImpl<Value> &temporaries);
+
+/// The result buffers of an op whose kernels write each of its results
+/// whole (the gradient ops, a norm.quantize alone). memory=device: the
+/// memref the result is materialized into (getDirectDestination) or a new
+/// device buffer; memory=copy: a host buffer and a device temporary copied
+/// into it after the kernels.
+class ResultBuffers {
+public:
+  ResultBuffers(RewriterBase &b, Operation *op, bool deviceMemory)
+      : b(b), op(op), loc(op->getLoc()), deviceMemory(deviceMemory) {}
+
+  /// Adds `result`, of sizes `sizes`, and returns the flat device buffer the
+  /// kernels write it to.
+  Value add(Value result, ArrayRef<OpFoldResult> sizes);
+  /// After the kernels: copies the results back (memory=copy), frees
+  /// `temporaries`, the copy temporaries and the device buffers nothing
+  /// keeps, erases the materializations written in place, and returns the
+  /// replacements of the results, in the order they were added.
+  SmallVector<Value> finish(ArrayRef<Value> temporaries);
+
+private:
+  RewriterBase &b;
+  Operation *op;
+  Location loc;
+  bool deviceMemory;
+  SmallVector<Value> results, shaped, device;
+  /// materialize_in_destination ops made redundant by direct writes.
+  SmallVector<Operation *> absorbed;
+};
+
+/// q of the vector `y` (f16, bf16 or f32) times the f32 vector `inverse`,
+/// as a vector of `quantizedType` (f8E4M3FN or i8). With `useCvt`, FP8
+/// values are converted by cvt.rn.satfinite.e4m3x2.f32, else by the integer
+/// ops of buildQuantize.
+Value buildQuantizeVector(OpBuilder &b, Location loc, Value y, Value inverse,
+                          Type quantizedType, bool useCvt);
 
 /// Emits the body of one kernel variant.
 class KernelBodyBuilder {

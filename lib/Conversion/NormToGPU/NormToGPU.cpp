@@ -293,6 +293,73 @@ Value gpu_lowering::buildDeviceInput(OpBuilder &b, Location loc, Value tensor,
   return device;
 }
 
+Value ResultBuffers::add(Value result, ArrayRef<OpFoldResult> sizes) {
+  MemRefType type = getBufferType(result);
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      dynamicSizes.push_back(getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
+  Value buffer, flat;
+  if (deviceMemory) {
+    // Straight into the memref the result is materialized into, else a
+    // device buffer.
+    Operation *materialize = nullptr;
+    buffer = getDirectDestination(result, op, op, materialize);
+    if (buffer)
+      absorbed.push_back(materialize);
+    else
+      buffer = allocateDevice(b, loc, type, dynamicSizes);
+    flat = flattenBuffer(b, loc, buffer);
+  } else {
+    buffer = memref::AllocOp::create(b, loc, type, dynamicSizes);
+    Value host = flattenBuffer(b, loc, buffer);
+    flat = allocateDevice(b, loc, cast<MemRefType>(host.getType()),
+                          ValueRange{getNumElements(b, loc, buffer)});
+  }
+  results.push_back(result);
+  shaped.push_back(buffer);
+  device.push_back(flat);
+  return flat;
+}
+
+SmallVector<Value> ResultBuffers::finish(ArrayRef<Value> temporaries) {
+  // Copy back (memory=copy) and free the temporaries.
+  if (!deviceMemory) {
+    for (auto [buffer, flat] : llvm::zip_equal(shaped, device)) {
+      gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
+                            flattenBuffer(b, loc, buffer), flat);
+      freeDevice(b, loc, flat);
+    }
+  }
+  for (Value temporary : temporaries)
+    freeDevice(b, loc, temporary);
+  SmallVector<Value> replacements;
+  for (auto [result, buffer] : llvm::zip_equal(results, shaped)) {
+    bool absorbedResult = llvm::any_of(absorbed, [&](Operation *materialize) {
+      return materialize->getOperand(0) == result;
+    });
+    if (absorbedResult) {
+      // Written in place; the result has no other use.
+      replacements.push_back(tensor::EmptyOp::create(
+          b, loc, memref::getMixedSizes(b, loc, buffer),
+          cast<RankedTensorType>(result.getType()).getElementType()));
+      continue;
+    }
+    // memory=device: a result nothing uses is freed after the kernels, one
+    // only materialized into memrefs after copying it there; others belong
+    // to the caller.
+    if (deviceMemory && !copyMaterializationsFromDevice(b, result, buffer) &&
+        result.use_empty())
+      freeDevice(b, loc, buffer);
+    replacements.push_back(bufferization::ToTensorOp::create(
+        b, loc, result.getType(), buffer, /*restrict=*/true,
+        /*writable=*/true));
+  }
+  for (Operation *materialize : absorbed)
+    b.eraseOp(materialize);
+  return replacements;
+}
+
 Value GPULoweringBuilder::deviceInput(Value tensor) {
   return buildDeviceInput(b, loc, tensor, options.memory == GPUMemory::Device,
                           temporaries);
