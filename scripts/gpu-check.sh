@@ -115,7 +115,7 @@ for suite in $(python3 "$EXEC_PY" list); do
 done
 
 # The GPU lit tests of the other generators (grad_exec.py: gradient and
-# statistics suites; quant_exec.py: fused quantization) print their outputs
+# statistics suites; quant_exec.py: quantization) print their outputs
 # for the generator's own `check`, which needs NumPy (and ml_dtypes): run.sh
 # runs it where the binary ran when python3 has them, else leaves the output
 # in the logs. Binaries and references are gzipped (long rows repeat).

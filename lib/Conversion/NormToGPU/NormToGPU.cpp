@@ -45,7 +45,7 @@ namespace {
 /// Builds the lowering of one norm op: buffers, copies and the launch(es).
 class GPULoweringBuilder {
 public:
-  /// `quant`: a norm.quantize of `op`'s y that getGPUQuantizeBlocker
+  /// `quant`: a norm.quantize of `op`'s y that isQuantizeFusedOnGPU
   /// accepts, computed in the same kernel (or null).
   GPULoweringBuilder(RewriterBase &rewriter, NormOpInterface op,
                      const NormLowerGPUPassOptions &options,
@@ -145,15 +145,17 @@ Value gpu_lowering::allocateDevice(OpBuilder &b, Location loc, MemRefType type,
   return alloc.getMemref();
 }
 
-/// The last user of `result` when every user is a norm op of the same block:
-/// those become kernels that read the result's buffer in place, so the
+/// The last user of `result` when every user is a norm, norm.quantize or
+/// gradient op of the same block: those become kernels that read the
+/// result's buffer in place, so the
 /// buffer is neither returned nor viewed by another op and can be freed
 /// after them. Null otherwise.
 static Operation *getLastNormUser(Value result) {
   Block *block = result.getParentBlock();
   Operation *last = nullptr;
   for (Operation *user : result.getUsers()) {
-    if (!isa<NormOpInterface>(user) || user->getBlock() != block)
+    if (!(isa<NormOpInterface, QuantizeOp>(user) || isGradientOp(user)) ||
+        user->getBlock() != block)
       return nullptr;
     if (!last || last->isBeforeInBlock(user))
       last = user;
@@ -784,14 +786,11 @@ mlir::norm::lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
   return GPULoweringBuilder(rewriter, op, options, quant).build();
 }
 
-std::string
-mlir::norm::getGPUQuantizeBlocker(QuantizeOp quant,
-                                  const NormLowerGPUPassOptions &options) {
+std::string mlir::norm::getGPUQuantizeFusionBlocker(
+    QuantizeOp quant, const NormLowerGPUPassOptions &options) {
   auto norm = quant.getInput().getDefiningOp<NormOpInterface>();
   if (!norm || getFusableQuantizeOp(norm) != quant)
-    return "only a norm.quantize that is the only user of a norm op's y "
-           "(normalizing the last dim) is lowered, fused into the norm's "
-           "kernel";
+    return "not the only user of a norm op's y (normalizing the last dim)";
   if (!quant.isDynamic() || quant.getGroupSize() == 0)
     return "";
   // Per group: the group's vectors must be held by a power-of-two number of
@@ -874,13 +873,40 @@ struct NormToGPUPattern : public OpInterfaceRewritePattern<NormOpInterface> {
   LogicalResult matchAndRewrite(NormOpInterface op,
                                 PatternRewriter &rewriter) const override {
     QuantizeOp quant = getFusableQuantizeOp(op);
-    if (quant && !getGPUQuantizeBlocker(quant, options).empty())
+    if (quant && !isQuantizeFusedOnGPU(quant, options))
       quant = {};
     FailureOr<SmallVector<Value>> replacements =
         lowerNormOpToGPUKernel(rewriter, op, options, quant);
     if (failed(replacements))
       return rewriter.notifyMatchFailure(op, "the lowering does not apply");
     replaceNormOpAndQuantize(rewriter, op, quant, *replacements);
+    return success();
+  }
+
+  NormLowerGPUPassOptions options;
+};
+
+} // namespace
+
+namespace {
+
+/// Rewrites a norm.quantize that no norm kernel takes in into buffers and
+/// its own kernel launch.
+struct QuantizeToGPUPattern : public OpRewritePattern<QuantizeOp> {
+  QuantizeToGPUPattern(MLIRContext *context,
+                       const NormLowerGPUPassOptions &options)
+      : OpRewritePattern(context), options(options) {
+    setDebugName("QuantizeOpToGPUKernel");
+  }
+
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<SmallVector<Value>> replacements =
+        lowerQuantizeOpToGPUKernel(rewriter, op, options);
+    if (failed(replacements))
+      return rewriter.notifyMatchFailure(
+          op, "lowered with the norm producing its input");
+    rewriter.replaceOp(op, *replacements);
     return success();
   }
 
@@ -919,6 +945,7 @@ struct GradToGPUPattern : public RewritePattern {
 void mlir::norm::populateNormToGPUPatterns(
     RewritePatternSet &patterns, const NormLowerGPUPassOptions &options) {
   patterns.add<NormToGPUPattern>(patterns.getContext(), options);
+  patterns.add<QuantizeToGPUPattern>(patterns.getContext(), options);
   patterns.add<GradToGPUPattern>(patterns.getContext(), options);
 }
 
@@ -950,17 +977,7 @@ void NormLowerGPUPass::runOnOperation() {
   options.fastTanh = fastTanh;
   options.fp8Cvt = fp8Cvt;
 
-  // A norm.quantize is lowered only fused into its norm's kernel: one clear
-  // error at each other one, before anything is lowered.
   bool blocked = false;
-  getOperation()->walk([&](QuantizeOp quant) {
-    std::string reason = getGPUQuantizeBlocker(quant, options);
-    if (reason.empty())
-      return;
-    quant.emitError("norm-lower-gpu: norm.quantize has no GPU kernel here: ")
-        << reason;
-    blocked = true;
-  });
   getOperation()->walk([&](NormOpInterface op) {
     if (!op.getReturnStatsFlag() || op.getNormalizedDim() > 0)
       return;

@@ -25,9 +25,8 @@ case generator and result checker.
       Prints the suite names.
 
 Suites: quant_f32, quant_f16, quant_bf16 (the matrix op x mode x result
-type x residual x shape), quant_edge, and fused_quant_f32, fused_quant_f16,
-fused_quant_bf16 (the matrix without the cases of a norm.quantize alone, for
-the GPU, which lowers norm.quantize fused into a norm kernel only).
+type x residual x shape) and quant_edge; the CPU and GPU lit tests run the
+same suites.
 
 Reference (DESIGN.md section 2a): y is the norm op's reference
 (normref.reference, rounded to its element type) or the input itself; per
@@ -78,8 +77,7 @@ SEED = 20250117
 QMAX = {"f8E4M3FN": 448.0, "i8": 127.0}
 QSHORT = {"f8E4M3FN": "f8", "i8": "i8"}
 DTYPES = ("f32", "f16", "bf16")
-SUITES = (["quant_%s" % t for t in DTYPES] + ["quant_edge"] +
-          ["fused_quant_%s" % t for t in DTYPES])
+SUITES = ["quant_%s" % t for t in DTYPES] + ["quant_edge"]
 
 EXACT_MIN = 0.99      # fraction of exact quantized values
 SCALE_BOUND = 1e-5    # relative error of the scales
@@ -740,10 +738,6 @@ def build_suite(suite):
         return edge_suite()
     if suite.startswith("quant_") and suite[6:] in DTYPES:
         return dense_suite(suite[6:])
-    # The fused cases only (a norm.quantize after a norm op): what
-    # norm-lower-gpu lowers.
-    if suite.startswith("fused_quant_") and suite[12:] in DTYPES:
-        return [c for c in dense_suite(suite[12:]) if c.op != "none"]
     raise SystemExit("unknown suite %r (suites: %s)" %
                      (suite, ", ".join(SUITES)))
 

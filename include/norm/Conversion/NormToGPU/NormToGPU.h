@@ -36,7 +36,7 @@ struct NormLowerGPUPassOptions;
 
 /// Lowers `op` to buffers and a gpu.launch and returns the replacement
 /// values of its results (tensors over the result buffers). With `quant` (a
-/// norm.quantize of `op`'s y that getGPUQuantizeBlocker accepts), the kernel
+/// norm.quantize of `op`'s y that isQuantizeFusedOnGPU accepts), the kernel
 /// writes q (and the scales) instead of y, and the replacements are those
 /// of `quant`'s results followed by `op`'s residual_out.
 FailureOr<SmallVector<Value>>
@@ -44,10 +44,23 @@ lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
                        const NormLowerGPUPassOptions &options,
                        QuantizeOp quant = {});
 
-/// Why `quant` cannot be lowered to the GPU (fused into the kernel of the
-/// norm producing its input), or an empty string when it can.
-std::string getGPUQuantizeBlocker(QuantizeOp quant,
-                                  const NormLowerGPUPassOptions &options);
+/// Why `quant` cannot be fused into the kernel of the norm producing its
+/// input, or an empty string when it can.
+std::string getGPUQuantizeFusionBlocker(QuantizeOp quant,
+                                        const NormLowerGPUPassOptions &options);
+
+/// Whether the kernel of the norm producing `quant`'s input writes `quant`'s
+/// results (getGPUQuantizeFusionBlocker accepts it).
+bool isQuantizeFusedOnGPU(QuantizeOp quant,
+                          const NormLowerGPUPassOptions &options);
+
+/// Lowers a norm.quantize that no norm kernel takes in to buffers and its
+/// own gpu.launch (two, chosen at run time, when the length of its groups is
+/// dynamic) and returns the replacement values of its results; fails for one
+/// that isQuantizeFusedOnGPU.
+FailureOr<SmallVector<Value>>
+lowerQuantizeOpToGPUKernel(RewriterBase &rewriter, QuantizeOp op,
+                           const NormLowerGPUPassOptions &options);
 
 /// Why the gradient op `op` cannot be lowered to the GPU, or an empty string
 /// when it can.
@@ -61,8 +74,9 @@ FailureOr<SmallVector<Value>>
 lowerGradOpToGPUKernels(RewriterBase &rewriter, Operation *op,
                         const NormLowerGPUPassOptions &options);
 
-/// Adds the pattern rewriting every norm op with lowerNormOpToGPUKernel
-/// (and every gradient op with lowerGradOpToGPUKernels).
+/// Adds the patterns rewriting every norm op with lowerNormOpToGPUKernel,
+/// every norm.quantize it does not take in with lowerQuantizeOpToGPUKernel
+/// and every gradient op with lowerGradOpToGPUKernels.
 void populateNormToGPUPatterns(RewritePatternSet &patterns,
                                const NormLowerGPUPassOptions &options);
 

@@ -1,0 +1,269 @@
+//===- QuantizeToGPU.cpp - norm.quantize alone to a GPU kernel ------------===//
+//
+// norm-lower-gpu's kernel for a norm.quantize that no norm kernel takes in
+// (its input is not a norm's y, that y has other users, or its groups do not
+// map to the norm kernel's lanes).
+//
+// The rows [M, N] (leading dims flattened) are cut into segments: the groups
+// of the dynamic form (G elements; per token, whole rows), or the rows with a
+// static scale. `L` aligned consecutive lanes of a warp take one segment and
+// stride over it with vector accesses of `V` elements (16 bytes where the
+// segment length allows); a warp holds 32 / L segments, a block 8 warps.
+// Dynamic scales: a first sweep takes max |y| over the segment, the lanes
+// combine it with shuffles, the segment's first lane writes the scale, and a
+// second sweep (reading the segment again, from cache) writes q. A static
+// scale: one sweep. Segment lengths known only at run time get two kernels,
+// chosen at run time: V elements per access when it divides the length,
+// else one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "norm/Conversion/NormToGPU/NormToGPU.h"
+#include "norm/Conversion/Passes.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/Quantization.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::norm;
+using namespace mlir::norm::gpu_lowering;
+
+namespace {
+
+/// Warps per block of the quantization kernel.
+constexpr int64_t kQuantizeWarps = 8;
+
+/// Emits the buffers and launches of one norm.quantize.
+class QuantizeLowering {
+public:
+  QuantizeLowering(RewriterBase &b, QuantizeOp op,
+                   const NormLowerGPUPassOptions &options)
+      : b(b), op(op), loc(op.getLoc()), options(options) {}
+
+  SmallVector<Value> build();
+
+private:
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  /// The launch over every segment, `lanes` lanes per segment, accesses of
+  /// `vectorLength` elements (which divides the segment length).
+  void emitKernel(int64_t vectorLength, int64_t lanes);
+
+  RewriterBase &b;
+  QuantizeOp op;
+  Location loc;
+  const NormLowerGPUPassOptions &options;
+  Value numSegments, segmentSize;
+  Value inputBuf, scaleBuf, qBuf, scalesBuf;
+};
+
+void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
+  OpBuilder::InsertionGuard guard(b);
+  int64_t threads = kQuantizeWarps * kWarpSize;
+  Value grid = b.createOrFold<arith::CeilDivUIOp>(loc, numSegments,
+                                                  index(threads / lanes));
+  Value one = index(1);
+  auto kernelSymbol =
+      FlatSymbolRefAttr::get(b.getContext(), getNormKernelName(op));
+  auto launchOp = gpu::LaunchOp::create(
+      b, loc, grid, one, one, index(threads), one, one,
+      /*dynamicSharedMemorySize=*/Value(), /*asyncTokenType=*/Type(),
+      ValueRange{}, /*workgroupAttributions=*/TypeRange{},
+      /*privateAttributions=*/TypeRange{},
+      /*clusterSizeX=*/Value(), /*clusterSizeY=*/Value(),
+      /*clusterSizeZ=*/Value(), /*module=*/kernelSymbol,
+      /*function=*/kernelSymbol);
+  b.setInsertionPointToStart(&launchOp.getBody().front());
+  b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
+
+  Value tid = launchOp.getThreadIds().x;
+  Value blk = launchOp.getBlockIds().x;
+  // Segment blk * (threads / lanes) + tid / lanes; lane `sub` of it.
+  Value segment = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, blk, index(threads / lanes)),
+      arith::DivUIOp::create(b, loc, tid, index(lanes)));
+  Value sub = arith::RemUIOp::create(b, loc, tid, index(lanes));
+  Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                      segment, numSegments);
+  // Lanes of segments past the end run no iteration, but take part in the
+  // shuffles of their warp.
+  Value vectors =
+      arith::DivUIOp::create(b, loc, segmentSize, index(vectorLength));
+  Value limit = arith::SelectOp::create(b, loc, valid, vectors, index(0));
+  Value base = arith::MulIOp::create(b, loc, segment, segmentSize);
+
+  Type inputElement = op.getInputType().getElementType();
+  Type quantizedType = op.getQuantizedElementType();
+  auto alignment = [&](Type element) {
+    int64_t bytes = vectorLength * element.getIntOrFloatBitWidth() / 8;
+    return llvm::MaybeAlign(
+        std::min<int64_t>(std::max<int64_t>(bytes, 1), kAccessBytes));
+  };
+  auto offsetOf = [&](OpBuilder &lb, Value vector) -> Value {
+    return arith::AddIOp::create(
+        lb, loc, base,
+        arith::MulIOp::create(lb, loc, vector, index(vectorLength)));
+  };
+  auto load = [&](OpBuilder &lb, Value vector) -> Value {
+    return vector::LoadOp::create(
+        lb, loc, VectorType::get({vectorLength}, inputElement), inputBuf,
+        ValueRange{offsetOf(lb, vector)}, /*nontemporal=*/false,
+        alignment(inputElement));
+  };
+  auto sweep =
+      [&](ValueRange inits,
+          function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)>
+              body) {
+        auto loop = scf::ForOp::create(
+            b, loc, sub, limit, index(lanes), inits,
+            [&](OpBuilder &lb, Location, Value vector, ValueRange iter) {
+              scf::YieldOp::create(lb, loc, body(lb, vector, iter));
+            });
+        return SmallVector<Value>(loop.getResults());
+      };
+  auto f32VectorType = VectorType::get({vectorLength}, b.getF32Type());
+
+  Value inverse;
+  if (!op.isDynamic()) {
+    Value scale =
+        memref::LoadOp::create(b, loc, scaleBuf, ValueRange{index(0)});
+    inverse = vector::BroadcastOp::create(b, loc, f32VectorType,
+                                          buildReciprocal(b, loc, scale));
+  } else {
+    Value zero = buildFloatConstant(b, loc, b.getF32Type(), 0.0);
+    Value amax =
+        sweep({zero}, [&](OpBuilder &lb, Value vector, ValueRange iter) {
+          Value magnitude = vector::ReductionOp::create(
+              lb, loc, vector::CombiningKind::MAXIMUMF,
+              buildMagnitude(lb, loc, load(lb, vector)));
+          return SmallVector<Value>{
+              arith::MaximumFOp::create(lb, loc, iter[0], magnitude)};
+        }).front();
+    for (int32_t offset = static_cast<int32_t>(lanes) / 2; offset >= 1;
+         offset /= 2) {
+      Value other = gpu::ShuffleOp::create(b, loc, amax, offset, kWarpSize,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      amax = arith::MaximumFOp::create(b, loc, amax, other);
+    }
+    Value scale = buildGroupScale(b, loc, op, amax);
+    inverse = vector::BroadcastOp::create(b, loc, f32VectorType,
+                                          buildReciprocal(b, loc, scale));
+    // The segment's first lane writes its scale.
+    Value leader = arith::AndIOp::create(
+        b, loc, valid,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sub, index(0)));
+    auto ifOp = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    memref::StoreOp::create(b, loc, scale, scalesBuf, ValueRange{segment});
+  }
+  sweep({}, [&](OpBuilder &lb, Value vector, ValueRange) {
+    Value q = buildQuantizeVector(lb, loc, load(lb, vector), inverse,
+                                  quantizedType, options.fp8Cvt);
+    vector::StoreOp::create(lb, loc, q, qBuf, ValueRange{offsetOf(lb, vector)},
+                            /*nontemporal=*/false, alignment(quantizedType));
+    return SmallVector<Value>{};
+  });
+}
+
+SmallVector<Value> QuantizeLowering::build() {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op);
+  RankedTensorType inputType = op.getInputType();
+  int64_t rank = inputType.getRank();
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(b, loc, op.getInput());
+  Value numRows = index(1);
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    numRows = b.createOrFold<arith::MulIOp>(
+        loc, numRows, getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
+  Value rowSize = getValueOrCreateConstantIndexOp(b, loc, sizes.back());
+  int64_t staticSegment =
+      op.isDynamic() ? op.getStaticGroupSize() : inputType.getShape().back();
+  segmentSize = op.isDynamic() && op.getGroupSize() != 0
+                    ? index(op.getGroupSize())
+                    : rowSize;
+  numSegments =
+      op.isDynamic() && op.getGroupSize() != 0
+          ? b.createOrFold<arith::MulIOp>(
+                loc, numRows,
+                b.createOrFold<arith::DivUIOp>(loc, rowSize, segmentSize))
+          : numRows;
+
+  bool deviceMemory = options.memory == GPUMemory::Device;
+  SmallVector<Value> temporaries;
+  inputBuf = buildDeviceInput(b, loc, op.getInput(), deviceMemory, temporaries);
+  if (!op.isDynamic())
+    scaleBuf =
+        buildDeviceInput(b, loc, op.getScale(), deviceMemory, temporaries);
+  ResultBuffers outputs(b, op, deviceMemory);
+  qBuf = outputs.add(op.getQ(), sizes);
+  if (op.isDynamic()) {
+    SmallVector<OpFoldResult> scalesSizes(sizes);
+    scalesSizes.back() = getAsOpFoldResult(
+        b.createOrFold<arith::DivUIOp>(loc, rowSize, segmentSize));
+    scalesBuf = outputs.add(op.getScales(), scalesSizes);
+  }
+
+  // No launch over an empty grid.
+  Value hasWork = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, numSegments,
+                            index(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, segmentSize,
+                            index(0)));
+  auto ifOp = scf::IfOp::create(b, loc, hasWork, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    int64_t maxVector = std::max<int64_t>(
+        1, kAccessBytes * 8 / inputType.getElementTypeBitWidth());
+    auto lanesFor = [](int64_t segmentVectors) {
+      return std::min<int64_t>(
+          kWarpSize, llvm::PowerOf2Ceil(std::max<int64_t>(segmentVectors, 1)));
+    };
+    if (!ShapedType::isDynamic(staticSegment)) {
+      int64_t vectorLength = maxVector;
+      while (staticSegment % vectorLength != 0)
+        vectorLength /= 2;
+      emitKernel(vectorLength, lanesFor(staticSegment / vectorLength));
+    } else {
+      Value divisible = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, segmentSize, index(maxVector)),
+          index(0));
+      auto choice = scf::IfOp::create(b, loc, divisible,
+                                      /*withElseRegion=*/true);
+      b.setInsertionPoint(choice.thenBlock()->getTerminator());
+      emitKernel(maxVector, kWarpSize);
+      b.setInsertionPoint(choice.elseBlock()->getTerminator());
+      emitKernel(1, kWarpSize);
+    }
+  }
+  return outputs.finish(temporaries);
+}
+
+} // namespace
+
+bool mlir::norm::isQuantizeFusedOnGPU(QuantizeOp quant,
+                                      const NormLowerGPUPassOptions &options) {
+  return getGPUQuantizeFusionBlocker(quant, options).empty();
+}
+
+FailureOr<SmallVector<Value>>
+mlir::norm::lowerQuantizeOpToGPUKernel(RewriterBase &rewriter, QuantizeOp op,
+                                       const NormLowerGPUPassOptions &options) {
+  if (isQuantizeFusedOnGPU(op, options))
+    return failure();
+  return QuantizeLowering(rewriter, op, options).build();
+}
