@@ -84,6 +84,7 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
     NormLowerCPUPassOptions lowerOptions;
     lowerOptions.vectorWidth = options.vectorWidth;
     lowerOptions.threads = options.threads;
+    lowerOptions.nativeBF16 = options.nativeBF16;
     pm.addNestedPass<func::FuncOp>(createNormLowerCPUPass(lowerOptions));
   } else {
     pm.addNestedPass<func::FuncOp>(createNormToLinalgPass());

@@ -85,7 +85,11 @@ def NormLowerCPUPass : Pass<"norm-lower-cpu"> {
            /*default=*/"8388608",
            "Bytes of all results from which full-vector stores bypass the "
            "caches (a dynamic row count is checked at run time, a dynamic "
-           "row length counts as large; -1: never)">
+           "row length counts as large; -1: never)">,
+    Option<"nativeBF16", "native-bf16", "bool", /*default=*/"false",
+           "Round a bf16 y that a fused norm.quantize reads with "
+           "arith.truncf, for targets with a conversion instruction "
+           "(vcvtneps2bf16); false: with integer ops on its f32 encoding">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -160,6 +160,7 @@ void NormLowerCPUPass::runOnOperation() {
   options.threads = threads;
   options.parallelThreshold = parallelThreshold;
   options.nontemporalThreshold = nontemporalThreshold;
+  options.nativeBF16 = nativeBF16;
 
   bool hasNormOps = false;
   getOperation()->walk([&](Operation *op) {

@@ -177,7 +177,8 @@ SmallVector<Value> RowLoopBuilder::buildOutputSweeps(
                  [&](OpBuilder &bb, Value col, Value mask, ValueRange iter) {
                    auto [y, s] = computeY(bb, col, mask);
                    if (quant)
-                     y = buildQuantize(bb, loc, y, inverseScale, quantizedType);
+                     y = buildQuantize(bb, loc, y, inverseScale, quantizedType,
+                                       options.nativeBF16);
                    SmallVector<Value> next{writeRow(bb, y, iter[0], col, mask)};
                    if (writeResidual)
                      next.push_back(writeRow(bb, s, iter[1], col, mask));
@@ -213,7 +214,8 @@ SmallVector<Value> RowLoopBuilder::buildOutputSweeps(
             gb, begin, groupLength, staticGroupSize, inits,
             [&](OpBuilder &bb, Value col, Value mask, ValueRange it) {
               auto [y, s] = computeY(bb, col, mask);
-              Value wide = buildWidenedQuantizeInput(bb, loc, y);
+              Value wide =
+                  buildWidenedQuantizeInput(bb, loc, y, options.nativeBF16);
               Value magnitude =
                   maskLanes(bb, loc, math::AbsFOp::create(bb, loc, wide), mask);
               SmallVector<Value> next{

@@ -1,4 +1,5 @@
 // RUN: norm-opt %s -norm-lower-cpu="vector-width=256" -split-input-file | FileCheck %s
+// RUN: norm-opt %s -norm-lower-cpu="vector-width=256 native-bf16=true" -split-input-file | FileCheck %s --check-prefix=NATIVE
 
 // A norm whose y only feeds norm.quantize becomes one row loop that writes
 // q (and residual_out) and never y. Static scale: its reciprocal is taken
@@ -23,6 +24,14 @@
 //   CHECK-NOT: norm.rms_norm
 //   CHECK-NOT: norm.quantize
 //       CHECK: return %[[Q]]
+// With native-bf16, y is rounded by arith.truncf (vcvtneps2bf16 where the
+// target has it) and widened again.
+// NATIVE-LABEL: func @rms_norm_static_fp8
+//       NATIVE:   scf.for {{.*}} -> (tensor<256xf8E4M3FN>)
+//       NATIVE:     %[[Y:.*]] = arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
+//       NATIVE:     %[[YF:.*]] = arith.extf %[[Y]] : vector<32xbf16> to vector<32xf32>
+//       NATIVE:     arith.mulf %[[YF]], %{{.*}} : vector<32xf32>
+//       NATIVE:     arith.bitcast %{{.*}} : vector<32xi8> to vector<32xf8E4M3FN>
 func.func @rms_norm_static_fp8(%x: tensor<?x256xbf16>, %w: tensor<256xbf16>, %s: tensor<f32>) -> tensor<?x256xf8E4M3FN> {
   %y = norm.rms_norm %x weight(%w) : (tensor<?x256xbf16>, tensor<256xbf16>) -> tensor<?x256xbf16>
   %q = norm.quantize %y scale(%s) : (tensor<?x256xbf16>, tensor<f32>) -> tensor<?x256xf8E4M3FN>

@@ -48,9 +48,9 @@ Value mlir::norm::buildReciprocal(OpBuilder &b, Location loc, Value scale) {
 }
 
 Value mlir::norm::buildWidenedQuantizeInput(OpBuilder &b, Location loc,
-                                            Value y) {
+                                            Value y, bool nativeBF16) {
   auto trunc = y.getDefiningOp<arith::TruncFOp>();
-  if (!trunc || !getElementTypeOrSelf(y.getType()).isBF16() ||
+  if (nativeBF16 || !trunc || !getElementTypeOrSelf(y.getType()).isBF16() ||
       !getElementTypeOrSelf(trunc.getIn().getType()).isF32() ||
       trunc.getRoundingmodeAttr())
     return castFloat(b, loc, y, b.getF32Type());
@@ -75,8 +75,10 @@ Value mlir::norm::buildWidenedQuantizeInput(OpBuilder &b, Location loc,
       arith::BitcastOp::create(b, loc, in.getType(), rounded));
 }
 
-Value mlir::norm::buildMagnitude(OpBuilder &b, Location loc, Value y) {
-  return math::AbsFOp::create(b, loc, buildWidenedQuantizeInput(b, loc, y));
+Value mlir::norm::buildMagnitude(OpBuilder &b, Location loc, Value y,
+                                 bool nativeBF16) {
+  return math::AbsFOp::create(b, loc,
+                              buildWidenedQuantizeInput(b, loc, y, nativeBF16));
 }
 
 Value mlir::norm::buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v) {
@@ -126,9 +128,10 @@ Value mlir::norm::buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v) {
 }
 
 Value mlir::norm::buildQuantize(OpBuilder &b, Location loc, Value y,
-                                Value inverse, Type quantizedType) {
-  Value v = arith::MulFOp::create(b, loc, buildWidenedQuantizeInput(b, loc, y),
-                                  inverse);
+                                Value inverse, Type quantizedType,
+                                bool nativeBF16) {
+  Value v = arith::MulFOp::create(
+      b, loc, buildWidenedQuantizeInput(b, loc, y, nativeBF16), inverse);
   Type type = v.getType();
   if (isa<Float8E4M3FNType>(quantizedType))
     return arith::BitcastOp::create(b, loc, getTypeLike(type, quantizedType),

@@ -26,21 +26,25 @@ Value buildGroupScale(OpBuilder &b, Location loc, QuantizeOp op, Value amax);
 Value buildReciprocal(OpBuilder &b, Location loc, Value scale);
 
 /// `y` widened to f32. When `y` is an `arith.truncf` of f32 values to bf16
-/// (round to nearest even), the f32 values are rounded to bf16 precision
-/// in f32 instead: the same numbers without packing the lanes to 16 bits
-/// and back.
-Value buildWidenedQuantizeInput(OpBuilder &b, Location loc, Value y);
+/// (round to nearest even) and `nativeBF16` is false, the f32 values are
+/// rounded to bf16 precision in f32 instead: the same numbers without
+/// packing the lanes to 16 bits and back, cheaper than an expanded truncf.
+/// With `nativeBF16` (a target with a conversion instruction, such as
+/// AVX-512 BF16's vcvtneps2bf16), `y` is widened as it is.
+Value buildWidenedQuantizeInput(OpBuilder &b, Location loc, Value y,
+                                bool nativeBF16 = false);
 
 /// `|y|` widened to f32, the term of a group's `max |y|` (combine terms with
 /// `arith.maximumf`, which propagates NaN).
-Value buildMagnitude(OpBuilder &b, Location loc, Value y);
+Value buildMagnitude(OpBuilder &b, Location loc, Value y,
+                     bool nativeBF16 = false);
 
 /// Quantizes `y` (the op's input element type) with the inverse scale
 /// `inverse` (f32, same shape): `v = f32(y) * inverse`, then the saturating,
 /// round-to-nearest-even conversion to `quantizedType` (f8E4M3FN or i8).
 /// Returns a value of `quantizedType` (or a vector of it).
 Value buildQuantize(OpBuilder &b, Location loc, Value y, Value inverse,
-                    Type quantizedType);
+                    Type quantizedType, bool nativeBF16 = false);
 
 /// The bits of the f8E4M3FN value nearest to the f32 `v` (saturating to
 /// +-448, NaN stays NaN, ties to even) as an i8, with i32 and f32 ops only.
