@@ -194,6 +194,7 @@ SmallVector<Value> RowLoopBuilder::buildOutputSweeps(
           ? rowSize
           : Value(arith::ConstantIndexOp::create(rb, loc, staticGroupSize));
   VectorType f32VectorType = VectorType::get({vectorLength}, rb.getF32Type());
+  VectorType i32VectorType = VectorType::get({vectorLength}, rb.getI32Type());
   Value scratch = tensor::EmptyOp::create(
       rb, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(rowSize)},
       rb.getF32Type());
@@ -206,8 +207,15 @@ SmallVector<Value> RowLoopBuilder::buildOutputSweeps(
       [&](OpBuilder &gb, Location, Value group, ValueRange iter) {
         Value begin = arith::MulIOp::create(gb, loc, group, groupLength);
         // iter: q row, scales row, [residual row], scratch.
+        // max |y| on the encodings: with the sign cleared, floats (infinity
+        // and NaN included) order like their bits as unsigned integers, so
+        // an unsigned max is max |y| with NaN propagated, one instruction
+        // where arith.maximumf takes four.
         SmallVector<Value> inits{
-            buildFloatConstant(gb, loc, f32VectorType, 0.0), iter.back()};
+            arith::ConstantOp::create(
+                gb, loc, i32VectorType,
+                DenseElementsAttr::get(i32VectorType, gb.getI32IntegerAttr(0))),
+            iter.back()};
         if (writeResidual)
           inits.push_back(iter[2]);
         SmallVector<Value> first = sweepRange(
@@ -216,17 +224,21 @@ SmallVector<Value> RowLoopBuilder::buildOutputSweeps(
               auto [y, s] = computeY(bb, col, mask);
               Value wide =
                   buildWidenedQuantizeInput(bb, loc, y, options.nativeBF16);
-              Value magnitude =
-                  maskLanes(bb, loc, math::AbsFOp::create(bb, loc, wide), mask);
+              Value magnitude = arith::BitcastOp::create(
+                  bb, loc, i32VectorType,
+                  maskLanes(bb, loc, math::AbsFOp::create(bb, loc, wide),
+                            mask));
               SmallVector<Value> next{
-                  arith::MaximumFOp::create(bb, loc, it[0], magnitude),
+                  arith::MaxUIOp::create(bb, loc, it[0], magnitude),
                   writeRow(bb, wide, it[1], col, mask)};
               if (writeResidual)
                 next.push_back(writeRow(bb, s, it[2], col, mask));
               return next;
             });
-        Value amax = vector::ReductionOp::create(
-            gb, loc, vector::CombiningKind::MAXIMUMF, first[0]);
+        Value amax = arith::BitcastOp::create(
+            gb, loc, gb.getF32Type(),
+            vector::ReductionOp::create(gb, loc, vector::CombiningKind::MAXUI,
+                                        first[0]));
         Value filled = first[1];
         Value scale = buildGroupScale(gb, loc, quant, amax);
         Value inverse = vector::BroadcastOp::create(

@@ -50,11 +50,14 @@ func.func @rms_norm_static_fp8(%x: tensor<?x256xbf16>, %w: tensor<256xbf16>, %s:
 //       CHECK:   %[[SCRATCH:.*]] = tensor.empty() : tensor<256xf32>
 //       CHECK:   scf.for %[[G:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[SC:.*]] = %{{.*}}, %[[SCR:.*]] = %[[SCRATCH]]) -> (tensor<256xi8>, tensor<2xf32>, tensor<256xf32>)
 //       CHECK:     %[[BEGIN:.*]] = arith.muli %[[G]], %{{.*}} : index
-//       CHECK:     %[[FIRST:.*]]:2 = scf.for {{.*}} = %[[BEGIN]] to {{.*}} iter_args({{.*}}, %{{.*}} = %[[SCR]]) -> (vector<32xf32>, tensor<256xf32>)
-//       CHECK:       math.absf
-//       CHECK:       arith.maximumf
+// max |y| as an unsigned max of the encodings (NaN propagates).
+//       CHECK:     %[[FIRST:.*]]:2 = scf.for {{.*}} = %[[BEGIN]] to {{.*}} iter_args({{.*}}, %{{.*}} = %[[SCR]]) -> (vector<32xi32>, tensor<256xf32>)
+//       CHECK:       %[[ABS:.*]] = math.absf
+//       CHECK:       %[[BITS:.*]] = arith.bitcast %[[ABS]] : vector<32xf32> to vector<32xi32>
+//       CHECK:       arith.maxui %{{.*}}, %[[BITS]] : vector<32xi32>
 //       CHECK:       vector.transfer_write %{{.*}} : vector<32xf32>, tensor<256xf32>
-//       CHECK:     %[[AMAX:.*]] = vector.reduction <maximumf>, %[[FIRST]]#0
+//       CHECK:     %[[MAXBITS:.*]] = vector.reduction <maxui>, %[[FIRST]]#0 : vector<32xi32> into i32
+//       CHECK:     %[[AMAX:.*]] = arith.bitcast %[[MAXBITS]] : i32 to f32
 //       CHECK:     %[[CAP:.*]] = arith.minimumf %[[AMAX]]
 //       CHECK:     %[[DIV:.*]] = arith.divf %[[CAP]], %{{.*}} : f32
 //       CHECK:     %[[SCALE:.*]] = arith.maximumf %[[DIV]]
@@ -78,8 +81,8 @@ func.func @add_rms_norm_group_int8(%x: tensor<?x256xbf16>, %r: tensor<?x256xbf16
 // the sweep that computes y (and fills the scratch), q by the second one.
 // CHECK-LABEL: func @dyt_per_token_fp8
 //       CHECK: scf.forall {{.*}} -> (tensor<4x96xf8E4M3FN>, tensor<4x1xf32>, tensor<4x96xf32>)
-//       CHECK:   scf.for {{.*}} -> (vector<32xf32>, tensor<96xf32>, tensor<96xf32>)
-//       CHECK:   vector.reduction <maximumf>
+//       CHECK:   scf.for {{.*}} -> (vector<32xi32>, tensor<96xf32>, tensor<96xf32>)
+//       CHECK:   vector.reduction <maxui>
 //       CHECK:   scf.for {{.*}} -> (tensor<96xf8E4M3FN>)
 //       CHECK:     vector.transfer_write %{{.*}} : vector<32xf8E4M3FN>, tensor<96xf8E4M3FN>
 func.func @dyt_per_token_fp8(%x: tensor<4x96xf32>, %a: tensor<f32>, %r: tensor<4x96xf32>) -> (tensor<4x96xf8E4M3FN>, tensor<4x1xf32>, tensor<4x96xf32>) {
@@ -152,7 +155,7 @@ func.func @not_fused_late_scale_residual_use(%x: tensor<8x64xf32>, %r: tensor<8x
 // CHECK-LABEL: func @quantize_alone_dynamic_row
 //       CHECK: scf.forall {{.*}} -> (tensor<4x?xf8E4M3FN>, tensor<4x1xf32>)
 //       CHECK:   vector.create_mask
-//       CHECK:   vector.reduction <maximumf>
+//       CHECK:   vector.reduction <maxui>
 //       CHECK:   vector.transfer_write {{.*}} : vector<32xf8E4M3FN>, tensor<?xf8E4M3FN>
 func.func @quantize_alone_dynamic_row(%x: tensor<4x?xf16>) -> (tensor<4x?xf8E4M3FN>, tensor<4x1xf32>) {
   %q, %sc = norm.quantize %x : (tensor<4x?xf16>) -> (tensor<4x?xf8E4M3FN>, tensor<4x1xf32>)
