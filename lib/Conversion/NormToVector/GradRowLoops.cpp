@@ -329,6 +329,37 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
                   computeType));
   }
 
+  // A weight row not in the compute type, or with an offset, is converted
+  // once per call: the row loops then read the compute type as is, in each
+  // of their sweeps over each row.
+  Value weightRow = weight;
+  if (weight) {
+    Type weightElement =
+        cast<RankedTensorType>(weight.getType()).getElementType();
+    if (weightElement != computeType || weightOffset != 0.0) {
+      Value widenedOffset =
+          weightOffset != 0.0
+              ? buildFloatConstant(b, loc, computeVectorType, weightOffset)
+              : Value();
+      Value init = tensor::EmptyOp::create(
+          b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(rowSize)},
+          computeType);
+      weightRow =
+          sweep(b, ValueRange{init},
+                [&](OpBuilder &sb, Value col, Value mask, ValueRange iter) {
+                  Value w = castFloat(
+                      sb, loc,
+                      read(sb, weight, ValueRange{col}, mask, weightElement),
+                      computeType);
+                  if (widenedOffset)
+                    w = arith::AddFOp::create(sb, loc, w, widenedOffset);
+                  return SmallVector<Value>{
+                      write(sb, w, iter[0], ValueRange{col}, mask)};
+                })
+              .front();
+    }
+  }
+
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(numBlocks)}, outputs,
       std::nullopt);
@@ -410,10 +441,6 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
     }
     if (alpha)
       rowInits.push_back(zero);
-    Value offset =
-        weightOffset != 0.0
-            ? buildFloatConstant(fb, loc, computeVectorType, weightOffset)
-            : Value();
 
     // Rows local .. local + count - 1 of the block: their dx, and their
     // terms summed over the group before they are added into the partial
@@ -443,14 +470,9 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
       // The weight factor (1 without weight) at a column, in the compute
       // type.
       auto readWeight = [&](OpBuilder &tb, Value col, Value mask) -> Value {
-        if (!weight)
+        if (!weightRow)
           return Value();
-        Value w = castFloat(
-            tb, loc,
-            read(tb, weight, ValueRange{col}, mask,
-                 cast<RankedTensorType>(weight.getType()).getElementType()),
-            computeType);
-        return offset ? Value(arith::AddFOp::create(tb, loc, w, offset)) : w;
+        return read(tb, weightRow, ValueRange{col}, mask, computeType);
       };
       // dy and x of row `i` at a column, in the compute type.
       auto readRow = [&](OpBuilder &tb, int64_t i, Value col, Value mask) {

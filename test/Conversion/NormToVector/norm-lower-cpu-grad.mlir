@@ -7,10 +7,16 @@
 // over the group writes each row's dx and adds the group's dy * xh and dy
 // into the block's [2, N] tile of the partials ([blocks, 2, N]); the products
 // and sums may contract. Then each parameter gradient is the f64 sum of its
-// partials over the blocks in order, rounded to its type.
+// partials over the blocks in order, rounded to its type. The bf16 weight
+// is widened to f32 once, before the loop over the blocks.
 // CHECK-LABEL: func @layer_norm_grad
+//  CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<64xbf16>)
 //       CHECK: %[[BLOCKS:.*]] = arith.ceildivui %{{.*}}, %c64 : index
 //       CHECK: %[[P:.*]] = tensor.empty(%[[BLOCKS]]) : tensor<?x2x64xf32>
+//       CHECK: %[[WF:.*]] = scf.for {{.*}} -> (tensor<64xf32>)
+//       CHECK:   vector.transfer_read %[[W]]
+//       CHECK:   arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
+//   CHECK-NOT: vector.transfer_read %[[W]]
 //       CHECK: %[[LOOP:.*]]:2 = scf.forall (%[[B:.*]]) in (%[[BLOCKS]]) shared_outs(%{{.*}} = %{{.*}}, %{{.*}} = %[[P]])
 //       CHECK:   scf.for {{.*}} -> (tensor<2x64xf32>)
 //       CHECK:     vector.transfer_write %{{.*}}[%c0, %{{.*}}]
@@ -63,9 +69,12 @@ func.func @rms_norm_grad_long_rows(%dy: tensor<600x2048xf32>, %x: tensor<600x204
 // -----
 
 // rms_norm_grad over a 3-D input: the leading dims are collapsed into rows
-// and dx expanded back; one sum per row (no mean), no bias.
+// and dx expanded back; one sum per row (no mean), no bias. The weight
+// offset is added to the weight once, before the loop over the blocks.
 // CHECK-LABEL: func @rms_norm_grad_3d
 //       CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x8x40xf32> into tensor<16x40xf32>
+//       CHECK: scf.for {{.*}} -> (tensor<40xf32>)
+//       CHECK:   arith.addf %{{.*}}, %cst{{.*}} : vector<16xf32>
 //       CHECK: scf.forall (%{{.*}}) in (1) shared_outs(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<16x40xf32>, tensor<1x1x40xf32>)
 //       CHECK:   scf.for
 //       CHECK:   vector.reduction <add>
