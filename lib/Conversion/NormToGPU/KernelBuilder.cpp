@@ -223,6 +223,11 @@ Value KernelBodyBuilder::broadcastF32(Value scalar) {
 }
 
 Value KernelBodyBuilder::lanesMax(Value value, int64_t lanes) {
+  return buildLanesMax(b, loc, value, lanes);
+}
+
+Value gpu_lowering::buildLanesMax(OpBuilder &b, Location loc, Value value,
+                                  int64_t lanes) {
   for (int32_t offset = static_cast<int32_t>(lanes) / 2; offset >= 1;
        offset /= 2) {
     Value other = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,

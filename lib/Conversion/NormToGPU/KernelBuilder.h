@@ -179,6 +179,11 @@ private:
   SmallVector<Operation *> absorbed;
 };
 
+/// The maximum (arith.maximumf: NaN propagates) of `value` over `lanes`
+/// consecutive lanes of a warp (a power of two up to 32, aligned), for all
+/// of them, by xor shuffles.
+Value buildLanesMax(OpBuilder &b, Location loc, Value value, int64_t lanes);
+
 /// q of the vector `y` (f16, bf16 or f32) times the f32 vector `inverse`,
 /// as a vector of `quantizedType` (f8E4M3FN or i8). With `useCvt`, FP8
 /// values are converted by cvt.rn.satfinite.e4m3x2.f32, else by the integer

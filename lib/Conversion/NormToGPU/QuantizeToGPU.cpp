@@ -148,13 +148,7 @@ void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
           return SmallVector<Value>{
               arith::MaximumFOp::create(lb, loc, iter[0], magnitude)};
         }).front();
-    for (int32_t offset = static_cast<int32_t>(lanes) / 2; offset >= 1;
-         offset /= 2) {
-      Value other = gpu::ShuffleOp::create(b, loc, amax, offset, kWarpSize,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      amax = arith::MaximumFOp::create(b, loc, amax, other);
-    }
+    amax = buildLanesMax(b, loc, amax, lanes);
     Value scale = buildGroupScale(b, loc, op, amax);
     inverse = vector::BroadcastOp::create(b, loc, f32VectorType,
                                           buildReciprocal(b, loc, scale));
