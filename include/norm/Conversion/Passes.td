@@ -117,6 +117,12 @@ def NormLowerGPUPass : Pass<"norm-lower-gpu"> {
     warps of a block. Narrow types are computed in f32 (the op's compute
     type); the element arithmetic is the one every norm lowering shares.
 
+    A `norm.quantize` that is the only user of a norm's `y` is computed in
+    the norm's kernel (q, and the scales, written instead of y); any other
+    `norm.quantize` gets its own kernel, aligned lanes of a warp taking each
+    group (or row) of the quantized dim. The gradient ops get a row kernel
+    and a column kernel (deterministic, no atomics).
+
     Norm ops are tensor-level, so the pass reaches memrefs by itself, still
     before bufferization: operands are turned into buffers with
     `bufferization.to_buffer`, the kernel writes freshly allocated buffers,
