@@ -122,25 +122,15 @@ Value GradLowering::deviceInput(Value tensor) {
 }
 
 gpu::LaunchOp GradLowering::launch(Value grid, unsigned numScratch) {
-  Value one = index(1);
   auto workgroup = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   SmallVector<Type> scratchTypes(
       numScratch,
       MemRefType::get({kGradThreads}, g.computeType, AffineMap(), workgroup));
-  auto kernelSymbol =
-      FlatSymbolRefAttr::get(b.getContext(), getNormKernelName(op));
-  auto launchOp = gpu::LaunchOp::create(
-      b, loc, grid, one, one, index(kGradThreads), one, one,
-      /*dynamicSharedMemorySize=*/Value(), /*asyncTokenType=*/Type(),
-      ValueRange{}, scratchTypes, /*privateAttributions=*/TypeRange{},
-      /*clusterSizeX=*/Value(), /*clusterSizeY=*/Value(),
-      /*clusterSizeZ=*/Value(), /*module=*/kernelSymbol,
-      /*function=*/kernelSymbol);
-  Block &body = launchOp.getBody().front();
-  b.setInsertionPointToStart(&body);
-  auto terminator = gpu::TerminatorOp::create(b, loc);
-  b.setInsertionPoint(terminator);
+  gpu::LaunchOp launchOp = createKernelLaunch(
+      b, loc, op, grid, index(kGradThreads), index(1), scratchTypes);
+  b.setInsertionPointToStart(&launchOp.getBody().front());
+  b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
   return launchOp;
 }
 

@@ -35,10 +35,8 @@ Value KernelBodyBuilder::elementOffset(Value index) {
   return arith::AddIOp::create(b, loc, rowBase, scaled);
 }
 
-/// The alignment in bytes of a vector access of `vectorLength` elements of
-/// `elementType` at a multiple of its own size (capped at 16 bytes).
-static llvm::MaybeAlign accessAlignment(Type elementType,
-                                        int64_t vectorLength) {
+llvm::MaybeAlign gpu_lowering::getAccessAlignment(Type elementType,
+                                                  int64_t vectorLength) {
   int64_t bytes = vectorLength * elementType.getIntOrFloatBitWidth() / 8;
   return llvm::MaybeAlign(
       std::min<int64_t>(std::max<int64_t>(bytes, 1), kAccessBytes));
@@ -49,7 +47,8 @@ Value KernelBodyBuilder::loadRow(Value buffer, Value index) {
   auto vectorType = VectorType::get({shape.vectorLength}, elementType);
   return vector::LoadOp::create(
       b, loc, vectorType, buffer, ValueRange{elementOffset(index)},
-      /*nontemporal=*/false, accessAlignment(elementType, shape.vectorLength));
+      /*nontemporal=*/false,
+      getAccessAlignment(elementType, shape.vectorLength));
 }
 
 void KernelBodyBuilder::storeRow(Value value, Value buffer, Value index,
@@ -63,9 +62,10 @@ void KernelBodyBuilder::storeRow(Value value, Value buffer, Value index,
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   }
   Type elementType = cast<MemRefType>(buffer.getType()).getElementType();
-  vector::StoreOp::create(
-      b, loc, value, buffer, ValueRange{elementOffset(index)},
-      /*nontemporal=*/false, accessAlignment(elementType, shape.vectorLength));
+  vector::StoreOp::create(b, loc, value, buffer,
+                          ValueRange{elementOffset(index)},
+                          /*nontemporal=*/false,
+                          getAccessAlignment(elementType, shape.vectorLength));
 }
 
 Value KernelBodyBuilder::loadInput(Value index) {
@@ -87,7 +87,7 @@ Value KernelBodyBuilder::loadParam(const KernelParam &param, Value index) {
     return vector::LoadOp::create(
         b, loc, vectorType, param.buffer, ValueRange{offset},
         /*nontemporal=*/false,
-        accessAlignment(elementType, shape.vectorLength));
+        getAccessAlignment(elementType, shape.vectorLength));
   }
   auto type = cast<MemRefType>(param.buffer.getType());
   SmallVector<Value> zeros(type.getRank(), constantIndex(0));

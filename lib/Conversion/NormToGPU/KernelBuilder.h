@@ -179,6 +179,17 @@ private:
   SmallVector<Operation *> absorbed;
 };
 
+/// The alignment in bytes of a vector access of `vectorLength` elements of
+/// `elementType` at a multiple of its own size (capped at 16 bytes).
+llvm::MaybeAlign getAccessAlignment(Type elementType, int64_t vectorLength);
+
+/// A gpu.launch of the kernel of `op` (named getNormKernelName(op)) over a
+/// 1-D grid of `grid` blocks of `threadsX` x `threadsY` threads, with a
+/// workgroup buffer of each of `workgroupTypes`; its body is empty.
+gpu::LaunchOp createKernelLaunch(OpBuilder &b, Location loc, Operation *op,
+                                 Value grid, Value threadsX, Value threadsY,
+                                 TypeRange workgroupTypes);
+
 /// The maximum (arith.maximumf: NaN propagates) of `value` over `lanes`
 /// consecutive lanes of a warp (a power of two up to 32, aligned), for all
 /// of them, by xor shuffles.

@@ -295,6 +295,24 @@ Value gpu_lowering::buildDeviceInput(OpBuilder &b, Location loc, Value tensor,
   return device;
 }
 
+gpu::LaunchOp gpu_lowering::createKernelLaunch(OpBuilder &b, Location loc,
+                                               Operation *op, Value grid,
+                                               Value threadsX, Value threadsY,
+                                               TypeRange workgroupTypes) {
+  // Named so that gpu-kernel-outlining gives the kernel (and its module)
+  // the name norm-annotate-kernel-args recognizes.
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto kernelSymbol =
+      FlatSymbolRefAttr::get(b.getContext(), getNormKernelName(op));
+  return gpu::LaunchOp::create(
+      b, loc, grid, one, one, threadsX, threadsY, one,
+      /*dynamicSharedMemorySize=*/Value(), /*asyncTokenType=*/Type(),
+      ValueRange{}, workgroupTypes, /*privateAttributions=*/TypeRange{},
+      /*clusterSizeX=*/Value(), /*clusterSizeY=*/Value(),
+      /*clusterSizeZ=*/Value(), /*module=*/kernelSymbol,
+      /*function=*/kernelSymbol);
+}
+
 Value ResultBuffers::add(Value result, ArrayRef<OpFoldResult> sizes) {
   MemRefType type = getBufferType(result);
   SmallVector<Value> dynamicSizes;
@@ -477,7 +495,6 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
   auto emitKernelOver = [&](OpBuilder &kb, const KernelShape &shape,
                             const KernelBuffers &kernelBuffers, Value rows,
                             Value size, int64_t staticSize) {
-    Value one = arith::ConstantIndexOp::create(kb, loc, 1);
     Value rowsPerBlock =
         arith::ConstantIndexOp::create(kb, loc, shape.rowsPerBlock);
     Value grid = kb.createOrFold<arith::CeilDivUIOp>(loc, rows, rowsPerBlock);
@@ -490,17 +507,8 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
                           MemRefType::get({shape.groupSize / kWarpSize},
                                           computeType, AffineMap(), workgroup));
     }
-    // Named so that gpu-kernel-outlining gives the kernel (and its module)
-    // the name norm-annotate-kernel-args recognizes.
-    std::string kernelName = getNormKernelName(op);
-    auto kernelSymbol = FlatSymbolRefAttr::get(kb.getContext(), kernelName);
-    auto launch = gpu::LaunchOp::create(
-        kb, loc, grid, one, one, groupSize, rowsPerBlock, one,
-        /*dynamicSharedMemorySize=*/Value(),
-        /*asyncTokenType=*/Type(), ValueRange{}, scratchTypes,
-        /*privateAttributions=*/TypeRange{}, /*clusterSizeX=*/Value(),
-        /*clusterSizeY=*/Value(), /*clusterSizeZ=*/Value(),
-        /*module=*/kernelSymbol, /*function=*/kernelSymbol);
+    auto launch = createKernelLaunch(kb, loc, op, grid, groupSize, rowsPerBlock,
+                                     scratchTypes);
     OpBuilder::InsertionGuard guard(kb);
     KernelBodyBuilder(kb, loc, op, shape, kernelBuffers, rows, size, staticSize,
                       approximateTanh)

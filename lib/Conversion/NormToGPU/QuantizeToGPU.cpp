@@ -71,17 +71,8 @@ void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
   int64_t threads = kQuantizeWarps * kWarpSize;
   Value grid = b.createOrFold<arith::CeilDivUIOp>(loc, numSegments,
                                                   index(threads / lanes));
-  Value one = index(1);
-  auto kernelSymbol =
-      FlatSymbolRefAttr::get(b.getContext(), getNormKernelName(op));
-  auto launchOp = gpu::LaunchOp::create(
-      b, loc, grid, one, one, index(threads), one, one,
-      /*dynamicSharedMemorySize=*/Value(), /*asyncTokenType=*/Type(),
-      ValueRange{}, /*workgroupAttributions=*/TypeRange{},
-      /*privateAttributions=*/TypeRange{},
-      /*clusterSizeX=*/Value(), /*clusterSizeY=*/Value(),
-      /*clusterSizeZ=*/Value(), /*module=*/kernelSymbol,
-      /*function=*/kernelSymbol);
+  gpu::LaunchOp launchOp = createKernelLaunch(b, loc, op, grid, index(threads),
+                                              index(1), TypeRange{});
   b.setInsertionPointToStart(&launchOp.getBody().front());
   b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
 
@@ -103,11 +94,6 @@ void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
 
   Type inputElement = op.getInputType().getElementType();
   Type quantizedType = op.getQuantizedElementType();
-  auto alignment = [&](Type element) {
-    int64_t bytes = vectorLength * element.getIntOrFloatBitWidth() / 8;
-    return llvm::MaybeAlign(
-        std::min<int64_t>(std::max<int64_t>(bytes, 1), kAccessBytes));
-  };
   auto offsetOf = [&](OpBuilder &lb, Value vector) -> Value {
     return arith::AddIOp::create(
         lb, loc, base,
@@ -117,7 +103,7 @@ void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
     return vector::LoadOp::create(
         lb, loc, VectorType::get({vectorLength}, inputElement), inputBuf,
         ValueRange{offsetOf(lb, vector)}, /*nontemporal=*/false,
-        alignment(inputElement));
+        getAccessAlignment(inputElement, vectorLength));
   };
   auto sweep =
       [&](ValueRange inits,
@@ -165,7 +151,8 @@ void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
     Value q = buildQuantizeVector(lb, loc, load(lb, vector), inverse,
                                   quantizedType, options.fp8Cvt);
     vector::StoreOp::create(lb, loc, q, qBuf, ValueRange{offsetOf(lb, vector)},
-                            /*nontemporal=*/false, alignment(quantizedType));
+                            /*nontemporal=*/false,
+                            getAccessAlignment(quantizedType, vectorLength));
     return SmallVector<Value>{};
   });
 }
