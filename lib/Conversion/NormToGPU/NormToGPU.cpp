@@ -794,13 +794,13 @@ mlir::norm::lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
   return GPULoweringBuilder(rewriter, op, options, quant).build();
 }
 
-std::string mlir::norm::getGPUQuantizeFusionBlocker(
-    QuantizeOp quant, const NormLowerGPUPassOptions &options) {
+bool mlir::norm::isQuantizeFusedOnGPU(QuantizeOp quant,
+                                      const NormLowerGPUPassOptions &options) {
   auto norm = quant.getInput().getDefiningOp<NormOpInterface>();
   if (!norm || getFusableQuantizeOp(norm) != quant)
-    return "not the only user of a norm op's y (normalizing the last dim)";
+    return false;
   if (!quant.isDynamic() || quant.getGroupSize() == 0)
-    return "";
+    return true;
   // Per group: the group's vectors must be held by a power-of-two number of
   // lanes (at most a warp) of one register pass over the row.
   int64_t rowSize = norm.getInputType().getShape().back();
@@ -840,12 +840,8 @@ std::string mlir::norm::getGPUQuantizeFusionBlocker(
       std::clamp<int64_t>(llvm::divideCeil(vectors, threads), 1, maxChunks) *
           threads <
       vectors;
-  if (groupSize % vectorLength != 0 || !llvm::isPowerOf2_64(lanes) ||
-      lanes > gpu_lowering::kWarpSize || threads % lanes != 0 || needsLoop)
-    return "group_size " + std::to_string(groupSize) +
-           " does not map to the lanes of one register pass over rows of " +
-           std::to_string(rowSize) + " elements";
-  return "";
+  return groupSize % vectorLength == 0 && llvm::isPowerOf2_64(lanes) &&
+         lanes <= gpu_lowering::kWarpSize && threads % lanes == 0 && !needsLoop;
 }
 
 //===----------------------------------------------------------------------===//

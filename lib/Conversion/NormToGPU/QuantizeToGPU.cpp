@@ -236,11 +236,6 @@ SmallVector<Value> QuantizeLowering::build() {
 
 } // namespace
 
-bool mlir::norm::isQuantizeFusedOnGPU(QuantizeOp quant,
-                                      const NormLowerGPUPassOptions &options) {
-  return getGPUQuantizeFusionBlocker(quant, options).empty();
-}
-
 FailureOr<SmallVector<Value>>
 mlir::norm::lowerQuantizeOpToGPUKernel(RewriterBase &rewriter, QuantizeOp op,
                                        const NormLowerGPUPassOptions &options) {

@@ -44,13 +44,10 @@ lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
                        const NormLowerGPUPassOptions &options,
                        QuantizeOp quant = {});
 
-/// Why `quant` cannot be fused into the kernel of the norm producing its
-/// input, or an empty string when it can.
-std::string getGPUQuantizeFusionBlocker(QuantizeOp quant,
-                                        const NormLowerGPUPassOptions &options);
-
 /// Whether the kernel of the norm producing `quant`'s input writes `quant`'s
-/// results (getGPUQuantizeFusionBlocker accepts it).
+/// results: `quant` is the only user of the norm's y, and its groups (if
+/// any) are held by a power-of-two number of lanes (at most a warp) of one
+/// register pass over the row.
 bool isQuantizeFusedOnGPU(QuantizeOp quant,
                           const NormLowerGPUPassOptions &options);
 
