@@ -47,8 +47,8 @@ Value mlir::norm::buildReciprocal(OpBuilder &b, Location loc, Value scale) {
       b, loc, buildFloatConstant(b, loc, scale.getType(), 1.0), scale);
 }
 
-Value mlir::norm::buildWidenedQuantizeInput(OpBuilder &b, Location loc,
-                                            Value y, bool nativeBF16) {
+Value mlir::norm::buildWidenedQuantizeInput(OpBuilder &b, Location loc, Value y,
+                                            bool nativeBF16) {
   auto trunc = y.getDefiningOp<arith::TruncFOp>();
   if (nativeBF16 || !trunc || !getElementTypeOrSelf(y.getType()).isBF16() ||
       !getElementTypeOrSelf(trunc.getIn().getType()).isF32() ||
@@ -75,10 +75,8 @@ Value mlir::norm::buildWidenedQuantizeInput(OpBuilder &b, Location loc,
       arith::BitcastOp::create(b, loc, in.getType(), rounded));
 }
 
-Value mlir::norm::buildMagnitude(OpBuilder &b, Location loc, Value y,
-                                 bool nativeBF16) {
-  return math::AbsFOp::create(b, loc,
-                              buildWidenedQuantizeInput(b, loc, y, nativeBF16));
+Value mlir::norm::buildMagnitude(OpBuilder &b, Location loc, Value y) {
+  return math::AbsFOp::create(b, loc, buildWidenedQuantizeInput(b, loc, y));
 }
 
 Value mlir::norm::buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v) {

@@ -36,8 +36,7 @@ Value buildWidenedQuantizeInput(OpBuilder &b, Location loc, Value y,
 
 /// `|y|` widened to f32, the term of a group's `max |y|` (combine terms with
 /// `arith.maximumf`, which propagates NaN).
-Value buildMagnitude(OpBuilder &b, Location loc, Value y,
-                     bool nativeBF16 = false);
+Value buildMagnitude(OpBuilder &b, Location loc, Value y);
 
 /// Quantizes `y` (the op's input element type) with the inverse scale
 /// `inverse` (f32, same shape): `v = f32(y) * inverse`, then the saturating,
