@@ -894,33 +894,6 @@ struct NormToGPUPattern : public OpInterfaceRewritePattern<NormOpInterface> {
 
 namespace {
 
-/// Rewrites a norm.quantize that no norm kernel takes in into buffers and
-/// its own kernel launch.
-struct QuantizeToGPUPattern : public OpRewritePattern<QuantizeOp> {
-  QuantizeToGPUPattern(MLIRContext *context,
-                       const NormLowerGPUPassOptions &options)
-      : OpRewritePattern(context), options(options) {
-    setDebugName("QuantizeOpToGPUKernel");
-  }
-
-  LogicalResult matchAndRewrite(QuantizeOp op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<SmallVector<Value>> replacements =
-        lowerQuantizeOpToGPUKernel(rewriter, op, options);
-    if (failed(replacements))
-      return rewriter.notifyMatchFailure(
-          op, "lowered with the norm producing its input");
-    rewriter.replaceOp(op, *replacements);
-    return success();
-  }
-
-  NormLowerGPUPassOptions options;
-};
-
-} // namespace
-
-namespace {
-
 /// Rewrites a gradient op into buffers and its two GPU kernel launches.
 struct GradToGPUPattern : public RewritePattern {
   GradToGPUPattern(MLIRContext *context, const NormLowerGPUPassOptions &options)
@@ -949,7 +922,12 @@ struct GradToGPUPattern : public RewritePattern {
 void mlir::norm::populateNormToGPUPatterns(
     RewritePatternSet &patterns, const NormLowerGPUPassOptions &options) {
   patterns.add<NormToGPUPattern>(patterns.getContext(), options);
-  patterns.add<QuantizeToGPUPattern>(patterns.getContext(), options);
+  // A norm.quantize that no norm kernel takes in: its own kernel.
+  patterns.add<LowerOpPattern<QuantizeOp>>(
+      patterns.getContext(), "QuantizeOpToGPUKernel",
+      [options](RewriterBase &rewriter, QuantizeOp op) {
+        return lowerQuantizeOpToGPUKernel(rewriter, op, options);
+      });
   patterns.add<GradToGPUPattern>(patterns.getContext(), options);
 }
 

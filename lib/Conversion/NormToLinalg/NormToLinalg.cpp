@@ -666,20 +666,6 @@ struct GradToLinalgPattern : public OpRewritePattern<OpTy> {
   }
 };
 
-/// Rewrites norm.quantize into its linalg decomposition.
-struct QuantizeToLinalgPattern : public OpRewritePattern<QuantizeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(QuantizeOp op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<SmallVector<Value>> replacements =
-        decomposeQuantizeOp(rewriter, op);
-    if (failed(replacements))
-      return failure();
-    rewriter.replaceOp(op, *replacements);
-    return success();
-  }
-};
-
 struct NormToLinalgPass
     : public norm::impl::NormToLinalgPassBase<NormToLinalgPass> {
   void runOnOperation() override;
@@ -694,7 +680,11 @@ void mlir::norm::populateNormToLinalgPatterns(RewritePatternSet &patterns) {
       [](RewriterBase &rewriter, NormOpInterface op) {
         return decomposeNormOp(rewriter, op);
       });
-  patterns.add<QuantizeToLinalgPattern>(patterns.getContext());
+  patterns.add<LowerOpPattern<QuantizeOp>>(
+      patterns.getContext(), "QuantizeOpToLinalg",
+      [](RewriterBase &rewriter, QuantizeOp op) {
+        return decomposeQuantizeOp(rewriter, op);
+      });
   populateGradToLinalgPatterns(patterns);
 }
 

@@ -76,27 +76,6 @@ struct NormToVectorPattern : public OpInterfaceRewritePattern<NormOpInterface> {
   NormLowerCPUPassOptions options;
 };
 
-/// Rewrites a norm.quantize that no norm op took in into vector row loops.
-struct QuantizeToVectorPattern : public OpRewritePattern<QuantizeOp> {
-  QuantizeToVectorPattern(MLIRContext *context,
-                          const NormLowerCPUPassOptions &options)
-      : OpRewritePattern(context), options(options) {
-    setDebugName("QuantizeOpToVectorLoops");
-  }
-
-  LogicalResult matchAndRewrite(QuantizeOp op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<SmallVector<Value>> replacements =
-        lowerQuantizeOpToVectorLoops(rewriter, op, options);
-    if (failed(replacements))
-      return rewriter.notifyMatchFailure(op, "the lowering does not apply");
-    rewriter.replaceOp(op, *replacements);
-    return success();
-  }
-
-  NormLowerCPUPassOptions options;
-};
-
 /// Rewrites a gradient op into vector row loops where they apply (the
 /// linalg decomposition, at a lower benefit, takes the others).
 template <typename OpTy>
@@ -125,10 +104,15 @@ struct GradToVectorPattern : public OpRewritePattern<OpTy> {
 void mlir::norm::populateNormToVectorPatterns(
     RewritePatternSet &patterns, const NormLowerCPUPassOptions &options) {
   patterns
-      .add<NormToVectorPattern, QuantizeToVectorPattern,
-           GradToVectorPattern<LayerNormGradOp>,
+      .add<NormToVectorPattern, GradToVectorPattern<LayerNormGradOp>,
            GradToVectorPattern<RMSNormGradOp>, GradToVectorPattern<DyTGradOp>>(
           patterns.getContext(), options);
+  // A norm.quantize that no norm op took in: its own row loop.
+  patterns.add<LowerOpPattern<QuantizeOp>>(
+      patterns.getContext(), "QuantizeOpToVectorLoops",
+      [options](RewriterBase &rewriter, QuantizeOp op) {
+        return lowerQuantizeOpToVectorLoops(rewriter, op, options);
+      });
 }
 
 void NormLowerCPUPass::runOnOperation() {

@@ -42,19 +42,22 @@ unsigned applyPatternsOnce(
     function_ref<void(Operation *, bool rewritten)> onVisit = nullptr);
 
 /// The pattern of each norm lowering (to linalg, to vector loops, to GPU
-/// kernels): rewrites a norm op with `lower`, which returns the values
-/// replacing its results or fails (the op is then left as it is).
-class LowerNormOpPattern : public OpInterfaceRewritePattern<NormOpInterface> {
+/// kernels): rewrites an op of type `OpTy` with `lower`, which returns the
+/// values replacing its results or fails (the op is then left as it is).
+/// `BaseT` is the pattern base matching `OpTy` (an op interface needs
+/// OpInterfaceRewritePattern).
+template <typename OpTy, typename BaseT = OpRewritePattern<OpTy>>
+class LowerOpPattern : public BaseT {
 public:
-  using LowerFn = std::function<FailureOr<SmallVector<Value>>(RewriterBase &,
-                                                              NormOpInterface)>;
+  using LowerFn =
+      std::function<FailureOr<SmallVector<Value>>(RewriterBase &, OpTy)>;
 
-  LowerNormOpPattern(MLIRContext *context, StringRef debugName, LowerFn lower)
-      : OpInterfaceRewritePattern(context), lower(std::move(lower)) {
-    setDebugName(debugName);
+  LowerOpPattern(MLIRContext *context, StringRef debugName, LowerFn lower)
+      : BaseT(context), lower(std::move(lower)) {
+    this->setDebugName(debugName);
   }
 
-  LogicalResult matchAndRewrite(NormOpInterface op,
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     FailureOr<SmallVector<Value>> replacements = lower(rewriter, op);
     if (failed(replacements))
@@ -66,6 +69,10 @@ public:
 private:
   LowerFn lower;
 };
+
+/// LowerOpPattern of every norm op.
+using LowerNormOpPattern =
+    LowerOpPattern<NormOpInterface, OpInterfaceRewritePattern<NormOpInterface>>;
 
 /// Replaces `op`, lowered together with `quant` (a norm.quantize of its y,
 /// or null), by `replacements`: those of `op`'s results without `quant`;
