@@ -147,9 +147,8 @@ Value gpu_lowering::allocateDevice(OpBuilder &b, Location loc, MemRefType type,
 
 /// The last user of `result` when every user is a norm, norm.quantize or
 /// gradient op of the same block: those become kernels that read the
-/// result's buffer in place, so the
-/// buffer is neither returned nor viewed by another op and can be freed
-/// after them. Null otherwise.
+/// result's buffer in place, so the buffer is neither returned nor viewed by
+/// another op and can be freed after them. Null otherwise.
 static Operation *getLastNormUser(Value result) {
   Block *block = result.getParentBlock();
   Operation *last = nullptr;

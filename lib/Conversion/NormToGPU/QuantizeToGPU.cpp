@@ -171,15 +171,13 @@ SmallVector<Value> QuantizeLowering::build() {
   Value rowSize = getValueOrCreateConstantIndexOp(b, loc, sizes.back());
   int64_t staticSegment =
       op.isDynamic() ? op.getStaticGroupSize() : inputType.getShape().back();
-  segmentSize = op.isDynamic() && op.getGroupSize() != 0
-                    ? index(op.getGroupSize())
-                    : rowSize;
+  bool groups = op.isDynamic() && op.getGroupSize() != 0;
+  segmentSize = groups ? index(op.getGroupSize()) : rowSize;
   numSegments =
-      op.isDynamic() && op.getGroupSize() != 0
-          ? b.createOrFold<arith::MulIOp>(
-                loc, numRows,
-                b.createOrFold<arith::DivUIOp>(loc, rowSize, segmentSize))
-          : numRows;
+      groups ? b.createOrFold<arith::MulIOp>(
+                   loc, numRows,
+                   b.createOrFold<arith::DivUIOp>(loc, rowSize, segmentSize))
+             : numRows;
 
   bool deviceMemory = options.memory == GPUMemory::Device;
   SmallVector<Value> temporaries;
