@@ -891,33 +891,6 @@ struct NormToGPUPattern : public OpInterfaceRewritePattern<NormOpInterface> {
 
 } // namespace
 
-namespace {
-
-/// Rewrites a gradient op into buffers and its two GPU kernel launches.
-struct GradToGPUPattern : public RewritePattern {
-  GradToGPUPattern(MLIRContext *context, const NormLowerGPUPassOptions &options)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context),
-        options(options) {
-    setDebugName("GradOpToGPUKernels");
-  }
-
-  LogicalResult matchAndRewrite(Operation *op,
-                                PatternRewriter &rewriter) const override {
-    if (!isGradientOp(op))
-      return failure();
-    FailureOr<SmallVector<Value>> replacements =
-        lowerGradOpToGPUKernels(rewriter, op, options);
-    if (failed(replacements))
-      return rewriter.notifyMatchFailure(op, "the lowering does not apply");
-    rewriter.replaceOp(op, *replacements);
-    return success();
-  }
-
-  NormLowerGPUPassOptions options;
-};
-
-} // namespace
-
 void mlir::norm::populateNormToGPUPatterns(
     RewritePatternSet &patterns, const NormLowerGPUPassOptions &options) {
   patterns.add<NormToGPUPattern>(patterns.getContext(), options);
@@ -927,7 +900,12 @@ void mlir::norm::populateNormToGPUPatterns(
       [options](RewriterBase &rewriter, QuantizeOp op) {
         return lowerQuantizeOpToGPUKernel(rewriter, op, options);
       });
-  patterns.add<GradToGPUPattern>(patterns.getContext(), options);
+  // A gradient op: buffers and its two kernel launches.
+  addLowerOpPatterns<LayerNormGradOp, RMSNormGradOp, DyTGradOp>(
+      patterns, "GradOpToGPUKernels",
+      [options](RewriterBase &rewriter, Operation *op) {
+        return lowerGradOpToGPUKernels(rewriter, op, options);
+      });
 }
 
 void NormLowerGPUPass::runOnOperation() {

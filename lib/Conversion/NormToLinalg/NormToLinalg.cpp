@@ -652,20 +652,6 @@ struct GradAggregatedOpModel
   }
 };
 
-/// Rewrites a gradient op into its linalg decomposition.
-template <typename OpTy>
-struct GradToLinalgPattern : public OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
-  LogicalResult matchAndRewrite(OpTy op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<SmallVector<Value>> replacements = decomposeGradOp(rewriter, op);
-    if (failed(replacements))
-      return failure();
-    rewriter.replaceOp(op, *replacements);
-    return success();
-  }
-};
-
 struct NormToLinalgPass
     : public norm::impl::NormToLinalgPassBase<NormToLinalgPass> {
   void runOnOperation() override;
@@ -689,10 +675,10 @@ void mlir::norm::populateNormToLinalgPatterns(RewritePatternSet &patterns) {
 }
 
 void mlir::norm::populateGradToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns
-      .add<GradToLinalgPattern<LayerNormGradOp>,
-           GradToLinalgPattern<RMSNormGradOp>, GradToLinalgPattern<DyTGradOp>>(
-          patterns.getContext());
+  addLowerOpPatterns<LayerNormGradOp, RMSNormGradOp, DyTGradOp>(
+      patterns, "GradOpToLinalg", [](RewriterBase &rewriter, Operation *op) {
+        return decomposeGradOp(rewriter, op);
+      });
 }
 
 void mlir::norm::registerAggregatedOpInterfaceExternalModels(

@@ -76,37 +76,19 @@ struct NormToVectorPattern : public OpInterfaceRewritePattern<NormOpInterface> {
   NormLowerCPUPassOptions options;
 };
 
-/// Rewrites a gradient op into vector row loops where they apply (the
-/// linalg decomposition, at a lower benefit, takes the others).
-template <typename OpTy>
-struct GradToVectorPattern : public OpRewritePattern<OpTy> {
-  GradToVectorPattern(MLIRContext *context,
-                      const NormLowerCPUPassOptions &options)
-      : OpRewritePattern<OpTy>(context, /*benefit=*/2), options(options) {
-    this->setDebugName("GradOpToVectorLoops");
-  }
-
-  LogicalResult matchAndRewrite(OpTy op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<SmallVector<Value>> replacements =
-        lowerGradOpToVectorLoops(rewriter, op, options);
-    if (failed(replacements))
-      return rewriter.notifyMatchFailure(op, "no row loops for this form");
-    rewriter.replaceOp(op, *replacements);
-    return success();
-  }
-
-  NormLowerCPUPassOptions options;
-};
-
 } // namespace
 
 void mlir::norm::populateNormToVectorPatterns(
     RewritePatternSet &patterns, const NormLowerCPUPassOptions &options) {
-  patterns
-      .add<NormToVectorPattern, GradToVectorPattern<LayerNormGradOp>,
-           GradToVectorPattern<RMSNormGradOp>, GradToVectorPattern<DyTGradOp>>(
-          patterns.getContext(), options);
+  patterns.add<NormToVectorPattern>(patterns.getContext(), options);
+  // A gradient op: row loops where they apply; the linalg decomposition, at
+  // a lower benefit, takes the others.
+  addLowerOpPatterns<LayerNormGradOp, RMSNormGradOp, DyTGradOp>(
+      patterns, "GradOpToVectorLoops",
+      [options](RewriterBase &rewriter, Operation *op) {
+        return lowerGradOpToVectorLoops(rewriter, op, options);
+      },
+      /*benefit=*/2);
   // A norm.quantize that no norm op took in: its own row loop.
   patterns.add<LowerOpPattern<QuantizeOp>>(
       patterns.getContext(), "QuantizeOpToVectorLoops",

@@ -45,15 +45,17 @@ unsigned applyPatternsOnce(
 /// kernels): rewrites an op of type `OpTy` with `lower`, which returns the
 /// values replacing its results or fails (the op is then left as it is).
 /// `BaseT` is the pattern base matching `OpTy` (an op interface needs
-/// OpInterfaceRewritePattern).
+/// OpInterfaceRewritePattern). Where two lowerings of one op type are in a
+/// set, the higher `benefit` is tried first.
 template <typename OpTy, typename BaseT = OpRewritePattern<OpTy>>
 class LowerOpPattern : public BaseT {
 public:
   using LowerFn =
       std::function<FailureOr<SmallVector<Value>>(RewriterBase &, OpTy)>;
 
-  LowerOpPattern(MLIRContext *context, StringRef debugName, LowerFn lower)
-      : BaseT(context), lower(std::move(lower)) {
+  LowerOpPattern(MLIRContext *context, StringRef debugName, LowerFn lower,
+                 PatternBenefit benefit = 1)
+      : BaseT(context, benefit), lower(std::move(lower)) {
     this->setDebugName(debugName);
   }
 
@@ -73,6 +75,23 @@ private:
 /// LowerOpPattern of every norm op.
 using LowerNormOpPattern =
     LowerOpPattern<NormOpInterface, OpInterfaceRewritePattern<NormOpInterface>>;
+
+/// Adds a LowerOpPattern for each of `OpTys` that lowers it with `lower`
+/// (one function for ops that one builder lowers, e.g. the gradient ops).
+template <typename... OpTys>
+void addLowerOpPatterns(
+    RewritePatternSet &patterns, StringRef debugName,
+    std::function<FailureOr<SmallVector<Value>>(RewriterBase &, Operation *)>
+        lower,
+    PatternBenefit benefit = 1) {
+  (patterns.add<LowerOpPattern<OpTys>>(
+       patterns.getContext(), debugName,
+       [lower](RewriterBase &rewriter, OpTys op) {
+         return lower(rewriter, op.getOperation());
+       },
+       benefit),
+   ...);
+}
 
 /// Replaces `op`, lowered together with `quant` (a norm.quantize of its y,
 /// or null), by `replacements`: those of `op`'s results without `quant`;
