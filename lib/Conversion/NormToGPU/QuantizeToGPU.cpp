@@ -6,15 +6,18 @@
 //
 // The rows [M, N] (leading dims flattened) are cut into segments: the groups
 // of the dynamic form (G elements; per token, whole rows), or the rows with a
-// static scale. `L` aligned consecutive lanes of a warp take one segment and
-// stride over it with vector accesses of `V` elements (16 bytes where the
-// segment length allows); a warp holds 32 / L segments, a block 8 warps.
-// Dynamic scales: a first sweep takes max |y| over the segment, the lanes
-// combine it with shuffles, the segment's first lane writes the scale, and a
-// second sweep (reading the segment again, from cache) writes q. A static
-// scale: one sweep. Segment lengths known only at run time get two kernels,
-// chosen at run time: V elements per access when it divides the length,
-// else one.
+// static scale. `L` consecutive lanes take one segment and stride over it
+// with vector accesses of `V` elements (16 bytes where the segment length
+// allows): L is a power of two up to 32 (a warp holds 32 / L segments, a
+// block 8 warps) for segments of at most 64 vectors, else the whole block
+// of 256 threads, so that a long row is read by many loads in flight rather
+// than by one warp's long loop. Dynamic scales: a first sweep takes max |y|
+// over the segment, the lanes combine it with shuffles (and, for a block,
+// through workgroup memory after a barrier), the segment's first lane
+// writes the scale, and a second sweep (reading the segment again, from
+// cache) writes q. A static scale: one sweep. Segment lengths known only at
+// run time (whole rows) get a block per row and two kernels, chosen at run
+// time: V elements per access when it divides the length, else one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +43,10 @@ namespace {
 
 /// Warps per block of the quantization kernel.
 constexpr int64_t kQuantizeWarps = 8;
+constexpr int64_t kQuantizeThreads = kQuantizeWarps * kWarpSize;
+/// Segments of more vectors than this get a whole block (at most two
+/// iterations per lane of a warp otherwise).
+constexpr int64_t kWarpSegmentVectors = 2 * kWarpSize;
 
 /// Emits the buffers and launches of one norm.quantize.
 class QuantizeLowering {
@@ -54,8 +61,9 @@ private:
   Value index(int64_t value) {
     return arith::ConstantIndexOp::create(b, loc, value);
   }
-  /// The launch over every segment, `lanes` lanes per segment, accesses of
-  /// `vectorLength` elements (which divides the segment length).
+  /// The launch over every segment, `lanes` lanes per segment (a power of
+  /// two up to 32, or kQuantizeThreads), accesses of `vectorLength` elements
+  /// (which divides the segment length).
   void emitKernel(int64_t vectorLength, int64_t lanes);
 
   RewriterBase &b;
@@ -68,11 +76,21 @@ private:
 
 void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
   OpBuilder::InsertionGuard guard(b);
-  int64_t threads = kQuantizeWarps * kWarpSize;
+  int64_t threads = kQuantizeThreads;
+  bool wholeBlock = lanes == threads;
+  assert((wholeBlock || lanes <= kWarpSize) && "lanes: a warp part or a block");
   Value grid = b.createOrFold<arith::CeilDivUIOp>(loc, numSegments,
                                                   index(threads / lanes));
+  // A block per segment with dynamic scales: one max per warp in workgroup
+  // memory.
+  SmallVector<Type> scratchTypes;
+  if (wholeBlock && op.isDynamic())
+    scratchTypes.push_back(MemRefType::get(
+        {kQuantizeWarps}, b.getF32Type(), AffineMap(),
+        gpu::AddressSpaceAttr::get(
+            b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace())));
   gpu::LaunchOp launchOp = createKernelLaunch(b, loc, op, grid, index(threads),
-                                              index(1), TypeRange{});
+                                              index(1), scratchTypes);
   b.setInsertionPointToStart(&launchOp.getBody().front());
   b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
 
@@ -134,7 +152,30 @@ void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
           return SmallVector<Value>{
               arith::MaximumFOp::create(lb, loc, iter[0], magnitude)};
         }).front();
-    amax = buildLanesMax(b, loc, amax, lanes);
+    amax = buildLanesMax(b, loc, amax, std::min(lanes, kWarpSize));
+    if (wholeBlock) {
+      // Lane 0 of each warp publishes its warp's max; after the barrier
+      // every thread takes the max of the warps' in the same order. (Every
+      // segment of the grid is valid: all threads reach the barrier.)
+      Value scratch = launchOp.getWorkgroupAttributions().front();
+      Value warp = arith::DivUIOp::create(b, loc, tid, index(kWarpSize));
+      Value firstLane = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, tid, index(kWarpSize)), index(0));
+      {
+        OpBuilder::InsertionGuard inner(b);
+        auto ifOp =
+            scf::IfOp::create(b, loc, firstLane, /*withElseRegion=*/false);
+        b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+        memref::StoreOp::create(b, loc, amax, scratch, ValueRange{warp});
+      }
+      gpu::BarrierOp::create(b, loc);
+      amax = memref::LoadOp::create(b, loc, scratch, ValueRange{index(0)});
+      for (int64_t w = 1; w < kQuantizeWarps; ++w)
+        amax = arith::MaximumFOp::create(
+            b, loc, amax,
+            memref::LoadOp::create(b, loc, scratch, ValueRange{index(w)}));
+    }
     Value scale = buildGroupScale(b, loc, op, amax);
     inverse = vector::BroadcastOp::create(b, loc, f32VectorType,
                                           buildReciprocal(b, loc, scale));
@@ -208,6 +249,8 @@ SmallVector<Value> QuantizeLowering::build() {
     int64_t maxVector = std::max<int64_t>(
         1, kAccessBytes * 8 / inputType.getElementTypeBitWidth());
     auto lanesFor = [](int64_t segmentVectors) {
+      if (segmentVectors > kWarpSegmentVectors)
+        return kQuantizeThreads;
       return std::min<int64_t>(
           kWarpSize, llvm::PowerOf2Ceil(std::max<int64_t>(segmentVectors, 1)));
     };
@@ -224,9 +267,9 @@ SmallVector<Value> QuantizeLowering::build() {
       auto choice = scf::IfOp::create(b, loc, divisible,
                                       /*withElseRegion=*/true);
       b.setInsertionPoint(choice.thenBlock()->getTerminator());
-      emitKernel(maxVector, kWarpSize);
+      emitKernel(maxVector, kQuantizeThreads);
       b.setInsertionPoint(choice.elseBlock()->getTerminator());
-      emitKernel(1, kWarpSize);
+      emitKernel(1, kQuantizeThreads);
     }
   }
   return outputs.finish(temporaries);

@@ -88,16 +88,19 @@ func.func @group_smaller_than_vector(%x: tensor<4x256xbf16>) -> (tensor<4x256xf8
 
 // -----
 
-// Per token, rows of a length known at run time: two kernels, 8-element
-// accesses when 8 divides the row length, else one element at a time.
+// Per token, rows of a length known at run time: a block per row, two
+// kernels, 8-element accesses when 8 divides the row length, else one
+// element at a time.
 // CHECK-LABEL: func @token_dynamic
 //       CHECK: arith.remui %{{.*}}, %c8
 //       CHECK: scf.if
-//       CHECK:   gpu.launch
+//       CHECK:   gpu.launch {{.*}} workgroup(%{{.*}} : memref<8xf32, #gpu.address_space<workgroup>>)
 //       CHECK:     vector.load %{{.*}} : memref<?xf16>, vector<8xf16>
+//       CHECK:     gpu.barrier
 //       CHECK: } else {
-//       CHECK:   gpu.launch
+//       CHECK:   gpu.launch {{.*}} workgroup(%{{.*}} : memref<8xf32, #gpu.address_space<workgroup>>)
 //       CHECK:     vector.load %{{.*}} : memref<?xf16>, vector<1xf16>
+//       CHECK:     gpu.barrier
 func.func @token_dynamic(%y: tensor<?x?xf16>) -> (tensor<?x?xf8E4M3FN>, tensor<?x1xf32>) {
   %q, %sc = norm.quantize %y {scale_ub = 1200.0 : f32} : (tensor<?x?xf16>) -> (tensor<?x?xf8E4M3FN>, tensor<?x1xf32>)
   return %q, %sc : tensor<?x?xf8E4M3FN>, tensor<?x1xf32>
@@ -118,4 +121,47 @@ func.func @device_free_y(%x: tensor<4x256xf32>) -> (tensor<4x256xi8>, tensor<4x1
   %y = norm.rms_norm %x : (tensor<4x256xf32>) -> tensor<4x256xf32>
   %q, %sc = norm.quantize %y {group_size = 2 : i64} : (tensor<4x256xf32>) -> (tensor<4x256xi8>, tensor<4x128xf32>)
   return %q, %sc : tensor<4x256xi8>, tensor<4x128xf32>
+}
+
+// -----
+
+// Per token over long rows (8192 bf16 elements: 1024 vectors of 8): a block
+// of 256 threads per row, each sweep 4 vectors per thread; max |y| by
+// shuffles within each warp, then lane 0 of every warp publishes its max in
+// workgroup memory and, after a barrier, every thread takes the max of the
+// 8 in order; thread 0 writes the row's scale.
+// CHECK-LABEL: func @token_long_rows
+//       CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c32{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256{{.*}}, {{.*}}) workgroup(%[[W:.*]] : memref<8xf32, #gpu.address_space<workgroup>>)
+//       CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c256
+//       CHECK:     vector.load %{{.*}} : memref<?xbf16>, vector<8xbf16>
+//       CHECK:   gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32
+//       CHECK:   gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
+//       CHECK:   scf.if
+//       CHECK:     memref.store %{{.*}}, %[[W]][%{{.*}}] : memref<8xf32, #gpu.address_space<workgroup>>
+//       CHECK:   gpu.barrier
+// CHECK-COUNT-8:   memref.load %[[W]]
+//       CHECK:   arith.divf
+//       CHECK:   scf.if
+//       CHECK:     memref.store %{{.*}} : memref<?xf32>
+//       CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c256
+//       CHECK:     vector.store %{{.*}} : memref<?xf8E4M3FN>, vector<8xf8E4M3FN>
+//       CHECK: return
+func.func @token_long_rows(%y: tensor<32x8192xbf16>) -> (tensor<32x8192xf8E4M3FN>, tensor<32x1xf32>) {
+  %q, %sc = norm.quantize %y : (tensor<32x8192xbf16>) -> (tensor<32x8192xf8E4M3FN>, tensor<32x1xf32>)
+  return %q, %sc : tensor<32x8192xf8E4M3FN>, tensor<32x1xf32>
+}
+
+// -----
+
+// A static scale over long rows: a block per row, one sweep, no reduction
+// (no workgroup memory, no barrier).
+// CHECK-LABEL: func @static_long_rows
+//       CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c32{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256{{.*}}, {{.*}}) {
+//   CHECK-NOT:   gpu.barrier
+//       CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c256
+//       CHECK:     vector.store %{{.*}} : memref<?xi8>, vector<8xi8>
+//       CHECK: return
+func.func @static_long_rows(%y: tensor<32x8192xbf16>, %s: tensor<f32>) -> tensor<32x8192xi8> {
+  %q = norm.quantize %y scale(%s) : (tensor<32x8192xbf16>, tensor<f32>) -> tensor<32x8192xi8>
+  return %q : tensor<32x8192xi8>
 }

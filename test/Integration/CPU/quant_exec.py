@@ -719,6 +719,17 @@ def edge_suite():
                 note="rank 3"))
         c(QCase("layer_norm", "f32", (5, 256), qt, 256, weight="f32",
                 bias="f32", note="group = N"))
+    # Long rows (the standalone GPU kernel takes a block per row), of static
+    # and dynamic length, with and without 16-byte accesses.
+    for qt in QTYPES:
+        c(QCase("none", "bf16", (3, 4096), qt, "per_token", dyn=(),
+                note="long rows"))
+        c(QCase("none", "f32", (2, 1000), qt, "static", dyn=(),
+                note="long rows"))
+        c(QCase("none", "f16", (2, 3000), qt, "per_token", dyn=(1,),
+                note="long rows, dynamic N"))
+        c(QCase("none", "bf16", (3, 2999), qt, "per_token", dyn=(0, 1),
+                note="long odd rows, dynamic"))
     # Conversion coverage: static scale 1.0 on every interesting value.
     for qt in QTYPES:
         c(QCase("none", "f32", (COVERAGE_ROWS, 256), qt, "static",
