@@ -108,7 +108,8 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
       "function-boundary-type-conversion=identity-layout-map "
       "unknown-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
-      "func.func(norm-forall-to-loops{{threads={0}},lower-vector-mask,"
+      "func.func(norm-forall-to-loops{{threads={0} native-bf16={4}},"
+      "lower-vector-mask,"
       "convert-vector-to-scf{{full-unroll=true},{1}),{2}"
       "func.func(norm-expand-f8-conversions,"
       "arith-emulate-unsupported-floats{{source-types=bf16,f16 "
@@ -133,7 +134,8 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
                                    unsigned(options.threads))
                          .str()
                    : std::string(),
-      options.nativeBF16 ? "false" : "true");
+      options.nativeBF16 ? "false" : "true",
+      options.nativeBF16 ? "true" : "false");
   return appendPipeline(pm, tail);
 }
 

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -82,12 +83,43 @@ static Value buildHasMinTrips(RewriterBase &rewriter, scf::ForallOp loop,
       arith::ConstantIndexOp::create(rewriter, loc, minTrips));
 }
 
+/// An i16 zero that LLVM cannot see as a constant: an empty inline asm
+/// (constraint "=r,0": any general register, no instruction, on every
+/// target) returning its operand.
+static Value buildOpaqueZero(RewriterBase &rewriter, Location loc) {
+  Value zero = arith::ConstantIntOp::create(rewriter, loc, 0, 16);
+  return LLVM::InlineAsmOp::create(
+             rewriter, loc, rewriter.getI16Type(), ValueRange{zero},
+             /*asm_string=*/"", /*constraints=*/"=r,0",
+             /*has_side_effects=*/false, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None,
+             /*asm_dialect=*/LLVM::AsmDialectAttr(),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
+/// `value` (a bf16 vector) as the xor of its encodings with `opaqueZero`
+/// (broadcast): the same bits, which LLVM no longer knows to come from a
+/// bf16 conversion.
+static Value hideBF16Origin(RewriterBase &rewriter, Location loc, Value value,
+                            Value opaqueZero) {
+  auto type = cast<VectorType>(value.getType());
+  VectorType intType = type.clone(rewriter.getI16Type());
+  Value bits = arith::BitcastOp::create(rewriter, loc, intType, value);
+  Value zeros = vector::BroadcastOp::create(rewriter, loc, intType, opaqueZero);
+  Value hidden = arith::XOrIOp::create(rewriter, loc, bits, zeros);
+  return arith::BitcastOp::create(rewriter, loc, type, hidden);
+}
+
 /// Versions `loop` on the alignment of the rows it writes: when every
 /// written row starts on a kNontemporalAlignment boundary (the buffer and
 /// the row pitch are aligned), a clone writes full vectors with aligned
 /// non-temporal stores (no read for ownership); otherwise the original
-/// loop runs with regular stores.
-static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
+/// loop runs with regular stores. The bf16 truncations feeding those stores
+/// become integer ops, or with `nativeBF16` stay truncations whose result
+/// is xor-ed with an opaque zero.
+static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop,
+                                 bool nativeBF16) {
   SmallVector<vector::TransferWriteOp> writes = getNontemporalCandidates(loop);
   if (writes.empty())
     return;
@@ -134,6 +166,7 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
                                 /*withElseRegion=*/true);
   rewriter.setInsertionPointToStart(ifOp.thenBlock());
   IRMapping mapping;
+  Value opaqueZero = nativeBF16 ? buildOpaqueZero(rewriter, loc) : Value();
   auto alignedLoop = cast<scf::ForallOp>(rewriter.clone(*loop, mapping));
   for (StringRef name :
        {NormDialect::NontemporalStoresAttrHelper::getNameStr(),
@@ -147,17 +180,24 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop) {
     auto cloned =
         cast<vector::TransferWriteOp>(mapping.lookup(write.getOperation()));
     rewriter.setInsertionPoint(cloned);
-    rewriter.replaceOpWithNewOp<vector::StoreOp>(
-        cloned, cloned.getVector(), cloned.getBase(), cloned.getIndices(),
-        /*nontemporal=*/true, llvm::MaybeAlign(kNontemporalAlignment));
-    auto truncation = cloned.getVector().getDefiningOp<arith::TruncFOp>();
-    if (truncation && getElementTypeOrSelf(truncation.getType()).isBF16())
+    Value value = cloned.getVector();
+    auto truncation = value.getDefiningOp<arith::TruncFOp>();
+    bool bf16 =
+        truncation && getElementTypeOrSelf(truncation.getType()).isBF16();
+    if (bf16 && nativeBF16)
+      value = hideBF16Origin(rewriter, loc, value, opaqueZero);
+    else if (bf16)
       bf16Truncations.push_back(truncation);
+    rewriter.replaceOpWithNewOp<vector::StoreOp>(
+        cloned, value, cloned.getBase(), cloned.getIndices(),
+        /*nontemporal=*/true, llvm::MaybeAlign(kNontemporalAlignment));
   }
-  // The bf16 values these stores write are rounded with integer ops: x86
-  // has no non-temporal store of a bf16 vector, and LLVM turns one
+  // x86 has no non-temporal store of a bf16 vector, and LLVM turns one
   // computed by vcvtneps2bf16 into a regular store (with a read for
-  // ownership), whatever integer type it is bitcast to.
+  // ownership), whatever integer type it is bitcast to, unless an integer
+  // op it cannot fold (the xor with an opaque zero: one instruction per
+  // vector) hides where the value comes from. Without native bf16, the
+  // values are rounded with integer ops.
   if (!bf16Truncations.empty()) {
     RewritePatternSet patterns(loop.getContext());
     arith::populateExpandBFloat16Patterns(patterns);
@@ -327,7 +367,7 @@ void NormForallToLoopsPass::runOnOperation() {
   }
   for (scf::ForallOp loop : loops)
     if (loop->hasAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr()))
-      useNontemporalStores(rewriter, loop);
+      useNontemporalStores(rewriter, loop, nativeBF16);
 
   loops.clear();
   getOperation()->walk([&](scf::ForallOp loop) { loops.push_back(loop); });

@@ -1,6 +1,7 @@
 // RUN: norm-opt %s -norm-forall-to-loops -split-input-file | FileCheck %s
 // RUN: norm-opt %s -norm-forall-to-loops=threads=4 -split-input-file | FileCheck %s --check-prefix=MT
 // RUN: norm-opt %s --pass-pipeline="builtin.module(func.func(norm-forall-to-loops{prefetch=false}))" -split-input-file | FileCheck %s --check-prefix=NOPF
+// RUN: norm-opt %s -norm-forall-to-loops=native-bf16=true -split-input-file | FileCheck %s --check-prefix=NATIVE
 
 // One thread: every forall becomes scf.for. A loop marked for non-temporal
 // stores is versioned on the alignment of the rows it writes: the aligned
@@ -224,15 +225,25 @@ func.func @prefetch_next_row_in_groups(%x: memref<?x4096xf32>, %y: memref<?x4096
 // integer ops (round to nearest even, NaN kept): x86 has no non-temporal
 // store of bf16 vectors. The regular version keeps arith.truncf.
 // CHECK-LABEL: func @nontemporal_bf16
-//       CHECK: scf.if
-//       CHECK:   arith.bitcast %{{.*}} : vector<32xf32> to vector<32xi32>
-//       CHECK:   arith.shrui
-//       CHECK:   arith.trunci %{{.*}} : vector<32xi32> to vector<32xi16>
-//       CHECK:   %[[BITS:.*]] = arith.bitcast %{{.*}} : vector<32xi16> to vector<32xbf16>
-//       CHECK:   vector.store %[[BITS]], %{{.*}} {alignment = 64 : i64, nontemporal = true}
-//       CHECK: } else {
-//       CHECK:   arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
-//       CHECK:   vector.transfer_write
+// With native-bf16 the truncation stays (vcvtneps2bf16 on hosts with
+// AVX-512 BF16) and its encodings are xor-ed with a zero that LLVM cannot
+// fold (an empty inline asm, once before the loop), which keeps LLVM from
+// turning the non-temporal store into a regular one.
+// NATIVE-LABEL: func @nontemporal_bf16
+//       NATIVE: scf.if
+//       NATIVE:   %[[Z:.*]] = llvm.inline_asm "", "=r,0" %{{.*}} : (i16) -> i16
+//       NATIVE:   scf.for
+//       NATIVE:     %[[T:.*]] = arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
+//       NATIVE:     %[[I:.*]] = arith.bitcast %[[T]] : vector<32xbf16> to vector<32xi16>
+//       NATIVE:     %[[ZV:.*]] = vector.broadcast %[[Z]] : i16 to vector<32xi16>
+//       NATIVE:     %[[X:.*]] = arith.xori %[[I]], %[[ZV]] : vector<32xi16>
+//       NATIVE:     %[[B:.*]] = arith.bitcast %[[X]] : vector<32xi16> to vector<32xbf16>
+//       NATIVE:     vector.store %[[B]], %{{.*}} {alignment = 64 : i64, nontemporal = true}
+//   NATIVE-NOT:     arith.shrui
+//       NATIVE: } else {
+//       NATIVE:   arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
+//   NATIVE-NOT:   llvm.inline_asm
+//       NATIVE:   vector.transfer_write
 func.func @nontemporal_bf16(%m: memref<?x64xbf16>, %v: vector<32xf32>) {
   %c0 = arith.constant 0 : index
   %n = memref.dim %m, %c0 : memref<?x64xbf16>

@@ -27,6 +27,15 @@ def NormForallToLoopsPass : Pass<"norm-forall-to-loops"> {
     line of the row read next by the same thread, so that memory keeps
     streaming while a row is finished from the cache.
 
+    LLVM 22 turns a non-temporal store of bf16 values rounded by
+    `vcvtneps2bf16` into a regular store (with a read for ownership). So
+    the bf16 truncations (`arith.truncf`) feeding the non-temporal stores
+    are expanded into integer ops, or, with `native-bf16` (targets with a
+    bf16 conversion instruction), kept, their encodings xor-ed with a zero
+    that LLVM cannot fold (an empty `llvm.inline_asm` returning its i16
+    operand, `"=r,0"`, once per loop): the same bits, one integer op per
+    vector, and the store stays non-temporal.
+
     ```mlir
     scf.forall (%i) in (%m) { ... }                       // threads = 1
     scf.for %i = %c0 to %m step %c1 { ... }
@@ -36,10 +45,15 @@ def NormForallToLoopsPass : Pass<"norm-forall-to-loops"> {
     Option<"threads", "threads", "unsigned", /*default=*/"1",
            "Threads available (1: every loop becomes scf.for)">,
     Option<"prefetch", "prefetch", "bool", /*default=*/"true",
-           "Honour norm.prefetch_next_row (false: drop it)">
+           "Honour norm.prefetch_next_row (false: drop it)">,
+    Option<"nativeBF16", "native-bf16", "bool", /*default=*/"false",
+           "Round the bf16 values of non-temporal stores with arith.truncf, "
+           "for targets with a conversion instruction (vcvtneps2bf16); "
+           "false: with integer ops">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"

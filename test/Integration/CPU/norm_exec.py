@@ -670,6 +670,24 @@ def edge_suite():
                note="nan/inf"))
     c(Case("layer_norm", "f32", (7, 16), residual=True, gen=nf,
            cast_mode="before_weight", weight="f32", note="nan/inf"))
+    # Rows of a length known only at run time count as large: their 16-bit
+    # results take the non-temporal stores (rows of a multiple of 64 bytes),
+    # bf16 rounded by integer ops or (native-bf16) by arith.truncf behind a
+    # register barrier; with NaN and inf inputs too.
+    c(Case("rms_norm", "bf16", (4, 256), weight="bf16", dyn=(0, 1),
+           weight_dyn=(0,), note="dynamic N, non-temporal stores"))
+    c(Case("layer_norm", "bf16", (3, 512), weight="bf16", bias="bf16",
+           residual=True, dyn=(1,), weight_dyn=(0,),
+           note="dynamic N, non-temporal stores"))
+    c(Case("dyt", "bf16", (3, 256), alpha=("f32", (), 0.5), weight="bf16",
+           bias="bf16", dyn=(0, 1), weight_dyn=(0,),
+           note="dynamic N, non-temporal stores"))
+    c(Case("rms_norm", "f16", (3, 256), weight="f16", residual=True,
+           dyn=(0, 1), weight_dyn=(0,), note="dynamic N, non-temporal stores"))
+    for T in ("bf16", "f16"):
+        c(Case("layer_norm", T, (7, 64), weight=T, bias=T, dyn=(0, 1),
+               weight_dyn=(0,), gen=nf,
+               note="nan/inf, dynamic N, non-temporal stores"))
     # Rows with a large common offset (docs/Numerics.md: within 1e-4 in f32).
     c(Case("layer_norm", "f32", (4, 1024), gen=gen_offset(1e4, 0.1),
            bound=1e-4, dyn=(), note="1e4 offset"))
