@@ -98,10 +98,10 @@ static Value buildOpaqueZero(RewriterBase &rewriter, Location loc) {
       .getResult(0);
 }
 
-/// `value` (a bf16 vector) as the xor of its encodings with `opaqueZero`
-/// (broadcast): the same bits, which LLVM no longer knows to come from a
-/// bf16 conversion.
-static Value hideBF16Origin(RewriterBase &rewriter, Location loc, Value value,
+/// `value` (a bf16 or f16 vector) as the xor of its encodings with
+/// `opaqueZero` (broadcast): the same bits, which LLVM no longer knows to
+/// come from a conversion.
+static Value hideConversion(RewriterBase &rewriter, Location loc, Value value,
                             Value opaqueZero) {
   auto type = cast<VectorType>(value.getType());
   VectorType intType = type.clone(rewriter.getI16Type());
@@ -166,7 +166,25 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop,
                                 /*withElseRegion=*/true);
   rewriter.setInsertionPointToStart(ifOp.thenBlock());
   IRMapping mapping;
-  Value opaqueZero = nativeBF16 ? buildOpaqueZero(rewriter, loc) : Value();
+  // The 16-bit float truncations these stores write: f16 ones, and bf16
+  // ones with native bf16, stay and are hidden behind an opaque zero; other
+  // bf16 ones become integer ops.
+  auto getTruncation = [](vector::TransferWriteOp write) {
+    auto truncation = write.getVector().getDefiningOp<arith::TruncFOp>();
+    Type element =
+        truncation ? getElementTypeOrSelf(truncation.getType()) : Type();
+    return element && (element.isF16() || element.isBF16()) ? truncation
+                                                            : nullptr;
+  };
+  auto isHidden = [&](arith::TruncFOp truncation) {
+    return truncation &&
+           (nativeBF16 || getElementTypeOrSelf(truncation.getType()).isF16());
+  };
+  Value opaqueZero;
+  if (llvm::any_of(writes, [&](vector::TransferWriteOp write) {
+        return isHidden(getTruncation(write));
+      }))
+    opaqueZero = buildOpaqueZero(rewriter, loc);
   auto alignedLoop = cast<scf::ForallOp>(rewriter.clone(*loop, mapping));
   for (StringRef name :
        {NormDialect::NontemporalStoresAttrHelper::getNameStr(),
@@ -181,23 +199,21 @@ static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop,
         cast<vector::TransferWriteOp>(mapping.lookup(write.getOperation()));
     rewriter.setInsertionPoint(cloned);
     Value value = cloned.getVector();
-    auto truncation = value.getDefiningOp<arith::TruncFOp>();
-    bool bf16 =
-        truncation && getElementTypeOrSelf(truncation.getType()).isBF16();
-    if (bf16 && nativeBF16)
-      value = hideBF16Origin(rewriter, loc, value, opaqueZero);
-    else if (bf16)
+    arith::TruncFOp truncation = getTruncation(cloned);
+    if (isHidden(truncation))
+      value = hideConversion(rewriter, loc, value, opaqueZero);
+    else if (truncation)
       bf16Truncations.push_back(truncation);
     rewriter.replaceOpWithNewOp<vector::StoreOp>(
         cloned, value, cloned.getBase(), cloned.getIndices(),
         /*nontemporal=*/true, llvm::MaybeAlign(kNontemporalAlignment));
   }
-  // x86 has no non-temporal store of a bf16 vector, and LLVM turns one
-  // computed by vcvtneps2bf16 into a regular store (with a read for
-  // ownership), whatever integer type it is bitcast to, unless an integer
-  // op it cannot fold (the xor with an opaque zero: one instruction per
-  // vector) hides where the value comes from. Without native bf16, the
-  // values are rounded with integer ops.
+  // LLVM 22 turns a non-temporal store of a vector computed by
+  // vcvtneps2bf16 (or, with AVX-512 FP16, vcvtps2phx) into a regular store
+  // (with a read for ownership), whatever integer type it is bitcast to,
+  // unless an integer op it cannot fold (the xor with an opaque zero: one
+  // instruction per vector) hides where the value comes from. Without
+  // native bf16, bf16 values are rounded with integer ops.
   if (!bf16Truncations.empty()) {
     RewritePatternSet patterns(loop.getContext());
     arith::populateExpandBFloat16Patterns(patterns);

@@ -257,6 +257,50 @@ func.func @nontemporal_bf16(%m: memref<?x64xbf16>, %v: vector<32xf32>) {
 
 // -----
 
+// An f16 truncation before a non-temporal store stays (vcvtps2ph), its
+// encodings xor-ed with an opaque zero, with or without native-bf16: LLVM
+// would turn the store of a vector computed by vcvtps2phx (AVX-512 FP16)
+// into a regular one.
+// CHECK-LABEL: func @nontemporal_f16
+//       CHECK: scf.if
+//       CHECK:   %[[Z:.*]] = llvm.inline_asm "", "=r,0" %{{.*}} : (i16) -> i16
+//       CHECK:   scf.for
+//       CHECK:     %[[T:.*]] = arith.truncf %{{.*}} : vector<32xf32> to vector<32xf16>
+//       CHECK:     %[[I:.*]] = arith.bitcast %[[T]] : vector<32xf16> to vector<32xi16>
+//       CHECK:     %[[ZV:.*]] = vector.broadcast %[[Z]] : i16 to vector<32xi16>
+//       CHECK:     %[[X:.*]] = arith.xori %[[I]], %[[ZV]] : vector<32xi16>
+//       CHECK:     %[[B:.*]] = arith.bitcast %[[X]] : vector<32xi16> to vector<32xf16>
+//       CHECK:     vector.store %[[B]], %{{.*}} {alignment = 64 : i64, nontemporal = true}
+//       CHECK: } else {
+//   CHECK-NOT:   llvm.inline_asm
+//       CHECK:   vector.transfer_write
+// A store of f32 values needs no opaque zero.
+// CHECK-LABEL: func @nontemporal_f32
+//       CHECK: scf.if
+//   CHECK-NOT:   llvm.inline_asm
+//       CHECK:   vector.store %{{.*}} {alignment = 64 : i64, nontemporal = true}
+func.func @nontemporal_f16(%m: memref<?x64xf16>, %v: vector<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %m, %c0 : memref<?x64xf16>
+  scf.forall (%i) in (%n) {
+    %row = memref.subview %m[%i, 0] [1, 64] [1, 1] : memref<?x64xf16> to memref<64xf16, strided<[1], offset: ?>>
+    %t = arith.truncf %v : vector<32xf32> to vector<32xf16>
+    vector.transfer_write %t, %row[%c0] {in_bounds = [true]} : vector<32xf16>, memref<64xf16, strided<[1], offset: ?>>
+  } {norm.nontemporal_stores}
+  return
+}
+func.func @nontemporal_f32(%m: memref<?x64xf32>, %v: vector<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %m, %c0 : memref<?x64xf32>
+  scf.forall (%i) in (%n) {
+    %row = memref.subview %m[%i, 0] [1, 64] [1, 1] : memref<?x64xf32> to memref<64xf32, strided<[1], offset: ?>>
+    vector.transfer_write %v, %row[%c0] {in_bounds = [true]} : vector<16xf32>, memref<64xf32, strided<[1], offset: ?>>
+  } {norm.nontemporal_stores}
+  return
+}
+
+// -----
+
 // Without the attribute, or for reads of a row other than the loop's, no
 // prefetch is added.
 // CHECK-LABEL: func @no_prefetch
