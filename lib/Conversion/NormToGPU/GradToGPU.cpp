@@ -5,10 +5,12 @@
 //
 // 1. The row kernel: block b takes rows [b*R, b*R + R) in order. For each
 //    row its threads sum `g` and `g * xh` over their columns and combine the
-//    sums in a fixed tree in shared memory, then write dx and add the row's
-//    `dy * xh` (DyT: `dy * t`) and `dy` to the block's partial rows
-//    `partials[b, :]`, each column owned by one thread. DyT's dalpha terms
-//    are summed per thread and combined per block in the same tree.
+//    sums in a fixed order (xor shuffles within each warp, then the 8 warps'
+//    sums in order through shared memory, two barriers a row), then write
+//    dx and add the row's `dy * xh` (DyT: `dy * t`) and `dy` to the block's
+//    partial rows `partials[b, :]`, each column owned by one thread. DyT's
+//    dalpha terms
+//    are summed per thread and combined per block in the same order.
 // 2. The column kernel: thread c sums partials[0..B-1, c] in block order in
 //    f64 and rounds once (dweight, dbias); thread 0 of block 0 sums the
 //    blocks' dalpha.
@@ -102,9 +104,12 @@ private:
   void emitColumnKernel(Value partialW, Value partialB, Value partialA,
                         Value dweight, Value dbias, Value dalpha);
   gpu::LaunchOp launch(Value grid, unsigned numScratch);
-  /// The sum of `value` over the block's threads (a fixed tree in `scratch`),
-  /// for every thread.
-  Value blockSum(Value value, Value scratch, Value tid);
+  /// The sums of `values` over the block's threads, for every thread: each
+  /// warp's by xor shuffles, then the warps' in order (through `scratch`,
+  /// one per value, after one barrier), so every order of summation is
+  /// fixed.
+  SmallVector<Value> blockSums(ValueRange values,
+                               ArrayRef<BlockArgument> scratch, Value tid);
 
   RewriterBase &b;
   Operation *op;
@@ -125,8 +130,8 @@ gpu::LaunchOp GradLowering::launch(Value grid, unsigned numScratch) {
   auto workgroup = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   SmallVector<Type> scratchTypes(
-      numScratch,
-      MemRefType::get({kGradThreads}, g.computeType, AffineMap(), workgroup));
+      numScratch, MemRefType::get({kGradThreads / kWarpSize}, g.computeType,
+                                  AffineMap(), workgroup));
   gpu::LaunchOp launchOp = createKernelLaunch(
       b, loc, op, grid, index(kGradThreads), index(1), scratchTypes);
   b.setInsertionPointToStart(&launchOp.getBody().front());
@@ -134,28 +139,47 @@ gpu::LaunchOp GradLowering::launch(Value grid, unsigned numScratch) {
   return launchOp;
 }
 
-Value GradLowering::blockSum(Value value, Value scratch, Value tid) {
-  memref::StoreOp::create(b, loc, value, scratch, ValueRange{tid});
-  gpu::BarrierOp::create(b, loc);
-  for (int64_t stride = kGradThreads / 2; stride > 0; stride /= 2) {
-    Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
-                                         index(stride));
-    auto ifOp = scf::IfOp::create(b, loc, active, /*withElseRegion=*/false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-      Value other = arith::AddIOp::create(b, loc, tid, index(stride));
-      Value sum = arith::AddFOp::create(
-          b, loc, memref::LoadOp::create(b, loc, scratch, ValueRange{tid}),
-          memref::LoadOp::create(b, loc, scratch, ValueRange{other}));
-      memref::StoreOp::create(b, loc, sum, scratch, ValueRange{tid});
-    }
-    gpu::BarrierOp::create(b, loc);
+SmallVector<Value> GradLowering::blockSums(ValueRange values,
+                                           ArrayRef<BlockArgument> scratch,
+                                           Value tid) {
+  // Within each warp: a butterfly, after which every lane holds the warp's
+  // sum (a + b and b + a are the same bits).
+  SmallVector<Value> sums(values);
+  for (Value &sum : sums)
+    for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2)
+      sum = arith::AddFOp::create(b, loc, sum,
+                                  gpu::ShuffleOp::create(b, loc, sum, offset,
+                                                         kWarpSize,
+                                                         gpu::ShuffleMode::XOR)
+                                      .getShuffleResult());
+  // Lane 0 of every warp publishes its warp's sums; after one barrier every
+  // thread adds the warps' in order.
+  Value warp = arith::DivUIOp::create(b, loc, tid, index(kWarpSize));
+  Value firstLane = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, tid, index(kWarpSize)), index(0));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, loc, firstLane, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    for (auto [sum, buffer] : llvm::zip(sums, scratch))
+      memref::StoreOp::create(b, loc, sum, buffer, ValueRange{warp});
   }
-  Value total = memref::LoadOp::create(b, loc, scratch, ValueRange{index(0)});
-  // Every thread has read the total before the scratch is reused.
   gpu::BarrierOp::create(b, loc);
-  return total;
+  SmallVector<Value> totals;
+  for (auto [sum, buffer] : llvm::zip(sums, scratch)) {
+    Value total;
+    for (int64_t w = 0; w < kGradThreads / kWarpSize; ++w) {
+      Value partial =
+          memref::LoadOp::create(b, loc, buffer, ValueRange{index(w)});
+      total = total ? arith::AddFOp::create(b, loc, total, partial).getResult()
+                    : partial;
+    }
+    totals.push_back(total);
+  }
+  // Every thread has read the totals before the scratch is reused.
+  gpu::BarrierOp::create(b, loc);
+  return totals;
 }
 
 void GradLowering::emitRowKernel(Value dx, Value partialW, Value partialB,
@@ -283,10 +307,9 @@ void GradLowering::emitRowKernel(Value dx, Value partialW, Value partialB,
               arith::AddFOp::create(lb, loc, iter[1],
                                     arith::MulFOp::create(lb, loc, t.g, t.xh))};
         });
-        Value meanG = arith::DivFOp::create(
-            b, loc, blockSum(sums[0], scratch[0], tid), n);
-        Value meanGX = arith::DivFOp::create(
-            b, loc, blockSum(sums[1], scratch[1], tid), n);
+        SmallVector<Value> totals = blockSums(sums, scratch, tid);
+        Value meanG = arith::DivFOp::create(b, loc, totals[0], n);
+        Value meanGX = arith::DivFOp::create(b, loc, totals[1], n);
         columns({}, [&](OpBuilder &lb, Value col, ValueRange) {
           Terms t = terms(lb, col);
           Value inner = arith::SubFOp::create(
@@ -302,7 +325,7 @@ void GradLowering::emitRowKernel(Value dx, Value partialW, Value partialB,
         scf::YieldOp::create(b, loc, alphaAcc);
       });
   if (partialA) {
-    Value total = blockSum(rowLoop.getResult(0), scratch[0], tid);
+    Value total = blockSums(rowLoop.getResult(0), scratch, tid).front();
     Value first =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, index(0));
     auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);

@@ -3,18 +3,30 @@
 // RUN: norm-opt %s -split-input-file --norm-gpu-pipeline="format=isa memory=device" -o /dev/null
 // RUN: norm-opt %s -split-input-file --norm-lower-gpu=memory=device | FileCheck %s --check-prefix=DEVICE
 
-// Two kernels, no atomics: the row kernel (blocks of 16 rows, 256 threads,
-// two shared-memory trees for the row sums of g and g * xh, dx written, the
-// block's partial rows of dweight and dbias accumulated by the column's
-// owner), then the column kernel (each column's partials summed over the
-// blocks in order, in f64, rounded once).
+// Two kernels, no atomics: the row kernel (blocks of 16 rows, 256 threads;
+// the row sums of g and g * xh by xor shuffles within each warp, then the 8
+// warps' sums in order through shared memory between two barriers; dx
+// written, the block's partial rows of dweight and dbias accumulated by the
+// column's owner), then the column kernel (each column's partials summed
+// over the blocks in order, in f64, rounded once).
 // CHECK-LABEL: func @layer_norm_grad
 //   CHECK-NOT: atomic
 //       CHECK: %[[PW:[a-z_0-9]+]] = gpu.alloc (%c4096) {{.*}} : memref<?xf32>
 //       CHECK: %[[PB:[a-z_0-9]+]] = gpu.alloc (%c4096) {{.*}} : memref<?xf32>
-//       CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c4{{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>)
+//       CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c4{{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) workgroup(%[[S0:.*]] : memref<8xf32, #gpu.address_space<workgroup>>, %[[S1:.*]] : memref<8xf32, #gpu.address_space<workgroup>>)
 //       CHECK: scf.for
+//       CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}}, %c32_i32
+//       CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32{{.*}}, %c32_i32
+//       CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}}, %c32_i32
+//       CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32{{.*}}, %c32_i32
+//       CHECK: scf.if
+//       CHECK:   memref.store %{{.*}}, %[[S0]]
+//       CHECK:   memref.store %{{.*}}, %[[S1]]
 //       CHECK: gpu.barrier
+// CHECK-COUNT-8: memref.load %[[S0]]
+// CHECK-COUNT-8: memref.load %[[S1]]
+//       CHECK: gpu.barrier
+//   CHECK-NOT: gpu.barrier
 //       CHECK: memref.store %{{.*}}, %[[PW]]
 //       CHECK: memref.store %{{.*}}, %[[PB]]
 //       CHECK: gpu.launch
@@ -43,13 +55,13 @@ func.func @rms_norm_grad_dynamic(%dy: tensor<?x512xf32>, %x: tensor<?x512xf32>, 
 
 // -----
 
-// DyT: tanh, dalpha's per-block sums (one shared-memory tree) summed by the
-// column kernel's first thread.
+// DyT: tanh, dalpha's per-block sums (shuffles, then the warps' sums in
+// shared memory) summed by the column kernel's first thread.
 // CHECK-LABEL: func @dyt_grad
 //       CHECK: gpu.alloc (%c100{{[_0-9]*}}) {{.*}} : memref<?xf32>
 //       CHECK: gpu.alloc (%c100{{[_0-9]*}}) {{.*}} : memref<?xf32>
 //       CHECK: %[[PA:[a-z_0-9]+]] = gpu.alloc (%c1{{[_0-9]*}}) {{.*}} : memref<?xf32>
-//       CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>)
+//       CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<8xf32, #gpu.address_space<workgroup>>)
 //       CHECK: math.tanh
 //       CHECK: memref.store %{{.*}}, %[[PA]]
 //       CHECK: gpu.launch
