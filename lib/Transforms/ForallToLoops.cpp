@@ -115,9 +115,9 @@ static Value hideConversion(RewriterBase &rewriter, Location loc, Value value,
 /// written row starts on a kNontemporalAlignment boundary (the buffer and
 /// the row pitch are aligned), a clone writes full vectors with aligned
 /// non-temporal stores (no read for ownership); otherwise the original
-/// loop runs with regular stores. The bf16 truncations feeding those stores
-/// become integer ops, or with `nativeBF16` stay truncations whose result
-/// is xor-ed with an opaque zero.
+/// loop runs with regular stores. The f16 truncations feeding those stores,
+/// and with `nativeBF16` the bf16 ones, stay truncations whose result is
+/// xor-ed with an opaque zero; other bf16 truncations become integer ops.
 static void useNontemporalStores(RewriterBase &rewriter, scf::ForallOp loop,
                                  bool nativeBF16) {
   SmallVector<vector::TransferWriteOp> writes = getNontemporalCandidates(loop);
