@@ -17,6 +17,29 @@ func.func @dynamic_rhs(%x: tensor<4x2xf32>, %m: tensor<2x2xf32>, %z: tensor<4x2x
 
 // -----
 
+// Not folded: a resource blob under a dynamically shaped type has no known
+// element count.
+// CHECK-LABEL: func @resource_rhs_dynamic_type
+//       CHECK: norm.rms_norm %{{.*}} weight(%{{.*}})
+func.func @resource_rhs_dynamic_type(%x: tensor<4x2xf32>, %z: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  %w = arith.constant dense<[2.0, 0.5]> : tensor<2xf32>
+  %m = arith.constant dense_resource<rhs22> : tensor<2x?xf32>
+  // expected-remark @+1 {{not folded into matmuls: the matmul's right-hand side is not a constant}}
+  %y = norm.rms_norm %x weight(%w) : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %o = linalg.matmul ins(%y, %m : tensor<4x2xf32>, tensor<2x?xf32>) outs(%z : tensor<4x?xf32>) -> tensor<4x?xf32>
+  return %o : tensor<4x?xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      rhs22: "0x040000000000803F0000803F0000803F0000803F"
+    }
+  }
+#-}
+
+// -----
+
 // Not folded: the normalized value has another user.
 // CHECK-LABEL: func @other_user
 //       CHECK: norm.rms_norm %{{.*}} weight(%{{.*}})

@@ -26,6 +26,29 @@ func.func @fp8_arith_divide(%y: tensor<4x8xbf16>, %s: tensor<f32>) -> tensor<4x8
 
 // -----
 
+// A scale extracted from a tensor of unknown size: the scalar itself becomes
+// the tensor<f32> scale.
+// CHECK-LABEL: func @fp8_scale_from_dynamic
+//  CHECK-SAME: (%[[Y:.*]]: tensor<4x8xbf16>, %[[S:.*]]: tensor<?xf32>)
+//       CHECK: %[[V:.*]] = tensor.extract %[[S]][%{{.*}}] : tensor<?xf32>
+//       CHECK: %[[T:.*]] = tensor.from_elements %[[V]] : tensor<f32>
+//       CHECK: norm.quantize %[[Y]] scale(%[[T]]) : (tensor<4x8xbf16>, tensor<f32>) -> tensor<4x8xf8E4M3FN>
+func.func @fp8_scale_from_dynamic(%y: tensor<4x8xbf16>, %s: tensor<?xf32>) -> tensor<4x8xf8E4M3FN> {
+  %c0 = arith.constant 0 : index
+  %sv = tensor.extract %s[%c0] : tensor<?xf32>
+  %sb = tensor.splat %sv : tensor<4x8xf32>
+  %e = arith.extf %y : tensor<4x8xbf16> to tensor<4x8xf32>
+  %v = arith.divf %e, %sb : tensor<4x8xf32>
+  %lo = arith.constant dense<-448.0> : tensor<4x8xf32>
+  %hi = arith.constant dense<448.0> : tensor<4x8xf32>
+  %a = arith.maximumf %v, %lo : tensor<4x8xf32>
+  %b = arith.minimumf %a, %hi : tensor<4x8xf32>
+  %q = arith.truncf %b : tensor<4x8xf32> to tensor<4x8xf8E4M3FN>
+  return %q : tensor<4x8xf8E4M3FN>
+}
+
+// -----
+
 // FP8 in tensor-level arith: a multiply by the reciprocal of a broadcast
 // tensor<1x1xf32> scale (collapsed to tensor<f32>), maxnumf/minnumf with
 // the upper bound first.

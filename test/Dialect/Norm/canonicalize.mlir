@@ -227,6 +227,29 @@ func.func @resource_identity_weight_zero_bias(%x: tensor<?x4xf32>) -> tensor<?x4
 
 // -----
 
+// A resource blob under a dynamically shaped type (which the verifier
+// accepts) has no known element count: it is not read, the weight and bias
+// stay.
+// CHECK-LABEL: func @resource_dynamic_type
+//       CHECK: norm.layer_norm %{{.*}} weight(%{{.*}}) bias(%{{.*}})
+func.func @resource_dynamic_type(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %w = arith.constant dense_resource<ones4d> : tensor<?xf32>
+  %b = arith.constant dense_resource<zeros4d> : tensor<?xf32>
+  %y = norm.layer_norm %x weight(%w) bias(%b) : (tensor<?x4xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      ones4d: "0x040000000000803F0000803F0000803F0000803F",
+      zeros4d: "0x0400000000000000000000000000000000000000"
+    }
+  }
+#-}
+
+// -----
+
 // An elided resource blob is not a known constant: the weight stays.
 // CHECK-LABEL: func @resource_elided
 //       CHECK: norm.rms_norm %{{.*}} weight(%{{.*}})

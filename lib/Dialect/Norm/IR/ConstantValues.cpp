@@ -47,8 +47,11 @@ mlir::norm::readFloatConstant(Attribute attr, int64_t maxElements) {
   auto typed = dyn_cast_or_null<TypedAttr>(attr);
   if (!typed)
     return std::nullopt;
+  // A dense_resource constant may carry a dynamically shaped type (the
+  // verifier accepts it): its element count is unknown, so it is not read.
   auto type = dyn_cast<RankedTensorType>(typed.getType());
-  if (!type || !isa<FloatType>(type.getElementType()) ||
+  if (!type || !type.hasStaticShape() ||
+      !isa<FloatType>(type.getElementType()) ||
       type.getNumElements() > maxElements)
     return std::nullopt;
   if (auto dense = dyn_cast<DenseFPElementsAttr>(attr)) {

@@ -120,8 +120,11 @@ static LogicalResult analyzeMatmul(Operation *user, Value lhs, int64_t limit,
     reason = "the matmul's right-hand side is not a constant";
     return failure();
   }
+  // A dense_resource blob may be missing, or carry a dynamically shaped
+  // type (the verifier accepts both).
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(use.constant);
-      resource && !resource.getRawHandle().getBlob()) {
+      (resource && !resource.getRawHandle().getBlob()) ||
+      !cast<ShapedType>(use.constant.getType()).hasStaticShape()) {
     reason = "the matmul's right-hand side is not a constant";
     return failure();
   }

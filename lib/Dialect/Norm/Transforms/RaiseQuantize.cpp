@@ -432,7 +432,8 @@ mlir::norm::rewriteQuantize(RewriterBase &rewriter, Operation *root,
   if (scaleValue)
     if (auto extract = scaleValue.getDefiningOp<tensor::ExtractOp>()) {
       RankedTensorType sourceType = extract.getTensor().getType();
-      if (sourceType.getRank() <= 1 && sourceType.getNumElements() == 1)
+      if (sourceType.getRank() <= 1 && sourceType.hasStaticShape() &&
+          sourceType.getNumElements() == 1)
         scaleValue = extract.getTensor();
     }
   Value scale;
