@@ -127,11 +127,9 @@ Value GradLowering::deviceInput(Value tensor) {
 }
 
 gpu::LaunchOp GradLowering::launch(Value grid, unsigned numScratch) {
-  auto workgroup = gpu::AddressSpaceAttr::get(
-      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   SmallVector<Type> scratchTypes(
-      numScratch, MemRefType::get({kGradThreads / kWarpSize}, g.computeType,
-                                  AffineMap(), workgroup));
+      numScratch, getWorkgroupBufferType(
+                      b.getContext(), kGradThreads / kWarpSize, g.computeType));
   gpu::LaunchOp launchOp = createKernelLaunch(
       b, loc, op, grid, index(kGradThreads), index(1), scratchTypes);
   b.setInsertionPointToStart(&launchOp.getBody().front());
@@ -142,41 +140,17 @@ gpu::LaunchOp GradLowering::launch(Value grid, unsigned numScratch) {
 SmallVector<Value> GradLowering::blockSums(ValueRange values,
                                            ArrayRef<BlockArgument> scratch,
                                            Value tid) {
-  // Within each warp: a butterfly, after which every lane holds the warp's
-  // sum (a + b and b + a are the same bits).
-  SmallVector<Value> sums(values);
-  for (Value &sum : sums)
-    for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2)
-      sum = arith::AddFOp::create(b, loc, sum,
-                                  gpu::ShuffleOp::create(b, loc, sum, offset,
-                                                         kWarpSize,
-                                                         gpu::ShuffleMode::XOR)
-                                      .getShuffleResult());
-  // Lane 0 of every warp publishes its warp's sums; after one barrier every
-  // thread adds the warps' in order.
-  Value warp = arith::DivUIOp::create(b, loc, tid, index(kWarpSize));
-  Value firstLane = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq,
-      arith::RemUIOp::create(b, loc, tid, index(kWarpSize)), index(0));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, firstLane, /*withElseRegion=*/false);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    for (auto [sum, buffer] : llvm::zip(sums, scratch))
-      memref::StoreOp::create(b, loc, sum, buffer, ValueRange{warp});
-  }
-  gpu::BarrierOp::create(b, loc);
-  SmallVector<Value> totals;
-  for (auto [sum, buffer] : llvm::zip(sums, scratch)) {
-    Value total;
-    for (int64_t w = 0; w < kGradThreads / kWarpSize; ++w) {
-      Value partial =
-          memref::LoadOp::create(b, loc, buffer, ValueRange{index(w)});
-      total = total ? arith::AddFOp::create(b, loc, total, partial).getResult()
-                    : partial;
-    }
-    totals.push_back(total);
-  }
+  auto add = [](OpBuilder &cb, Location cl, Value lhs, Value rhs) -> Value {
+    return arith::AddFOp::create(cb, cl, lhs, rhs);
+  };
+  // Within each warp a butterfly, after which every lane holds the warp's
+  // sum (a + b and b + a are the same bits); then the warps' in order.
+  SmallVector<Value> sums;
+  for (Value value : values)
+    sums.push_back(buildLanesReduce(b, loc, value, kWarpSize, add));
+  SmallVector<Value> totals = buildWarpsReduce(
+      b, loc, sums, ValueRange(scratch).take_front(sums.size()), tid,
+      kGradThreads / kWarpSize, add);
   // Every thread has read the totals before the scratch is reused.
   gpu::BarrierOp::create(b, loc);
   return totals;

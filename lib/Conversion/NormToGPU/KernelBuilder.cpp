@@ -109,45 +109,23 @@ Value KernelBodyBuilder::loopInput(Value index, unsigned sweep) {
 }
 
 Value KernelBodyBuilder::groupReduce(Value value, Value scratch, bool maximum) {
-  auto combine = [&](Value lhs, Value rhs) -> Value {
+  auto combine = [maximum](OpBuilder &cb, Location cl, Value lhs,
+                           Value rhs) -> Value {
     if (maximum)
-      return arith::MaximumFOp::create(b, loc, lhs, rhs);
-    return arith::AddFOp::create(b, loc, lhs, rhs);
+      return arith::MaximumFOp::create(cb, cl, lhs, rhs);
+    return arith::AddFOp::create(cb, cl, lhs, rhs);
   };
   // Butterfly within the group's lanes (a whole warp, or a power-of-two
   // part of one when several rows share a warp).
-  int32_t lanes = static_cast<int32_t>(std::min(shape.groupSize, kWarpSize));
-  for (int32_t offset = lanes / 2; offset >= 1; offset /= 2) {
-    Value other = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
-    value = combine(value, other);
-  }
+  value = buildLanesReduce(b, loc, value, std::min(shape.groupSize, kWarpSize),
+                           combine);
   if (shape.groupSize <= kWarpSize)
     return value;
-
-  // Across warps: lane 0 of every warp publishes its warp's sum, and after
-  // one barrier every thread adds the partial sums in the same order, so all
-  // threads agree bit for bit.
-  Value warpSize = constantIndex(kWarpSize);
-  Value warp = arith::DivUIOp::create(b, loc, lane, warpSize);
-  Value warpLane = arith::RemUIOp::create(b, loc, lane, warpSize);
-  Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        warpLane, constantIndex(0));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, isFirst, /*withElseRegion=*/false);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    memref::StoreOp::create(b, loc, value, scratch, ValueRange{warp});
-  }
-  gpu::BarrierOp::create(b, loc);
-  Value total;
-  for (int64_t w = 0; w < shape.groupSize / kWarpSize; ++w) {
-    Value partial =
-        memref::LoadOp::create(b, loc, scratch, ValueRange{constantIndex(w)});
-    total = total ? combine(total, partial) : partial;
-  }
-  return total;
+  // Across warps: every thread combines the warps' values in the same
+  // order, so all threads agree bit for bit.
+  return buildWarpsReduce(b, loc, value, scratch, lane,
+                          shape.groupSize / kWarpSize, combine)
+      .front();
 }
 
 Value KernelBodyBuilder::rowSum(function_ref<Value(Value s)> term,
@@ -226,16 +204,66 @@ Value KernelBodyBuilder::lanesMax(Value value, int64_t lanes) {
   return buildLanesMax(b, loc, value, lanes);
 }
 
-Value gpu_lowering::buildLanesMax(OpBuilder &b, Location loc, Value value,
-                                  int64_t lanes) {
+Value gpu_lowering::buildLanesReduce(OpBuilder &b, Location loc, Value value,
+                                     int64_t lanes, CombineFn combine) {
   for (int32_t offset = static_cast<int32_t>(lanes) / 2; offset >= 1;
        offset /= 2) {
     Value other = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,
                                          gpu::ShuffleMode::XOR)
                       .getShuffleResult();
-    value = arith::MaximumFOp::create(b, loc, value, other);
+    value = combine(b, loc, value, other);
   }
   return value;
+}
+
+Value gpu_lowering::buildLanesMax(OpBuilder &b, Location loc, Value value,
+                                  int64_t lanes) {
+  return buildLanesReduce(
+      b, loc, value, lanes,
+      [](OpBuilder &cb, Location cl, Value lhs, Value rhs) {
+        return arith::MaximumFOp::create(cb, cl, lhs, rhs).getResult();
+      });
+}
+
+SmallVector<Value>
+gpu_lowering::buildWarpsReduce(OpBuilder &b, Location loc, ValueRange values,
+                               ValueRange scratch, Value thread,
+                               int64_t numWarps, CombineFn combine) {
+  Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarpSize);
+  Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
+  Value warpLane = arith::RemUIOp::create(b, loc, thread, warpSize);
+  Value isFirst =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpLane,
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, loc, isFirst, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    for (auto [value, buffer] : llvm::zip_equal(values, scratch))
+      memref::StoreOp::create(b, loc, value, buffer, ValueRange{warp});
+  }
+  gpu::BarrierOp::create(b, loc);
+  SmallVector<Value> totals;
+  for (Value buffer : scratch) {
+    Value total;
+    for (int64_t w = 0; w < numWarps; ++w) {
+      Value partial = memref::LoadOp::create(
+          b, loc, buffer,
+          ValueRange{arith::ConstantIndexOp::create(b, loc, w)});
+      total = total ? combine(b, loc, total, partial) : partial;
+    }
+    totals.push_back(total);
+  }
+  return totals;
+}
+
+MemRefType gpu_lowering::getWorkgroupBufferType(MLIRContext *context,
+                                                int64_t size,
+                                                Type elementType) {
+  return MemRefType::get(
+      {size}, elementType, AffineMap(),
+      gpu::AddressSpaceAttr::get(context,
+                                 gpu::GPUDialect::getWorkgroupAddressSpace()));
 }
 
 Value gpu_lowering::buildQuantizeVector(OpBuilder &b, Location loc, Value y,

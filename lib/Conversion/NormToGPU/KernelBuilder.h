@@ -190,10 +190,34 @@ gpu::LaunchOp createKernelLaunch(OpBuilder &b, Location loc, Operation *op,
                                  Value grid, Value threadsX, Value threadsY,
                                  TypeRange workgroupTypes);
 
+/// Combines two values of a reduction (arith.addf, arith.maximumf, ...).
+using CombineFn = function_ref<Value(OpBuilder &, Location, Value, Value)>;
+
+/// `value` combined with `combine` over `lanes` consecutive lanes of a warp
+/// (a power of two up to 32, aligned), for all of them, by xor shuffles
+/// (offsets lanes / 2 down to 1).
+Value buildLanesReduce(OpBuilder &b, Location loc, Value value, int64_t lanes,
+                       CombineFn combine);
+
 /// The maximum (arith.maximumf: NaN propagates) of `value` over `lanes`
-/// consecutive lanes of a warp (a power of two up to 32, aligned), for all
-/// of them, by xor shuffles.
+/// consecutive lanes of a warp, by buildLanesReduce.
 Value buildLanesMax(OpBuilder &b, Location loc, Value value, int64_t lanes);
+
+/// Combines over the `numWarps` warps of a block the values each warp
+/// holds in all its lanes (`thread` counts the block's threads from 0):
+/// lane 0 of warp w stores `values[i]` at `scratch[i][w]` (workgroup
+/// memory), and after a barrier every thread combines the `numWarps`
+/// entries of each in warp order, so all threads agree bit for bit. Every
+/// thread of the block must reach the barrier; a caller reusing `scratch`
+/// needs another barrier first.
+SmallVector<Value> buildWarpsReduce(OpBuilder &b, Location loc,
+                                    ValueRange values, ValueRange scratch,
+                                    Value thread, int64_t numWarps,
+                                    CombineFn combine);
+
+/// The type of a workgroup (shared) memory buffer of `size` `elementType`s.
+MemRefType getWorkgroupBufferType(MLIRContext *context, int64_t size,
+                                  Type elementType);
 
 /// q of the vector `y` (f16, bf16 or f32) times the f32 vector `inverse`,
 /// as a vector of `quantizedType` (f8E4M3FN or i8). With `useCvt`, FP8

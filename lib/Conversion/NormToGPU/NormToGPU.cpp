@@ -499,13 +499,11 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
     Value grid = kb.createOrFold<arith::CeilDivUIOp>(loc, rows, rowsPerBlock);
     Value groupSize = arith::ConstantIndexOp::create(kb, loc, shape.groupSize);
     SmallVector<Type> scratchTypes;
-    if (shape.groupSize > kWarpSize) {
-      auto workgroup = gpu::AddressSpaceAttr::get(
-          kb.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+    if (shape.groupSize > kWarpSize)
       scratchTypes.assign(numScratch,
-                          MemRefType::get({shape.groupSize / kWarpSize},
-                                          computeType, AffineMap(), workgroup));
-    }
+                          getWorkgroupBufferType(kb.getContext(),
+                                                 shape.groupSize / kWarpSize,
+                                                 computeType));
     auto launch = createKernelLaunch(kb, loc, op, grid, groupSize, rowsPerBlock,
                                      scratchTypes);
     OpBuilder::InsertionGuard guard(kb);

@@ -85,10 +85,8 @@ void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
   // memory.
   SmallVector<Type> scratchTypes;
   if (wholeBlock && op.isDynamic())
-    scratchTypes.push_back(MemRefType::get(
-        {kQuantizeWarps}, b.getF32Type(), AffineMap(),
-        gpu::AddressSpaceAttr::get(
-            b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace())));
+    scratchTypes.push_back(
+        getWorkgroupBufferType(b.getContext(), kQuantizeWarps, b.getF32Type()));
   gpu::LaunchOp launchOp = createKernelLaunch(b, loc, op, grid, index(threads),
                                               index(1), scratchTypes);
   b.setInsertionPointToStart(&launchOp.getBody().front());
@@ -154,27 +152,16 @@ void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
         }).front();
     amax = buildLanesMax(b, loc, amax, std::min(lanes, kWarpSize));
     if (wholeBlock) {
-      // Lane 0 of each warp publishes its warp's max; after the barrier
-      // every thread takes the max of the warps' in the same order. (Every
-      // segment of the grid is valid: all threads reach the barrier.)
-      Value scratch = launchOp.getWorkgroupAttributions().front();
-      Value warp = arith::DivUIOp::create(b, loc, tid, index(kWarpSize));
-      Value firstLane = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq,
-          arith::RemUIOp::create(b, loc, tid, index(kWarpSize)), index(0));
-      {
-        OpBuilder::InsertionGuard inner(b);
-        auto ifOp =
-            scf::IfOp::create(b, loc, firstLane, /*withElseRegion=*/false);
-        b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-        memref::StoreOp::create(b, loc, amax, scratch, ValueRange{warp});
-      }
-      gpu::BarrierOp::create(b, loc);
-      amax = memref::LoadOp::create(b, loc, scratch, ValueRange{index(0)});
-      for (int64_t w = 1; w < kQuantizeWarps; ++w)
-        amax = arith::MaximumFOp::create(
-            b, loc, amax,
-            memref::LoadOp::create(b, loc, scratch, ValueRange{index(w)}));
+      // Then over the warps, in order (every segment of the grid is valid:
+      // all threads reach the barrier).
+      amax =
+          buildWarpsReduce(
+              b, loc, amax, launchOp.getWorkgroupAttributions().front(), tid,
+              kQuantizeWarps,
+              [](OpBuilder &cb, Location cl, Value lhs, Value rhs) {
+                return arith::MaximumFOp::create(cb, cl, lhs, rhs).getResult();
+              })
+              .front();
     }
     Value scale = buildGroupScale(b, loc, op, amax);
     inverse = vector::BroadcastOp::create(b, loc, f32VectorType,
