@@ -34,7 +34,8 @@ def NormForallToLoopsPass : Pass<"norm-forall-to-loops"> {
     bf16 conversion instruction), kept, their encodings xor-ed with a zero
     that LLVM cannot fold (an empty `llvm.inline_asm` returning its i16
     operand, `"=r,0"`, once per loop): the same bits, one integer op per
-    vector, and the store stays non-temporal.
+    vector, and the store stays non-temporal. f16 truncations (`vcvtps2phx`
+    on AVX-512 FP16 meets the same fate) always get the xor.
 
     ```mlir
     scf.forall (%i) in (%m) { ... }                       // threads = 1

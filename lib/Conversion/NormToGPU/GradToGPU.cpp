@@ -9,8 +9,8 @@
 //    sums in order through shared memory, two barriers a row), then write
 //    dx and add the row's `dy * xh` (DyT: `dy * t`) and `dy` to the block's
 //    partial rows `partials[b, :]`, each column owned by one thread. DyT's
-//    dalpha terms
-//    are summed per thread and combined per block in the same order.
+//    dalpha terms are summed per thread and combined per block in the same
+//    order.
 // 2. The column kernel: thread c sums partials[0..B-1, c] in block order in
 //    f64 and rounds once (dweight, dbias); thread 0 of block 0 sums the
 //    blocks' dalpha.
