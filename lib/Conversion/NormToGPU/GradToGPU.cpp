@@ -27,6 +27,7 @@
 #include "norm/Conversion/Passes.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 #include "norm/Dialect/Norm/Utils/RowView.h"
+#include "norm/Dialect/Norm/Utils/TanhApproximation.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -255,11 +256,8 @@ void GradLowering::emitRowKernel(Value dx, Value partialW, Value partialB,
           SmallVector<Value> acc = columns(
               {alphaAcc}, [&](OpBuilder &lb, Value col, ValueRange iter) {
                 Terms t = terms(lb, col);
-                Value tanh = math::TanhOp::create(
+                auto [tanh, d] = buildTanhAndSlope(
                     lb, loc, arith::MulFOp::create(lb, loc, alpha, t.x));
-                Value d = arith::SubFOp::create(
-                    lb, loc, buildFloatConstant(lb, loc, c, 1.0),
-                    arith::MulFOp::create(lb, loc, tanh, tanh));
                 Value gd = arith::MulFOp::create(lb, loc, t.g, d);
                 storeDx(lb, col, arith::MulFOp::create(lb, loc, gd, alpha));
                 accumulate(lb, partialW, col,

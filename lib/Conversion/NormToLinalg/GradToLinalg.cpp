@@ -9,6 +9,7 @@
 
 #include "norm/Conversion/NormToLinalg/NormToLinalg.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/TanhApproximation.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -297,7 +298,8 @@ SmallVector<Value> decomposeDyTGrad(OpBuilder &b, DyTGradOp op) {
     maps.push_back(ctx.parameter(weight));
   }
   // t = tanh(alpha x), 1 - t^2, the weight factor and dy, in the compute
-  // type.
+  // type (1 - t^2 keeps its relative accuracy near saturation; see
+  // buildTanhAndSlope).
   struct Terms {
     Value dy, x, a, w, t, slope;
   };
@@ -307,11 +309,8 @@ SmallVector<Value> decomposeDyTGrad(OpBuilder &b, DyTGradOp op) {
     terms.x = ctx.widen(nb, nl, args[1]);
     terms.a = ctx.widen(nb, nl, args[2]);
     terms.w = weightFactor(ctx, nb, nl, weight ? args[3] : Value(), 0.0);
-    terms.t = math::TanhOp::create(
+    std::tie(terms.t, terms.slope) = buildTanhAndSlope(
         nb, nl, arith::MulFOp::create(nb, nl, terms.a, terms.x));
-    terms.slope = arith::SubFOp::create(
-        nb, nl, buildFloatConstant(nb, nl, ctx.computeType, 1.0),
-        arith::MulFOp::create(nb, nl, terms.t, terms.t));
     return terms;
   };
   Value dxInit =

@@ -237,7 +237,7 @@ class Case:
 
 
 def make_case(seed, op, t, shape, params, dynamic=False, offset=0.0,
-              shift=0.0):
+              shift=0.0, alpha=0.8):
     rng = np.random.default_rng(seed)
     m, n = shape
     ct = compute_type(t)
@@ -249,7 +249,8 @@ def make_case(seed, op, t, shape, params, dynamic=False, offset=0.0,
     elif params == "scalar":
         w = normref.rnd(np.array([1.5]), t)
     has_bias = params == "wb" and op != "rms_norm"
-    alpha = float(normref.rnd(0.8, t))
+    description_alpha = (", alpha %g" % alpha) if alpha != 0.8 else ""
+    alpha = float(normref.rnd(alpha, t))
     eps = 1e-5
     stats = ()
     if op == "layer_norm":
@@ -317,6 +318,8 @@ def make_case(seed, op, t, shape, params, dynamic=False, offset=0.0,
         ", dynamic rows" if dynamic else "",
         (", weight_offset %g" % offset) if offset else "",
         (", x offset %g" % shift) if shift else "")
+    if op == "dyt":
+        desc += description_alpha
     return Case(desc, (header, body), inputs, outputs)
 
 
@@ -558,6 +561,10 @@ def suite(name):
                            dynamic=True))
     cases.append(make_case(seed + 8, "layer_norm", t, (8, 512), "wb",
                            shift=1000.0))
+    # tanh saturated (alpha x mostly beyond 4): the slope 1 - t^2 is tiny
+    # and must keep its relative accuracy, in dx and in dalpha.
+    cases.append(make_case(seed + 10, "dyt", t, (4, 200), "wb", shift=2.0,
+                           alpha=4.0))
     return cases
 
 

@@ -10,6 +10,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <utility>
+
 namespace mlir {
 namespace norm {
 
@@ -24,6 +26,17 @@ namespace norm {
 /// has them and the tests check them.
 Value buildApproximateTanh(OpBuilder &b, Location loc, Value x,
                            Type resultType);
+
+/// `tanh(z)` and its derivative `1 - tanh(z)^2` for an f32 or f64 scalar or
+/// vector `z`. f64: `math.tanh`, and the slope as `4e / (1 + e)^2` with `e =
+/// math.exp(-2|z|)`. f32: both from `e = exp(-2|z|)` (range-reduced, a degree-7
+/// expm1 on the reduced argument, scaled by 2^k through the exponent bits): `t
+/// = sign(z) * (1 - e) / (1 + e)`, `1 - t^2 = 4e / (1 + e)^2`, with `1 - e`
+/// computed as `-expm1(-2|z|)`. Both keep their relative accuracy (a few
+/// ulp) where `1 - t * t` of a rounded t cancels: near saturation the slope
+/// is tiny and comes out right, not as a difference of neighbouring floats.
+/// Past |z| = 44, `e` is taken as 0 (t = +-1, slope 0). NaN stays NaN.
+std::pair<Value, Value> buildTanhAndSlope(OpBuilder &b, Location loc, Value z);
 
 } // namespace norm
 } // namespace mlir
