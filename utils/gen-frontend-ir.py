@@ -407,6 +407,24 @@ TRAIN_CASES = [
      "nn.LayerNorm(x + h): the normalized input is computed in the step"),
     ("dyt_train", lambda: DyT(D), F32,
      "DyT: 1 - t * t with an integer 1, dalpha summed over both dims"),
+    ("rms_norm_train_aten", lambda: nn.RMSNorm(D, eps=1e-6), F32,
+     "nn.RMSNorm (aten.rms_norm) and its backward"),
+    ("rms_norm_train_aten_bf16", lambda: nn.RMSNorm(D, eps=1e-6), BF16,
+     "nn.RMSNorm on bf16"),
+    ("rms_norm_train_aten_no_weight",
+     lambda: nn.RMSNorm(D, eps=1e-6, elementwise_affine=False), F32,
+     "nn.RMSNorm without a weight"),
+    ("gemma_rms_norm_train", lambda: GemmaRMSNorm(D), F32,
+     "Gemma RMSNorm: (1 + w), the weight's gradient through the offset"),
+    ("gemma_rms_norm_train_bf16", lambda: GemmaRMSNorm(D), BF16,
+     "Gemma RMSNorm on bf16, computed in f32"),
+    ("t5_rms_norm_train", lambda: T5StyleRMSNorm(D), F32,
+     "x * x, mean without keepdim, rsqrt on the left"),
+    ("layer_norm_train_weight_only", lambda: nn.LayerNorm(D, bias=False),
+     F32, "nn.LayerNorm with a weight and no bias"),
+    ("layer_norm_train_2d", lambda: nn.LayerNorm((SHAPE[1], D)), F32,
+     "nn.LayerNorm over the last two dims"),
+    ("dyt_train_bf16", lambda: DyT(D), BF16, "DyT on bf16"),
 ]
 
 
@@ -427,6 +445,14 @@ def export_train(module, dtype, name, output_type):
                    for p in module.parameters())
     gm = make_fx(step, decomposition_table=get_decomposition_table())(
         x, dy, *params)
+    # The traced step may update values in place (nn.RMSNorm's backward
+    # does): functionalized, as aot_autograd hands graphs to a backend.
+    if any(str(n.target).split(".")[-2].endswith("_")
+           for n in gm.graph.nodes if n.op == "call_function"
+           and str(n.target).count(".") >= 2):
+        gm = make_fx(torch.func.functionalize(gm),
+                     decomposition_table=get_decomposition_table())(
+            x.detach(), dy, *(p.detach() for p in params))
     return str(fx.stateless_fx_import(gm, output_type=output_type,
                                       model_name=name))
 
@@ -450,6 +476,49 @@ def export_layer_norm_backward(output_type):
     gm = make_fx(backward, decomposition_table=table)(*args)
     return str(fx.stateless_fx_import(gm, output_type=output_type,
                                       model_name="layer_norm_backward_only"))
+
+
+# The same modules through aot_autograd with the partitioner torch.compile
+# uses for training (min-cut rematerialization): a forward graph that
+# returns what the backward saves (for the norms, x and the statistics),
+# and a backward graph of its own that takes them as arguments. Each graph
+# is one case (`<name>_fw`, `<name>_bw`).
+AOT_MODULES = [
+    ("layer_norm_aot", lambda: nn.LayerNorm(D), F32, "nn.LayerNorm"),
+    ("rms_norm_aot", lambda: HFRMSNorm(D), F32, "LlamaRMSNorm"),
+    ("rms_norm_aot_aten_bf16", lambda: nn.RMSNorm(D, eps=1e-6), BF16,
+     "nn.RMSNorm on bf16"),
+    ("dyt_aot", lambda: DyT(D), F32, "DyT (tanh recomputed in the backward)"),
+]
+AOT_CASES = [(name + "_" + part, make, dtype,
+              "{}, aot_autograd's {} graph".format(what, title))
+             for name, make, dtype, what in AOT_MODULES
+             for part, title in (("fw", "forward"), ("bw", "backward"))]
+
+
+def export_aot(module, dtype, name, output_type):
+    from functorch.compile import (aot_module, make_boxed_func,
+                                   min_cut_rematerialization_partition)
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+    graphs = {}
+
+    def capture(part):
+        def compiler(gm, inputs):
+            graphs[part] = gm
+            return make_boxed_func(gm.forward)
+        return compiler
+
+    compiled = aot_module(module.to(dtype), fw_compiler=capture("fw"),
+                          bw_compiler=capture("bw"),
+                          decompositions=get_decomposition_table(),
+                          partition_fn=min_cut_rematerialization_partition)
+    gen = torch.Generator().manual_seed(7)
+    x = torch.randn(*SHAPE, generator=gen).to(dtype).requires_grad_(True)
+    y = compiled(x)
+    y.backward(torch.randn(*SHAPE, generator=gen).to(dtype))
+    gm = graphs[name.rsplit("_", 1)[1]]
+    return str(fx.stateless_fx_import(gm, output_type=output_type,
+                                      model_name=name))
 
 
 def init_parameters(module, seed):
@@ -543,6 +612,7 @@ def main():
                       "native_layer_norm_backward decomposed, the statistics "
                       "as arguments (float32).\n{}\n".format(
                           export_layer_norm_backward(output_type).rstrip()))
+        chunks += export_cases(AOT_CASES, export_aot, 300, output_type)
         write_file(path("train-"), "Training steps (forward and gradients) "
                    "as torch-mlir imports them ({}).".format(output_type),
                    "\n// -----\n\n".join(chunks))

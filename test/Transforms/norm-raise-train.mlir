@@ -56,6 +56,63 @@
 //   CHECK-NOT: {{linalg|tosa}}.
 //       CHECK: return %[[Y]], %[[G]]#0, %[[G]]#3, %[[G]]#1, %[[G]]#2
 
+// nn.RMSNorm (aten.rms_norm): its backward, functionalized.
+// CHECK-LABEL: func.func @rms_norm_train_aten(
+//       CHECK: %[[Y:.*]], %{{.*}} = norm.rms_norm %arg0 weight(%arg2) {return_stats}
+//       CHECK: %[[G:.*]]:2 = norm.rms_norm_grad %arg1, %arg0 rstd(%{{.*}}) weight(%arg2) : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<2x4xf32>, tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>)
+//   CHECK-NOT: {{linalg|tosa}}.
+//       CHECK: return %[[Y]], %[[G]]#0, %[[G]]#1
+
+// CHECK-LABEL: func.func @rms_norm_train_aten_bf16(
+//       CHECK: %[[Y:.*]], %{{.*}} = norm.rms_norm %arg0 weight(%arg2) {compute_type = f32, return_stats}
+//       CHECK: %[[G:.*]]:2 = norm.rms_norm_grad %arg1, %arg0 rstd(%{{.*}}) weight(%arg2) : (tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<2x4xf32>, tensor<32xbf16>) -> (tensor<2x4x32xbf16>, tensor<32xbf16>)
+//   CHECK-NOT: {{linalg|tosa}}.
+//       CHECK: return %[[Y]], %[[G]]#0, %[[G]]#1
+
+// CHECK-LABEL: func.func @rms_norm_train_aten_no_weight(
+//       CHECK: %[[Y:.*]], %{{.*}} = norm.rms_norm %arg0 {return_stats}
+//       CHECK: %[[G:.*]] = norm.rms_norm_grad %arg1, %arg0 rstd(%{{.*}}) : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<2x4xf32>) -> tensor<2x4x32xf32>
+//   CHECK-NOT: {{linalg|tosa}}.
+//       CHECK: return %[[Y]], %[[G]]
+
+// Gemma's (1 + w): the gradient op keeps the offset.
+// CHECK-LABEL: func.func @gemma_rms_norm_train(
+//       CHECK: %[[Y:.*]], %{{.*}} = norm.rms_norm %arg0 weight(%arg2) {return_stats, weight_offset = 1.000000e+00 : f32}
+//       CHECK: %[[G:.*]]:2 = norm.rms_norm_grad %arg1, %arg0 rstd(%{{.*}}) weight(%arg2) {weight_offset = 1.000000e+00 : f32}
+//   CHECK-NOT: {{linalg|tosa}}.
+//       CHECK: return %[[Y]], %[[G]]#0, %[[G]]#1
+
+// CHECK-LABEL: func.func @gemma_rms_norm_train_bf16(
+//       CHECK: %[[Y:.*]], %{{.*}} = norm.rms_norm %arg0 weight(%arg2) {compute_type = f32, return_stats, weight_offset = 1.000000e+00 : f32}
+//       CHECK: %[[G:.*]]:2 = norm.rms_norm_grad %arg1, %arg0 rstd(%{{.*}}) weight(%arg2) {weight_offset = 1.000000e+00 : f32} : (tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<2x4xf32>, tensor<32xbf16>)
+//   CHECK-NOT: {{linalg|tosa}}.
+//       CHECK: return %[[Y]], %[[G]]#0, %[[G]]#1
+
+// CHECK-LABEL: func.func @t5_rms_norm_train(
+//       CHECK: %[[Y:.*]], %{{.*}} = norm.rms_norm %arg0 weight(%arg2) {return_stats}
+//       CHECK: %[[G:.*]]:2 = norm.rms_norm_grad %arg1, %arg0 rstd(%{{.*}}) weight(%arg2)
+//   CHECK-NOT: {{linalg|tosa}}.
+//       CHECK: return %[[Y]], %[[G]]#0, %[[G]]#1
+
+// CHECK-LABEL: func.func @layer_norm_train_weight_only(
+//       CHECK: %[[Y:.*]], %{{.*}}, %{{.*}} = norm.layer_norm %arg0 weight(%arg2) {return_stats}
+//       CHECK: %[[G:.*]]:2 = norm.layer_norm_grad %arg1, %arg0 mean(%{{.*}}) rstd(%{{.*}}) weight(%arg2) : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>)
+//   CHECK-NOT: {{linalg|tosa}}.
+//       CHECK: return %[[Y]], %[[G]]#0, %[[G]]#1
+
+// Normalized over [4, 32]: statistics per batch row, parameters [4, 32].
+// CHECK-LABEL: func.func @layer_norm_train_2d(
+//       CHECK: %[[Y:.*]], %{{.*}}, %{{.*}} = norm.layer_norm %arg0 weight(%arg2) bias(%arg3) {axis = -2 : i64, return_stats} : (tensor<2x4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>) -> (tensor<2x4x32xf32>, tensor<2xf32>, tensor<2xf32>)
+//       CHECK: %[[G:.*]]:3 = norm.layer_norm_grad %arg1, %arg0 mean(%{{.*}}) rstd(%{{.*}}) weight(%arg2) {axis = -2 : i64, has_bias} : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<2xf32>, tensor<2xf32>, tensor<4x32xf32>)
+//   CHECK-NOT: {{linalg|tosa}}.
+//       CHECK: return %[[Y]], %[[G]]#0, %[[G]]#1, %[[G]]#2
+
+// CHECK-LABEL: func.func @dyt_train_bf16(
+//       CHECK: %[[Y:.*]] = norm.dyt %arg0 alpha(%arg2) weight(%arg3) bias(%arg4) {compute_type = bf16}
+//       CHECK: %[[G:.*]]:4 = norm.dyt_grad %arg1, %arg0 alpha(%arg2) weight(%arg3) {has_bias} : (tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<1xbf16>, tensor<32xbf16>)
+//   CHECK-NOT: {{linalg|tosa}}.
+//       CHECK: return %[[Y]], %[[G]]#0, %[[G]]#3, %[[G]]#1, %[[G]]#2
+
 // The backward alone, the statistics read from arguments ([2, 4, 1]).
 // CHECK-LABEL: func.func @layer_norm_backward_only(
 //       CHECK: %[[M:.*]] = tensor.collapse_shape %arg2 {{\[}}[0], [1, 2]]

@@ -3,13 +3,15 @@
 reference (the original IR) and the candidate (after a transformation), with
 the error metric and bounds of docs/Numerics.md#error-metric-and-bounds (normref.py).
 
-    compare-outputs.py [--bound TYPE=VALUE]... <manifest.txt> <reference.txt> <candidate.txt>
+    compare-outputs.py [--bound TYPE=VALUE | --bound FUNCTION#RESULT=VALUE]...
+                       <manifest.txt> <reference.txt> <candidate.txt>
 
 The manifest (from wrap-main.py) names each printed tensor and its element
 type. Per tensor the error is normref.compare's: max |y - ref| / (|ref| +
 rms(ref)) over the finite reference entries, NaN and inf matching exactly;
 the bound is normref.BOUNDS' (1e-5 for f32 and f64, 2^-9 for f16, 2^-6 for
-bf16) unless --bound overrides it. Prints one line per tensor,
+bf16) unless --bound overrides it, for an element type or for one tensor
+(`FUNCTION#RESULT`, which wins). Prints one line per tensor,
 `PASS: <function>#<result> <type>: error E (bound B)` or the same with
 `FAIL:` (a tensor missing from either output, or printed with other sizes,
 fails), then `compared N tensors, M failures`; exits 1 on any failure.
@@ -30,12 +32,14 @@ def read_tensors(path):
 
 def main():
     # --bound TYPE=VALUE overrides a bound, for transformations documented to
-    # need more (e.g. reassociated bf16 matmuls).
+    # need more (e.g. reassociated bf16 matmuls); --bound FUNCTION#RESULT=VALUE
+    # one tensor's, where the reference itself is known to be less accurate.
     args = sys.argv[1:]
     bounds = dict(BOUNDS)
+    tensor_bounds = {}
     while len(args) >= 2 and args[0] == "--bound":
-        element, _, value = args[1].partition("=")
-        bounds[element] = float(value)
+        key, _, value = args[1].partition("=")
+        (tensor_bounds if "#" in key else bounds)[key] = float(value)
         args = args[2:]
     if len(args) != 3:
         print(__doc__, file=sys.stderr)
@@ -49,7 +53,8 @@ def main():
               "{}".format(len(manifest), len(reference), len(candidate)))
     failures = 0
     for i, (name, index, element) in enumerate(manifest):
-        bound = bounds[element]
+        bound = tensor_bounds.get("{}#{}".format(name, index),
+                                  bounds[element])
         err, why = math.inf, None
         if i >= len(reference) or i >= len(candidate):
             why = "not printed by the {}".format(

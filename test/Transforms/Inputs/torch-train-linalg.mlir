@@ -1266,6 +1266,1330 @@ module {
 
 // -----
 
+// Case rms_norm_train_aten: nn.RMSNorm (aten.rms_norm) and its backward (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+#map3 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+#map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
+module {
+  func.func @rms_norm_train_aten(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>) {
+    %c3_i64 = arith.constant 3 : i64
+    %c1_i64 = arith.constant 1 : i64
+    %c2_i64 = arith.constant 2 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 3.200000e+01 : f32
+    %cst_1 = arith.constant 9.99999997E-7 : f32
+    %cst_2 = arith.constant -5.000000e-01 : f32
+    %cst_3 = arith.constant 2.000000e+00 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = tensor.empty() : tensor<2x4x1xf32>
+    %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = arith.addf %in, %out : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x1xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = arith.divf %in, %cst_0 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x1xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%5 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = arith.addf %in, %cst_1 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x1xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = math.rsqrt %in : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x1xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %7 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %27 = arith.mulf %in, %in_5 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %9 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8, %arg2 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %27 = arith.mulf %in, %in_5 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %10 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %8 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %27 = arith.mulf %in, %in_5 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %arg2 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %27 = arith.mulf %in, %in_5 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %12 = tensor.empty() : tensor<1x1x32xf32>
+    %13 = linalg.fill ins(%cst : f32) outs(%12 : tensor<1x1x32xf32>) -> tensor<1x1x32xf32>
+    %14 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%10 : tensor<2x4x32xf32>) outs(%13 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = arith.addf %in, %out : f32
+      linalg.yield %27 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed = tensor.collapse_shape %14 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11, %arg0 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %27 = arith.mulf %in, %in_5 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11, %7 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %27 = arith.mulf %in, %in_5 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%15 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = arith.addf %in, %out : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x1xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %27 : f32
+    } -> tensor<2x4x1xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%17 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = arith.mulf %in, %cst_2 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x1xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19, %18 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %27 = arith.mulf %in, %in_5 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_4 = tensor.collapse_shape %20 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %21 = linalg.generic {indexing_maps = [#map4, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_4 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %22 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%21 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = arith.divf %in, %cst_0 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %23 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %24 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%23 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %25 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%22, %24 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %27 = arith.mulf %in, %in_5 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %26 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16, %25 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %27 = arith.addf %in, %in_5 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    return %9, %26, %collapsed : tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_train_aten_bf16: nn.RMSNorm on bf16 (bfloat16).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+#map3 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+#map4 = affine_map<(d0) -> (d0)>
+#map5 = affine_map<(d0, d1, d2) -> (d0, d1)>
+module {
+  func.func @rms_norm_train_aten_bf16(%arg0: tensor<2x4x32xbf16>, %arg1: tensor<2x4x32xbf16>, %arg2: tensor<32xbf16>) -> (tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<32xbf16>) {
+    %c3_i64 = arith.constant 3 : i64
+    %c1_i64 = arith.constant 1 : i64
+    %c2_i64 = arith.constant 2 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 3.200000e+01 : f32
+    %cst_1 = arith.constant 9.99999997E-7 : f32
+    %cst_2 = arith.constant -5.000000e-01 : f32
+    %cst_3 = arith.constant 2.000000e+00 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x4x32xbf16>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %34 = arith.extf %in : bf16 to f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %34 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %34 : f32
+    } -> tensor<2x4x32xf32>
+    %3 = tensor.empty() : tensor<2x4x1xf32>
+    %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%2 : tensor<2x4x32xf32>) outs(%4 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %34 = arith.addf %in, %out : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x1xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%5 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %34 = arith.divf %in, %cst_0 : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x1xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %34 = arith.addf %in, %cst_1 : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x1xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %34 = math.rsqrt %in : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x1xf32>
+    %9 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %8 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %34 = arith.mulf %in, %in_5 : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x32xf32>
+    %10 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9, %arg2 : tensor<2x4x32xf32>, tensor<32xbf16>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: bf16, %out: f32):
+      %34 = arith.extf %in_5 : bf16 to f32
+      %35 = arith.mulf %in, %34 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x32xf32>
+    %11 = tensor.empty() : tensor<2x4x32xbf16>
+    %12 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%10 : tensor<2x4x32xf32>) outs(%11 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: f32, %out: bf16):
+      %34 = arith.truncf %in : f32 to bf16
+      linalg.yield %34 : bf16
+    } -> tensor<2x4x32xbf16>
+    %13 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2x4x32xbf16>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %34 = arith.extf %in : bf16 to f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x32xf32>
+    %14 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %9 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %34 = arith.mulf %in, %in_5 : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x32xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %arg2 : tensor<2x4x32xf32>, tensor<32xbf16>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: bf16, %out: f32):
+      %34 = arith.extf %in_5 : bf16 to f32
+      %35 = arith.mulf %in, %34 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x32xf32>
+    %16 = tensor.empty() : tensor<1x1x32xf32>
+    %17 = linalg.fill ins(%cst : f32) outs(%16 : tensor<1x1x32xf32>) -> tensor<1x1x32xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%14 : tensor<2x4x32xf32>) outs(%17 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %34 = arith.addf %in, %out : f32
+      linalg.yield %34 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed = tensor.collapse_shape %18 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %19 = tensor.empty() : tensor<32xbf16>
+    %20 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel"]} ins(%collapsed : tensor<32xf32>) outs(%19 : tensor<32xbf16>) {
+    ^bb0(%in: f32, %out: bf16):
+      %34 = arith.truncf %in : f32 to bf16
+      linalg.yield %34 : bf16
+    } -> tensor<32xbf16>
+    %21 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15, %1 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %34 = arith.mulf %in, %in_5 : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x32xf32>
+    %22 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15, %8 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %34 = arith.mulf %in, %in_5 : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x32xf32>
+    %23 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%21 : tensor<2x4x32xf32>) outs(%4 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %34 = arith.addf %in, %out : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x1xf32>
+    %24 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %34 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %34 : f32
+    } -> tensor<2x4x1xf32>
+    %25 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%23 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %34 = arith.mulf %in, %cst_2 : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x1xf32>
+    %26 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%25, %24 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %34 = arith.mulf %in, %in_5 : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_4 = tensor.collapse_shape %26 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %27 = linalg.generic {indexing_maps = [#map5, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_4 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %28 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%27 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %34 = arith.divf %in, %cst_0 : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x32xf32>
+    %29 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %34 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %34 : f32
+    } -> tensor<2x4x32xf32>
+    %30 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%29 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %34 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x32xf32>
+    %31 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%28, %30 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %34 = arith.mulf %in, %in_5 : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x32xf32>
+    %32 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%22, %31 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_5: f32, %out: f32):
+      %34 = arith.addf %in, %in_5 : f32
+      linalg.yield %34 : f32
+    } -> tensor<2x4x32xf32>
+    %33 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%32 : tensor<2x4x32xf32>) outs(%11 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: f32, %out: bf16):
+      %34 = arith.truncf %in : f32 to bf16
+      linalg.yield %34 : bf16
+    } -> tensor<2x4x32xbf16>
+    return %12, %33, %20 : tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<32xbf16>
+  }
+}
+
+// -----
+
+// Case rms_norm_train_aten_no_weight: nn.RMSNorm without a weight (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d0, d1)>
+module {
+  func.func @rms_norm_train_aten_no_weight(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>) {
+    %c3_i64 = arith.constant 3 : i64
+    %c1_i64 = arith.constant 1 : i64
+    %c2_i64 = arith.constant 2 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 3.200000e+01 : f32
+    %cst_1 = arith.constant 9.99999997E-7 : f32
+    %cst_2 = arith.constant -5.000000e-01 : f32
+    %cst_3 = arith.constant 2.000000e+00 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = tensor.empty() : tensor<2x4x1xf32>
+    %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.addf %in, %out : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x1xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.divf %in, %cst_0 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x1xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%5 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.addf %in, %cst_1 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x1xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = math.rsqrt %in : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x1xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %7 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %21 = arith.mulf %in, %in_4 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %9 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %arg0 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %21 = arith.mulf %in, %in_4 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %10 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %7 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %21 = arith.mulf %in, %in_4 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%9 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.addf %in, %out : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x1xf32>
+    %12 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %21 : f32
+    } -> tensor<2x4x1xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.mulf %in, %cst_2 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x1xf32>
+    %14 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %12 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %21 = arith.mulf %in, %in_4 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed = tensor.collapse_shape %14 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %15 = linalg.generic {indexing_maps = [#map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.divf %in, %cst_0 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%17 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16, %18 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %21 = arith.mulf %in, %in_4 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%10, %19 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %21 = arith.addf %in, %in_4 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    return %8, %20 : tensor<2x4x32xf32>, tensor<2x4x32xf32>
+  }
+}
+
+// -----
+
+// Case gemma_rms_norm_train: Gemma RMSNorm: (1 + w), the weight's gradient through the offset (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0) -> (d0)>
+#map3 = affine_map<(d0, d1, d2) -> (d2)>
+#map4 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+#map5 = affine_map<(d0, d1, d2) -> (d0, d1)>
+module {
+  func.func @gemma_rms_norm_train(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>) {
+    %c3_i64 = arith.constant 3 : i64
+    %c1_i64 = arith.constant 1 : i64
+    %c2_i64 = arith.constant 2 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 9.9999999999999995E-7 : f64
+    %cst_1 = arith.constant 3.200000e+01 : f32
+    %cst_2 = arith.constant 1.000000e+00 : f32
+    %cst_3 = arith.constant -5.000000e-01 : f32
+    %cst_4 = arith.constant 2.000000e+00 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %29 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %29 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = tensor.empty() : tensor<2x4x1xf32>
+    %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %29 = arith.addf %in, %out : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x1xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %29 = arith.divf %in, %cst_1 : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x1xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%5 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %29 = arith.truncf %cst_0 : f64 to f32
+      %30 = arith.addf %in, %29 : f32
+      linalg.yield %30 : f32
+    } -> tensor<2x4x1xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %29 = math.rsqrt %in : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x1xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %7 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %29 = arith.mulf %in, %in_6 : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x32xf32>
+    %9 = tensor.empty() : tensor<32xf32>
+    %10 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel"]} ins(%arg2 : tensor<32xf32>) outs(%9 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %29 = arith.addf %in, %cst_2 : f32
+      linalg.yield %29 : f32
+    } -> tensor<32xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8, %10 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %29 = arith.mulf %in, %in_6 : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x32xf32>
+    %12 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %8 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %29 = arith.mulf %in, %in_6 : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x32xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %10 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %29 = arith.mulf %in, %in_6 : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x32xf32>
+    %14 = tensor.empty() : tensor<1x1x32xf32>
+    %15 = linalg.fill ins(%cst : f32) outs(%14 : tensor<1x1x32xf32>) -> tensor<1x1x32xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map4], iterator_types = ["reduction", "reduction", "parallel"]} ins(%12 : tensor<2x4x32xf32>) outs(%15 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %29 = arith.addf %in, %out : f32
+      linalg.yield %29 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed = tensor.collapse_shape %16 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %arg0 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %29 = arith.mulf %in, %in_6 : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x32xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %7 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %29 = arith.mulf %in, %in_6 : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x32xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%17 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %29 = arith.addf %in, %out : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x1xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %29 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %29 : f32
+    } -> tensor<2x4x1xf32>
+    %21 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %29 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x1xf32>
+    %22 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%21, %20 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %29 = arith.mulf %in, %in_6 : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_5 = tensor.collapse_shape %22 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %23 = linalg.generic {indexing_maps = [#map5, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_5 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %24 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%23 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %29 = arith.divf %in, %cst_1 : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x32xf32>
+    %25 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %29 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %29 : f32
+    } -> tensor<2x4x32xf32>
+    %26 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%25 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %29 = arith.mulf %in, %cst_4 : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x32xf32>
+    %27 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%24, %26 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %29 = arith.mulf %in, %in_6 : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x32xf32>
+    %28 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%18, %27 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %29 = arith.addf %in, %in_6 : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x32xf32>
+    return %11, %28, %collapsed : tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>
+  }
+}
+
+// -----
+
+// Case gemma_rms_norm_train_bf16: Gemma RMSNorm on bf16, computed in f32 (bfloat16).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0) -> (d0)>
+#map3 = affine_map<(d0, d1, d2) -> (d2)>
+#map4 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+#map5 = affine_map<(d0, d1, d2) -> (d0, d1)>
+module {
+  func.func @gemma_rms_norm_train_bf16(%arg0: tensor<2x4x32xbf16>, %arg1: tensor<2x4x32xbf16>, %arg2: tensor<32xbf16>) -> (tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<32xbf16>) {
+    %c3_i64 = arith.constant 3 : i64
+    %c1_i64 = arith.constant 1 : i64
+    %c2_i64 = arith.constant 2 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 9.9999999999999995E-7 : f64
+    %cst_1 = arith.constant 3.200000e+01 : f32
+    %cst_2 = arith.constant 1.000000e+00 : f32
+    %cst_3 = arith.constant -5.000000e-01 : f32
+    %cst_4 = arith.constant 2.000000e+00 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x4x32xbf16>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %37 = arith.extf %in : bf16 to f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %3 = tensor.empty() : tensor<2x4x1xf32>
+    %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%2 : tensor<2x4x32xf32>) outs(%4 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.addf %in, %out : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x1xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%5 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.divf %in, %cst_1 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x1xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.truncf %cst_0 : f64 to f32
+      %38 = arith.addf %in, %37 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x4x1xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = math.rsqrt %in : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x1xf32>
+    %9 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %8 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %37 = arith.mulf %in, %in_6 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %10 = tensor.empty() : tensor<32xf32>
+    %11 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel"]} ins(%arg2 : tensor<32xbf16>) outs(%10 : tensor<32xf32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %37 = arith.extf %in : bf16 to f32
+      linalg.yield %37 : f32
+    } -> tensor<32xf32>
+    %12 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel"]} ins(%11 : tensor<32xf32>) outs(%10 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.addf %in, %cst_2 : f32
+      linalg.yield %37 : f32
+    } -> tensor<32xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9, %12 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %37 = arith.mulf %in, %in_6 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %14 = tensor.empty() : tensor<2x4x32xbf16>
+    %15 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13 : tensor<2x4x32xf32>) outs(%14 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: f32, %out: bf16):
+      %37 = arith.truncf %in : f32 to bf16
+      linalg.yield %37 : bf16
+    } -> tensor<2x4x32xbf16>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2x4x32xbf16>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %37 = arith.extf %in : bf16 to f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16, %9 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %37 = arith.mulf %in, %in_6 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16, %12 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %37 = arith.mulf %in, %in_6 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %19 = tensor.empty() : tensor<1x1x32xf32>
+    %20 = linalg.fill ins(%cst : f32) outs(%19 : tensor<1x1x32xf32>) -> tensor<1x1x32xf32>
+    %21 = linalg.generic {indexing_maps = [#map, #map4], iterator_types = ["reduction", "reduction", "parallel"]} ins(%17 : tensor<2x4x32xf32>) outs(%20 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.addf %in, %out : f32
+      linalg.yield %37 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed = tensor.collapse_shape %21 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %22 = tensor.empty() : tensor<32xbf16>
+    %23 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel"]} ins(%collapsed : tensor<32xf32>) outs(%22 : tensor<32xbf16>) {
+    ^bb0(%in: f32, %out: bf16):
+      %37 = arith.truncf %in : f32 to bf16
+      linalg.yield %37 : bf16
+    } -> tensor<32xbf16>
+    %24 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%18, %1 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %37 = arith.mulf %in, %in_6 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %25 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%18, %8 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %37 = arith.mulf %in, %in_6 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %26 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%24 : tensor<2x4x32xf32>) outs(%4 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.addf %in, %out : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x1xf32>
+    %27 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %37 : f32
+    } -> tensor<2x4x1xf32>
+    %28 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%26 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x1xf32>
+    %29 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%28, %27 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %37 = arith.mulf %in, %in_6 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_5 = tensor.collapse_shape %29 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %30 = linalg.generic {indexing_maps = [#map5, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_5 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %31 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%30 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.divf %in, %cst_1 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %32 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %33 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%32 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.mulf %in, %cst_4 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %34 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%31, %33 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %37 = arith.mulf %in, %in_6 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %35 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%25, %34 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %37 = arith.addf %in, %in_6 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %36 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%35 : tensor<2x4x32xf32>) outs(%14 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: f32, %out: bf16):
+      %37 = arith.truncf %in : f32 to bf16
+      linalg.yield %37 : bf16
+    } -> tensor<2x4x32xbf16>
+    return %15, %36, %23 : tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<32xbf16>
+  }
+}
+
+// -----
+
+// Case t5_rms_norm_train: x * x, mean without keepdim, rsqrt on the left (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1)>
+#map2 = affine_map<(d0, d1) -> (d0, d1)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map4 = affine_map<(d0, d1, d2) -> (d2)>
+#map5 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+module {
+  func.func @t5_rms_norm_train(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>) {
+    %c3_i64 = arith.constant 3 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 9.9999999999999995E-7 : f64
+    %cst_1 = arith.constant 3.200000e+01 : f32
+    %cst_2 = arith.constant -5.000000e-01 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %arg0 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %28 = arith.mulf %in, %in_4 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = tensor.empty() : tensor<2x4xf32>
+    %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %28 = arith.addf %in, %out : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4xf32>
+    %5 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel", "parallel"]} ins(%4 : tensor<2x4xf32>) outs(%2 : tensor<2x4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %28 = arith.divf %in, %cst_1 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4xf32>
+    %expanded = tensor.expand_shape %5 [[0], [1, 2]] output_shape [2, 4, 1] : tensor<2x4xf32> into tensor<2x4x1xf32>
+    %6 = tensor.empty() : tensor<2x4x1xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded : tensor<2x4x1xf32>) outs(%6 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %28 = arith.truncf %cst_0 : f64 to f32
+      %29 = arith.addf %in, %28 : f32
+      linalg.yield %29 : f32
+    } -> tensor<2x4x1xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7 : tensor<2x4x1xf32>) outs(%6 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %28 = math.rsqrt %in : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x1xf32>
+    %9 = linalg.generic {indexing_maps = [#map3, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8, %arg0 : tensor<2x4x1xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %28 = arith.mulf %in, %in_4 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x32xf32>
+    %10 = linalg.generic {indexing_maps = [#map, #map4, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9, %arg2 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %28 = arith.mulf %in, %in_4 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x32xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %9 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %28 = arith.mulf %in, %in_4 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x32xf32>
+    %12 = linalg.generic {indexing_maps = [#map, #map4, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %arg2 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %28 = arith.mulf %in, %in_4 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x32xf32>
+    %13 = tensor.empty() : tensor<1x1x32xf32>
+    %14 = linalg.fill ins(%cst : f32) outs(%13 : tensor<1x1x32xf32>) -> tensor<1x1x32xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map5], iterator_types = ["reduction", "reduction", "parallel"]} ins(%11 : tensor<2x4x32xf32>) outs(%14 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %28 = arith.addf %in, %out : f32
+      linalg.yield %28 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed = tensor.collapse_shape %15 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%12, %8 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %28 = arith.mulf %in, %in_4 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x32xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%12, %arg0 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %28 = arith.mulf %in, %in_4 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x32xf32>
+    %18 = linalg.fill ins(%cst : f32) outs(%6 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%17 : tensor<2x4x32xf32>) outs(%18 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %28 = arith.addf %in, %out : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x1xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8 : tensor<2x4x1xf32>) outs(%6 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %28 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %28 : f32
+    } -> tensor<2x4x1xf32>
+    %21 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19 : tensor<2x4x1xf32>) outs(%6 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %28 = arith.mulf %in, %cst_2 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x1xf32>
+    %22 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%21, %20 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%6 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %28 = arith.mulf %in, %in_4 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_3 = tensor.collapse_shape %22 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %23 = linalg.generic {indexing_maps = [#map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_3 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %24 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%23 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %28 = arith.divf %in, %cst_1 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x32xf32>
+    %25 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%24, %arg0 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %28 = arith.mulf %in, %in_4 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x32xf32>
+    %26 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16, %25 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %28 = arith.addf %in, %in_4 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x32xf32>
+    %27 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%26, %25 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %28 = arith.addf %in, %in_4 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x32xf32>
+    return %10, %27, %collapsed : tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>
+  }
+}
+
+// -----
+
+// Case layer_norm_train_weight_only: nn.LayerNorm with a weight and no bias (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+module {
+  func.func @layer_norm_train_weight_only(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>) {
+    %cst = arith.constant 0.000000e+00 : f64
+    %cst_0 = arith.constant 0.000000e+00 : f32
+    %cst_1 = arith.constant 1.000000e-05 : f64
+    %cst_2 = arith.constant 3.200000e+01 : f64
+    %cst_3 = arith.constant 3.200000e+01 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf64>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f32, %out: f64):
+      %35 = arith.extf %in : f32 to f64
+      linalg.yield %35 : f64
+    } -> tensor<2x4x32xf64>
+    %2 = tensor.empty() : tensor<2x4x1xf64>
+    %3 = linalg.fill ins(%cst : f64) outs(%2 : tensor<2x4x1xf64>) -> tensor<2x4x1xf64>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf64>) outs(%3 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %35 = arith.addf %in, %out : f64
+      linalg.yield %35 : f64
+    } -> tensor<2x4x1xf64>
+    %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x4x1xf64>) outs(%2 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %35 = arith.divf %in, %cst_2 : f64
+      linalg.yield %35 : f64
+    } -> tensor<2x4x1xf64>
+    %6 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %5 : tensor<2x4x32xf64>, tensor<2x4x1xf64>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_4: f64, %out: f64):
+      %35 = arith.subf %in, %in_4 : f64
+      linalg.yield %35 : f64
+    } -> tensor<2x4x32xf64>
+    %7 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6, %6 : tensor<2x4x32xf64>, tensor<2x4x32xf64>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_4: f64, %out: f64):
+      %35 = arith.mulf %in, %in_4 : f64
+      linalg.yield %35 : f64
+    } -> tensor<2x4x32xf64>
+    %8 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%7 : tensor<2x4x32xf64>) outs(%3 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %35 = arith.addf %in, %out : f64
+      linalg.yield %35 : f64
+    } -> tensor<2x4x1xf64>
+    %9 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8 : tensor<2x4x1xf64>) outs(%2 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %35 = arith.divf %in, %cst_2 : f64
+      linalg.yield %35 : f64
+    } -> tensor<2x4x1xf64>
+    %10 = tensor.empty() : tensor<2x4x1xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9 : tensor<2x4x1xf64>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f64, %out: f32):
+      %35 = arith.truncf %in : f64 to f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x1xf32>
+    %12 = linalg.fill ins(%cst_0 : f32) outs(%10 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0 : tensor<2x4x32xf32>) outs(%12 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %35 = arith.addf %in, %out : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x1xf32>
+    %14 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %35 = arith.divf %in, %cst_3 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x1xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %35 = arith.truncf %cst_1 : f64 to f32
+      %36 = arith.addf %in, %35 : f32
+      linalg.yield %36 : f32
+    } -> tensor<2x4x1xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %35 = math.rsqrt %in : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x1xf32>
+    %17 = tensor.empty() : tensor<2x4x32xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %14 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %35 = arith.subf %in, %in_4 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x32xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%18, %16 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %35 = arith.mulf %in, %in_4 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x32xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19, %arg2 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %35 = arith.mulf %in, %in_4 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x32xf32>
+    %21 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %arg2 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %35 = arith.mulf %in, %in_4 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x32xf32>
+    %22 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%21 : tensor<2x4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %35 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x32xf32>
+    %23 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%21 : tensor<2x4x32xf32>) outs(%12 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %35 = arith.addf %in, %out : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x1xf32>
+    %24 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%21, %19 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %35 = arith.mulf %in, %in_4 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x32xf32>
+    %25 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%24 : tensor<2x4x32xf32>) outs(%12 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %35 = arith.addf %in, %out : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x1xf32>
+    %26 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19, %25 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %35 = arith.mulf %in, %in_4 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x32xf32>
+    %27 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%22, %23 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %35 = arith.subf %in, %in_4 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x32xf32>
+    %28 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%27, %26 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %35 = arith.subf %in, %in_4 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x32xf32>
+    %29 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %35 = arith.divf %in, %cst_3 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x1xf32>
+    %30 = linalg.generic {indexing_maps = [#map1, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%29, %28 : tensor<2x4x1xf32>, tensor<2x4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %35 = arith.mulf %in, %in_4 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x32xf32>
+    %31 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %19 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %35 = arith.mulf %in, %in_4 : f32
+      linalg.yield %35 : f32
+    } -> tensor<2x4x32xf32>
+    %32 = tensor.empty() : tensor<32xf32>
+    %33 = linalg.fill ins(%cst_0 : f32) outs(%32 : tensor<32xf32>) -> tensor<32xf32>
+    %34 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["reduction", "reduction", "parallel"]} ins(%31 : tensor<2x4x32xf32>) outs(%33 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %35 = arith.addf %in, %out : f32
+      linalg.yield %35 : f32
+    } -> tensor<32xf32>
+    return %20, %30, %34 : tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>
+  }
+}
+
+// -----
+
+// Case layer_norm_train_2d: nn.LayerNorm over the last two dims (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, 0, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d1, d2)>
+module {
+  func.func @layer_norm_train_2d(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<4x32xf32>, %arg3: tensor<4x32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>) {
+    %cst = arith.constant 0.000000e+00 : f64
+    %cst_0 = arith.constant 0.000000e+00 : f32
+    %cst_1 = arith.constant 1.000000e-05 : f64
+    %cst_2 = arith.constant 1.280000e+02 : f64
+    %cst_3 = arith.constant 1.280000e+02 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf64>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f32, %out: f64):
+      %37 = arith.extf %in : f32 to f64
+      linalg.yield %37 : f64
+    } -> tensor<2x4x32xf64>
+    %2 = tensor.empty() : tensor<2x1x1xf64>
+    %3 = linalg.fill ins(%cst : f64) outs(%2 : tensor<2x1x1xf64>) -> tensor<2x1x1xf64>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction", "reduction"]} ins(%1 : tensor<2x4x32xf64>) outs(%3 : tensor<2x1x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %37 = arith.addf %in, %out : f64
+      linalg.yield %37 : f64
+    } -> tensor<2x1x1xf64>
+    %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x1x1xf64>) outs(%2 : tensor<2x1x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %37 = arith.divf %in, %cst_2 : f64
+      linalg.yield %37 : f64
+    } -> tensor<2x1x1xf64>
+    %6 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %5 : tensor<2x4x32xf64>, tensor<2x1x1xf64>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_4: f64, %out: f64):
+      %37 = arith.subf %in, %in_4 : f64
+      linalg.yield %37 : f64
+    } -> tensor<2x4x32xf64>
+    %7 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6, %6 : tensor<2x4x32xf64>, tensor<2x4x32xf64>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_4: f64, %out: f64):
+      %37 = arith.mulf %in, %in_4 : f64
+      linalg.yield %37 : f64
+    } -> tensor<2x4x32xf64>
+    %8 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction", "reduction"]} ins(%7 : tensor<2x4x32xf64>) outs(%3 : tensor<2x1x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %37 = arith.addf %in, %out : f64
+      linalg.yield %37 : f64
+    } -> tensor<2x1x1xf64>
+    %9 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8 : tensor<2x1x1xf64>) outs(%2 : tensor<2x1x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %37 = arith.divf %in, %cst_2 : f64
+      linalg.yield %37 : f64
+    } -> tensor<2x1x1xf64>
+    %10 = tensor.empty() : tensor<2x1x1xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9 : tensor<2x1x1xf64>) outs(%10 : tensor<2x1x1xf32>) {
+    ^bb0(%in: f64, %out: f32):
+      %37 = arith.truncf %in : f64 to f32
+      linalg.yield %37 : f32
+    } -> tensor<2x1x1xf32>
+    %12 = linalg.fill ins(%cst_0 : f32) outs(%10 : tensor<2x1x1xf32>) -> tensor<2x1x1xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction", "reduction"]} ins(%arg0 : tensor<2x4x32xf32>) outs(%12 : tensor<2x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.addf %in, %out : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x1x1xf32>
+    %14 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13 : tensor<2x1x1xf32>) outs(%10 : tensor<2x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.divf %in, %cst_3 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x1x1xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11 : tensor<2x1x1xf32>) outs(%10 : tensor<2x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.truncf %cst_1 : f64 to f32
+      %38 = arith.addf %in, %37 : f32
+      linalg.yield %38 : f32
+    } -> tensor<2x1x1xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15 : tensor<2x1x1xf32>) outs(%10 : tensor<2x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = math.rsqrt %in : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x1x1xf32>
+    %17 = tensor.empty() : tensor<2x4x32xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %14 : tensor<2x4x32xf32>, tensor<2x1x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %37 = arith.subf %in, %in_4 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%18, %16 : tensor<2x4x32xf32>, tensor<2x1x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %37 = arith.mulf %in, %in_4 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19, %arg2 : tensor<2x4x32xf32>, tensor<4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %37 = arith.mulf %in, %in_4 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %21 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%20, %arg3 : tensor<2x4x32xf32>, tensor<4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %37 = arith.addf %in, %in_4 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %22 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %arg2 : tensor<2x4x32xf32>, tensor<4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %37 = arith.mulf %in, %in_4 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %23 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%22 : tensor<2x4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %24 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction", "reduction"]} ins(%22 : tensor<2x4x32xf32>) outs(%12 : tensor<2x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.addf %in, %out : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x1x1xf32>
+    %25 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%22, %19 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %37 = arith.mulf %in, %in_4 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %26 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction", "reduction"]} ins(%25 : tensor<2x4x32xf32>) outs(%12 : tensor<2x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.addf %in, %out : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x1x1xf32>
+    %27 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19, %26 : tensor<2x4x32xf32>, tensor<2x1x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %37 = arith.mulf %in, %in_4 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %28 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%23, %24 : tensor<2x4x32xf32>, tensor<2x1x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %37 = arith.subf %in, %in_4 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %29 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%28, %27 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %37 = arith.subf %in, %in_4 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %30 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16 : tensor<2x1x1xf32>) outs(%10 : tensor<2x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.divf %in, %cst_3 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x1x1xf32>
+    %31 = linalg.generic {indexing_maps = [#map1, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%30, %29 : tensor<2x1x1xf32>, tensor<2x4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %37 = arith.mulf %in, %in_4 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %32 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %19 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %37 = arith.mulf %in, %in_4 : f32
+      linalg.yield %37 : f32
+    } -> tensor<2x4x32xf32>
+    %33 = tensor.empty() : tensor<4x32xf32>
+    %34 = linalg.fill ins(%cst_0 : f32) outs(%33 : tensor<4x32xf32>) -> tensor<4x32xf32>
+    %35 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["reduction", "parallel", "parallel"]} ins(%32 : tensor<2x4x32xf32>) outs(%34 : tensor<4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.addf %in, %out : f32
+      linalg.yield %37 : f32
+    } -> tensor<4x32xf32>
+    %36 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["reduction", "parallel", "parallel"]} ins(%arg1 : tensor<2x4x32xf32>) outs(%34 : tensor<4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %37 = arith.addf %in, %out : f32
+      linalg.yield %37 : f32
+    } -> tensor<4x32xf32>
+    return %21, %31, %35, %36 : tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>
+  }
+}
+
+// -----
+
+// Case dyt_train_bf16: DyT on bf16 (bfloat16).
+#map = affine_map<(d0, d1, d2) -> (0)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+#map3 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+#map4 = affine_map<(d0, d1, d2) -> ()>
+#map5 = affine_map<(d0, d1, d2) -> (0, 0, 0)>
+module {
+  func.func @dyt_train_bf16(%arg0: tensor<2x4x32xbf16>, %arg1: tensor<2x4x32xbf16>, %arg2: tensor<1xbf16>, %arg3: tensor<32xbf16>, %arg4: tensor<32xbf16>) -> (tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<1xbf16>, tensor<32xbf16>, tensor<32xbf16>) {
+    %cst = arith.constant 0.000000e+00 : bf16
+    %cst_0 = arith.constant dense<1> : tensor<i64>
+    %0 = tensor.empty() : tensor<2x4x32xbf16>
+    %1 = linalg.generic {indexing_maps = [#map, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg2, %arg0 : tensor<1xbf16>, tensor<2x4x32xbf16>) outs(%0 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: bf16, %in_3: bf16, %out: bf16):
+      %23 = arith.mulf %in, %in_3 : bf16
+      linalg.yield %23 : bf16
+    } -> tensor<2x4x32xbf16>
+    %2 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1 : tensor<2x4x32xbf16>) outs(%0 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: bf16, %out: bf16):
+      %23 = math.tanh %in : bf16
+      linalg.yield %23 : bf16
+    } -> tensor<2x4x32xbf16>
+    %3 = linalg.generic {indexing_maps = [#map1, #map2, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %arg3 : tensor<2x4x32xbf16>, tensor<32xbf16>) outs(%0 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: bf16, %in_3: bf16, %out: bf16):
+      %23 = arith.mulf %in, %in_3 : bf16
+      linalg.yield %23 : bf16
+    } -> tensor<2x4x32xbf16>
+    %4 = linalg.generic {indexing_maps = [#map1, #map2, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%3, %arg4 : tensor<2x4x32xbf16>, tensor<32xbf16>) outs(%0 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: bf16, %in_3: bf16, %out: bf16):
+      %23 = arith.addf %in, %in_3 : bf16
+      linalg.yield %23 : bf16
+    } -> tensor<2x4x32xbf16>
+    %5 = tensor.empty() : tensor<1x1x32xbf16>
+    %6 = linalg.fill ins(%cst : bf16) outs(%5 : tensor<1x1x32xbf16>) -> tensor<1x1x32xbf16>
+    %7 = linalg.generic {indexing_maps = [#map1, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%arg1 : tensor<2x4x32xbf16>) outs(%6 : tensor<1x1x32xbf16>) {
+    ^bb0(%in: bf16, %out: bf16):
+      %23 = arith.addf %in, %out : bf16
+      linalg.yield %23 : bf16
+    } -> tensor<1x1x32xbf16>
+    %collapsed = tensor.collapse_shape %7 [[0, 1, 2]] : tensor<1x1x32xbf16> into tensor<32xbf16>
+    %8 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %2 : tensor<2x4x32xbf16>, tensor<2x4x32xbf16>) outs(%0 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: bf16, %in_3: bf16, %out: bf16):
+      %23 = arith.mulf %in, %in_3 : bf16
+      linalg.yield %23 : bf16
+    } -> tensor<2x4x32xbf16>
+    %9 = linalg.generic {indexing_maps = [#map1, #map2, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %arg3 : tensor<2x4x32xbf16>, tensor<32xbf16>) outs(%0 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: bf16, %in_3: bf16, %out: bf16):
+      %23 = arith.mulf %in, %in_3 : bf16
+      linalg.yield %23 : bf16
+    } -> tensor<2x4x32xbf16>
+    %10 = linalg.generic {indexing_maps = [#map1, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%8 : tensor<2x4x32xbf16>) outs(%6 : tensor<1x1x32xbf16>) {
+    ^bb0(%in: bf16, %out: bf16):
+      %23 = arith.addf %in, %out : bf16
+      linalg.yield %23 : bf16
+    } -> tensor<1x1x32xbf16>
+    %collapsed_1 = tensor.collapse_shape %10 [[0, 1, 2]] : tensor<1x1x32xbf16> into tensor<32xbf16>
+    %11 = tensor.empty() : tensor<2x4x32xf32>
+    %12 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9 : tensor<2x4x32xbf16>) outs(%11 : tensor<2x4x32xf32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %23 = arith.extf %in : bf16 to f32
+      linalg.yield %23 : f32
+    } -> tensor<2x4x32xf32>
+    %13 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2 : tensor<2x4x32xbf16>) outs(%11 : tensor<2x4x32xf32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %23 = arith.extf %in : bf16 to f32
+      linalg.yield %23 : f32
+    } -> tensor<2x4x32xf32>
+    %14 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %13 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%11 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_3: f32, %out: f32):
+      %23 = arith.mulf %in, %in_3 : f32
+      linalg.yield %23 : f32
+    } -> tensor<2x4x32xf32>
+    %15 = linalg.generic {indexing_maps = [#map4, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cst_0, %14 : tensor<i64>, tensor<2x4x32xf32>) outs(%11 : tensor<2x4x32xf32>) {
+    ^bb0(%in: i64, %in_3: f32, %out: f32):
+      %23 = arith.sitofp %in : i64 to f32
+      %24 = arith.subf %23, %in_3 : f32
+      linalg.yield %24 : f32
+    } -> tensor<2x4x32xf32>
+    %16 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%12, %15 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%11 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_3: f32, %out: f32):
+      %23 = arith.mulf %in, %in_3 : f32
+      linalg.yield %23 : f32
+    } -> tensor<2x4x32xf32>
+    %17 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: f32, %out: bf16):
+      %23 = arith.truncf %in : f32 to bf16
+      linalg.yield %23 : bf16
+    } -> tensor<2x4x32xbf16>
+    %18 = linalg.generic {indexing_maps = [#map1, #map, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%17, %arg2 : tensor<2x4x32xbf16>, tensor<1xbf16>) outs(%0 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: bf16, %in_3: bf16, %out: bf16):
+      %23 = arith.mulf %in, %in_3 : bf16
+      linalg.yield %23 : bf16
+    } -> tensor<2x4x32xbf16>
+    %19 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%17, %arg0 : tensor<2x4x32xbf16>, tensor<2x4x32xbf16>) outs(%0 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: bf16, %in_3: bf16, %out: bf16):
+      %23 = arith.mulf %in, %in_3 : bf16
+      linalg.yield %23 : bf16
+    } -> tensor<2x4x32xbf16>
+    %20 = tensor.empty() : tensor<1x1x1xbf16>
+    %21 = linalg.fill ins(%cst : bf16) outs(%20 : tensor<1x1x1xbf16>) -> tensor<1x1x1xbf16>
+    %22 = linalg.generic {indexing_maps = [#map1, #map5], iterator_types = ["reduction", "reduction", "reduction"]} ins(%19 : tensor<2x4x32xbf16>) outs(%21 : tensor<1x1x1xbf16>) {
+    ^bb0(%in: bf16, %out: bf16):
+      %23 = arith.addf %in, %out : bf16
+      linalg.yield %23 : bf16
+    } -> tensor<1x1x1xbf16>
+    %collapsed_2 = tensor.collapse_shape %22 [[0, 1, 2]] : tensor<1x1x1xbf16> into tensor<1xbf16>
+    return %4, %18, %collapsed_2, %collapsed_1, %collapsed : tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<1xbf16>, tensor<32xbf16>, tensor<32xbf16>
+  }
+}
+
+// -----
+
 // Case layer_norm_backward_only: native_layer_norm_backward decomposed, the statistics as arguments (float32).
 #map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
@@ -1355,5 +2679,679 @@ module {
       linalg.yield %20 : f32
     } -> tensor<32xf32>
     return %14, %18, %19 : tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>
+  }
+}
+
+// -----
+
+// Case layer_norm_aot_fw: nn.LayerNorm, aot_autograd's forward graph (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+module {
+  func.func @layer_norm_aot_fw(%arg0: tensor<32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>) {
+    %cst = arith.constant 0.000000e+00 : f64
+    %cst_0 = arith.constant 0.000000e+00 : f32
+    %cst_1 = arith.constant 1.000000e-05 : f64
+    %cst_2 = arith.constant 3.200000e+01 : f64
+    %cst_3 = arith.constant 3.200000e+01 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf64>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg2 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f32, %out: f64):
+      %22 = arith.extf %in : f32 to f64
+      linalg.yield %22 : f64
+    } -> tensor<2x4x32xf64>
+    %2 = tensor.empty() : tensor<2x4x1xf64>
+    %3 = linalg.fill ins(%cst : f64) outs(%2 : tensor<2x4x1xf64>) -> tensor<2x4x1xf64>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf64>) outs(%3 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %22 = arith.addf %in, %out : f64
+      linalg.yield %22 : f64
+    } -> tensor<2x4x1xf64>
+    %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x4x1xf64>) outs(%2 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %22 = arith.divf %in, %cst_2 : f64
+      linalg.yield %22 : f64
+    } -> tensor<2x4x1xf64>
+    %6 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %5 : tensor<2x4x32xf64>, tensor<2x4x1xf64>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_4: f64, %out: f64):
+      %22 = arith.subf %in, %in_4 : f64
+      linalg.yield %22 : f64
+    } -> tensor<2x4x32xf64>
+    %7 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6, %6 : tensor<2x4x32xf64>, tensor<2x4x32xf64>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_4: f64, %out: f64):
+      %22 = arith.mulf %in, %in_4 : f64
+      linalg.yield %22 : f64
+    } -> tensor<2x4x32xf64>
+    %8 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%7 : tensor<2x4x32xf64>) outs(%3 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %22 = arith.addf %in, %out : f64
+      linalg.yield %22 : f64
+    } -> tensor<2x4x1xf64>
+    %9 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8 : tensor<2x4x1xf64>) outs(%2 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %22 = arith.divf %in, %cst_2 : f64
+      linalg.yield %22 : f64
+    } -> tensor<2x4x1xf64>
+    %10 = tensor.empty() : tensor<2x4x1xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9 : tensor<2x4x1xf64>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f64, %out: f32):
+      %22 = arith.truncf %in : f64 to f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x1xf32>
+    %12 = linalg.fill ins(%cst_0 : f32) outs(%10 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2 : tensor<2x4x32xf32>) outs(%12 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %22 = arith.addf %in, %out : f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x1xf32>
+    %14 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %22 = arith.divf %in, %cst_3 : f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x1xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %22 = arith.truncf %cst_1 : f64 to f32
+      %23 = arith.addf %in, %22 : f32
+      linalg.yield %23 : f32
+    } -> tensor<2x4x1xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %22 = math.rsqrt %in : f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x1xf32>
+    %17 = tensor.empty() : tensor<2x4x32xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg2, %14 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %22 = arith.subf %in, %in_4 : f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x32xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%18, %16 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %22 = arith.mulf %in, %in_4 : f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x32xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19, %arg0 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %22 = arith.mulf %in, %in_4 : f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x32xf32>
+    %21 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%20, %arg1 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %22 = arith.addf %in, %in_4 : f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x32xf32>
+    return %21, %arg0, %arg2, %14, %16 : tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>
+  }
+}
+
+// -----
+
+// Case layer_norm_aot_bw: nn.LayerNorm, aot_autograd's backward graph (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d2)>
+#map2 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+module {
+  func.func @layer_norm_aot_bw(%arg0: tensor<32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<2x4x1xf32>, %arg3: tensor<2x4x1xf32>, %arg4: tensor<2x4x32xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>) {
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 3.200000e+01 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg4, %arg0 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.mulf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.mulf %in, %cst_0 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %3 = tensor.empty() : tensor<2x4x1xf32>
+    %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf32>) outs(%4 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.addf %in, %out : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x1xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %arg2 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.subf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6, %arg3 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.mulf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %7 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.mulf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %9 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%8 : tensor<2x4x32xf32>) outs(%4 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.addf %in, %out : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x1xf32>
+    %10 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7, %9 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.mulf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %5 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.subf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %12 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11, %10 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.subf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg3 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.divf %in, %cst_0 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x1xf32>
+    %14 = linalg.generic {indexing_maps = [#map2, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %12 : tensor<2x4x1xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.mulf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg4, %7 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.mulf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %16 = tensor.empty() : tensor<32xf32>
+    %17 = linalg.fill ins(%cst : f32) outs(%16 : tensor<32xf32>) -> tensor<32xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["reduction", "reduction", "parallel"]} ins(%15 : tensor<2x4x32xf32>) outs(%17 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.addf %in, %out : f32
+      linalg.yield %20 : f32
+    } -> tensor<32xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["reduction", "reduction", "parallel"]} ins(%arg4 : tensor<2x4x32xf32>) outs(%17 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.addf %in, %out : f32
+      linalg.yield %20 : f32
+    } -> tensor<32xf32>
+    return %18, %19, %14 : tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_aot_fw: LlamaRMSNorm, aot_autograd's forward graph (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+module {
+  func.func @rms_norm_aot_fw(%arg0: tensor<32xf32>, %arg1: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>) {
+    %c2_i64 = arith.constant 2 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 9.9999999999999995E-7 : f64
+    %cst_1 = arith.constant 3.200000e+01 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %10 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = tensor.empty() : tensor<2x4x1xf32>
+    %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = arith.addf %in, %out : f32
+      linalg.yield %10 : f32
+    } -> tensor<2x4x1xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = arith.divf %in, %cst_1 : f32
+      linalg.yield %10 : f32
+    } -> tensor<2x4x1xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%5 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = arith.truncf %cst_0 : f64 to f32
+      %11 = arith.addf %in, %10 : f32
+      linalg.yield %11 : f32
+    } -> tensor<2x4x1xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = math.rsqrt %in : f32
+      linalg.yield %10 : f32
+    } -> tensor<2x4x1xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %7 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_2: f32, %out: f32):
+      %10 = arith.mulf %in, %in_2 : f32
+      linalg.yield %10 : f32
+    } -> tensor<2x4x32xf32>
+    %9 = linalg.generic {indexing_maps = [#map2, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %8 : tensor<32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_2: f32, %out: f32):
+      %10 = arith.mulf %in, %in_2 : f32
+      linalg.yield %10 : f32
+    } -> tensor<2x4x32xf32>
+    return %9, %arg0, %arg1, %7 : tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_aot_bw: LlamaRMSNorm, aot_autograd's backward graph (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d2)>
+#map2 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map3 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+#map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
+module {
+  func.func @rms_norm_aot_bw(%arg0: tensor<32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<2x4x1xf32>, %arg3: tensor<2x4x32xf32>) -> (tensor<32xf32>, tensor<2x4x32xf32>) {
+    %c3_i64 = arith.constant 3 : i64
+    %c1_i64 = arith.constant 1 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant -5.000000e-01 : f32
+    %cst_1 = arith.constant 3.200000e+01 : f32
+    %cst_2 = arith.constant 2.000000e+00 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg3, %arg0 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %21 = arith.mulf %in, %in_4 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %arg2 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %21 = arith.mulf %in, %in_4 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %3 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg3, %2 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %21 = arith.mulf %in, %in_4 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %4 = tensor.empty() : tensor<1x1x32xf32>
+    %5 = linalg.fill ins(%cst : f32) outs(%4 : tensor<1x1x32xf32>) -> tensor<1x1x32xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%3 : tensor<2x4x32xf32>) outs(%5 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.addf %in, %out : f32
+      linalg.yield %21 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed = tensor.collapse_shape %6 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %arg1 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %21 = arith.mulf %in, %in_4 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %arg2 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %21 = arith.mulf %in, %in_4 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %9 = tensor.empty() : tensor<2x4x1xf32>
+    %10 = linalg.fill ins(%cst : f32) outs(%9 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%7 : tensor<2x4x32xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.addf %in, %out : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x1xf32>
+    %12 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg2 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %21 : f32
+    } -> tensor<2x4x1xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.mulf %in, %cst_0 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x1xf32>
+    %14 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %12 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %21 = arith.mulf %in, %in_4 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_3 = tensor.collapse_shape %14 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %15 = linalg.generic {indexing_maps = [#map4, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_3 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.divf %in, %cst_1 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%17 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.mulf %in, %cst_2 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16, %18 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %21 = arith.mulf %in, %in_4 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8, %19 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %21 = arith.addf %in, %in_4 : f32
+      linalg.yield %21 : f32
+    } -> tensor<2x4x32xf32>
+    return %collapsed, %20 : tensor<32xf32>, tensor<2x4x32xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_aot_aten_bf16_fw: nn.RMSNorm on bf16, aot_autograd's forward graph (bfloat16).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+module {
+  func.func @rms_norm_aot_aten_bf16_fw(%arg0: tensor<32xbf16>, %arg1: tensor<2x4x32xbf16>) -> (tensor<2x4x32xbf16>, tensor<32xbf16>, tensor<2x4x32xbf16>, tensor<2x4x1xf32>) {
+    %c2_i64 = arith.constant 2 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 3.200000e+01 : f32
+    %cst_1 = arith.constant 9.99999997E-7 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2x4x32xbf16>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %13 = arith.extf %in : bf16 to f32
+      linalg.yield %13 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %13 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %13 : f32
+    } -> tensor<2x4x32xf32>
+    %3 = tensor.empty() : tensor<2x4x1xf32>
+    %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%2 : tensor<2x4x32xf32>) outs(%4 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %13 = arith.addf %in, %out : f32
+      linalg.yield %13 : f32
+    } -> tensor<2x4x1xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%5 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %13 = arith.divf %in, %cst_0 : f32
+      linalg.yield %13 : f32
+    } -> tensor<2x4x1xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %13 = arith.addf %in, %cst_1 : f32
+      linalg.yield %13 : f32
+    } -> tensor<2x4x1xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %13 = math.rsqrt %in : f32
+      linalg.yield %13 : f32
+    } -> tensor<2x4x1xf32>
+    %9 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %8 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_2: f32, %out: f32):
+      %13 = arith.mulf %in, %in_2 : f32
+      linalg.yield %13 : f32
+    } -> tensor<2x4x32xf32>
+    %10 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9, %arg0 : tensor<2x4x32xf32>, tensor<32xbf16>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_2: bf16, %out: f32):
+      %13 = arith.extf %in_2 : bf16 to f32
+      %14 = arith.mulf %in, %13 : f32
+      linalg.yield %14 : f32
+    } -> tensor<2x4x32xf32>
+    %11 = tensor.empty() : tensor<2x4x32xbf16>
+    %12 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%10 : tensor<2x4x32xf32>) outs(%11 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: f32, %out: bf16):
+      %13 = arith.truncf %in : f32 to bf16
+      linalg.yield %13 : bf16
+    } -> tensor<2x4x32xbf16>
+    return %12, %arg0, %arg1, %8 : tensor<2x4x32xbf16>, tensor<32xbf16>, tensor<2x4x32xbf16>, tensor<2x4x1xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_aot_aten_bf16_bw: nn.RMSNorm on bf16, aot_autograd's backward graph (bfloat16).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+#map3 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+#map4 = affine_map<(d0) -> (d0)>
+#map5 = affine_map<(d0, d1, d2) -> (d0, d1)>
+module {
+  func.func @rms_norm_aot_aten_bf16_bw(%arg0: tensor<32xbf16>, %arg1: tensor<2x4x32xbf16>, %arg2: tensor<2x4x1xf32>, %arg3: tensor<2x4x32xbf16>) -> (tensor<32xbf16>, tensor<2x4x32xbf16>) {
+    %c3_i64 = arith.constant 3 : i64
+    %c1_i64 = arith.constant 1 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant -5.000000e-01 : f32
+    %cst_1 = arith.constant 3.200000e+01 : f32
+    %cst_2 = arith.constant 2.000000e+00 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg3 : tensor<2x4x32xbf16>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %27 = arith.extf %in : bf16 to f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2x4x32xbf16>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: bf16, %out: f32):
+      %27 = arith.extf %in : bf16 to f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %3 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %arg2 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %27 = arith.mulf %in, %in_4 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %4 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %3 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %27 = arith.mulf %in, %in_4 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %arg0 : tensor<2x4x32xf32>, tensor<32xbf16>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: bf16, %out: f32):
+      %27 = arith.extf %in_4 : bf16 to f32
+      %28 = arith.mulf %in, %27 : f32
+      linalg.yield %28 : f32
+    } -> tensor<2x4x32xf32>
+    %6 = tensor.empty() : tensor<1x1x32xf32>
+    %7 = linalg.fill ins(%cst : f32) outs(%6 : tensor<1x1x32xf32>) -> tensor<1x1x32xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%4 : tensor<2x4x32xf32>) outs(%7 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = arith.addf %in, %out : f32
+      linalg.yield %27 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed = tensor.collapse_shape %8 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %9 = tensor.empty() : tensor<32xbf16>
+    %10 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel"]} ins(%collapsed : tensor<32xf32>) outs(%9 : tensor<32xbf16>) {
+    ^bb0(%in: f32, %out: bf16):
+      %27 = arith.truncf %in : f32 to bf16
+      linalg.yield %27 : bf16
+    } -> tensor<32xbf16>
+    %11 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%5, %2 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %27 = arith.mulf %in, %in_4 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %12 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%5, %arg2 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %27 = arith.mulf %in, %in_4 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %13 = tensor.empty() : tensor<2x4x1xf32>
+    %14 = linalg.fill ins(%cst : f32) outs(%13 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%11 : tensor<2x4x32xf32>) outs(%14 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = arith.addf %in, %out : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x1xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg2 : tensor<2x4x1xf32>) outs(%13 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %27 : f32
+    } -> tensor<2x4x1xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15 : tensor<2x4x1xf32>) outs(%13 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = arith.mulf %in, %cst_0 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x1xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%17, %16 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%13 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %27 = arith.mulf %in, %in_4 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_3 = tensor.collapse_shape %18 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %19 = linalg.generic {indexing_maps = [#map5, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_3 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = arith.divf %in, %cst_1 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %21 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %22 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%21 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %27 = arith.mulf %in, %cst_2 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %23 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%20, %22 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %27 = arith.mulf %in, %in_4 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %24 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%12, %23 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %27 = arith.addf %in, %in_4 : f32
+      linalg.yield %27 : f32
+    } -> tensor<2x4x32xf32>
+    %25 = tensor.empty() : tensor<2x4x32xbf16>
+    %26 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%24 : tensor<2x4x32xf32>) outs(%25 : tensor<2x4x32xbf16>) {
+    ^bb0(%in: f32, %out: bf16):
+      %27 = arith.truncf %in : f32 to bf16
+      linalg.yield %27 : bf16
+    } -> tensor<2x4x32xbf16>
+    return %10, %26 : tensor<32xbf16>, tensor<2x4x32xbf16>
+  }
+}
+
+// -----
+
+// Case dyt_aot_fw: DyT (tanh recomputed in the backward), aot_autograd's forward graph (float32).
+#map = affine_map<(d0, d1, d2) -> (0)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+module {
+  func.func @dyt_aot_fw(%arg0: tensor<1xf32>, %arg1: tensor<32xf32>, %arg2: tensor<32xf32>, %arg3: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<1xf32>, tensor<32xf32>, tensor<2x4x32xf32>) {
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %arg3 : tensor<1xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %5 = arith.mulf %in, %in_0 : f32
+      linalg.yield %5 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %5 = math.tanh %in : f32
+      linalg.yield %5 : f32
+    } -> tensor<2x4x32xf32>
+    %3 = linalg.generic {indexing_maps = [#map1, #map2, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %arg1 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %5 = arith.mulf %in, %in_0 : f32
+      linalg.yield %5 : f32
+    } -> tensor<2x4x32xf32>
+    %4 = linalg.generic {indexing_maps = [#map1, #map2, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%3, %arg2 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %5 = arith.addf %in, %in_0 : f32
+      linalg.yield %5 : f32
+    } -> tensor<2x4x32xf32>
+    return %4, %arg0, %arg1, %arg3 : tensor<2x4x32xf32>, tensor<1xf32>, tensor<32xf32>, tensor<2x4x32xf32>
+  }
+}
+
+// -----
+
+// Case dyt_aot_bw: DyT (tanh recomputed in the backward), aot_autograd's backward graph (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+#map2 = affine_map<(d0, d1, d2) -> (0)>
+#map3 = affine_map<(d0, d1, d2) -> (d2)>
+#map4 = affine_map<(d0, d1, d2) -> ()>
+#map5 = affine_map<(d0, d1, d2) -> (0, 0, 0)>
+module {
+  func.func @dyt_aot_bw(%arg0: tensor<1xf32>, %arg1: tensor<32xf32>, %arg2: tensor<2x4x32xf32>, %arg3: tensor<2x4x32xf32>) -> (tensor<1xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>) {
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant dense<1> : tensor<i64>
+    %0 = tensor.empty() : tensor<1x1x32xf32>
+    %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x1x32xf32>) -> tensor<1x1x32xf32>
+    %2 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["reduction", "reduction", "parallel"]} ins(%arg3 : tensor<2x4x32xf32>) outs(%1 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %17 = arith.addf %in, %out : f32
+      linalg.yield %17 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed = tensor.collapse_shape %2 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %3 = tensor.empty() : tensor<2x4x32xf32>
+    %4 = linalg.generic {indexing_maps = [#map2, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %arg2 : tensor<1xf32>, tensor<2x4x32xf32>) outs(%3 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_3: f32, %out: f32):
+      %17 = arith.mulf %in, %in_3 : f32
+      linalg.yield %17 : f32
+    } -> tensor<2x4x32xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %17 = math.tanh %in : f32
+      linalg.yield %17 : f32
+    } -> tensor<2x4x32xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg3, %5 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%3 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_3: f32, %out: f32):
+      %17 = arith.mulf %in, %in_3 : f32
+      linalg.yield %17 : f32
+    } -> tensor<2x4x32xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg3, %arg1 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%3 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_3: f32, %out: f32):
+      %17 = arith.mulf %in, %in_3 : f32
+      linalg.yield %17 : f32
+    } -> tensor<2x4x32xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["reduction", "reduction", "parallel"]} ins(%6 : tensor<2x4x32xf32>) outs(%1 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %17 = arith.addf %in, %out : f32
+      linalg.yield %17 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed_1 = tensor.collapse_shape %8 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %9 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%5, %5 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%3 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_3: f32, %out: f32):
+      %17 = arith.mulf %in, %in_3 : f32
+      linalg.yield %17 : f32
+    } -> tensor<2x4x32xf32>
+    %10 = linalg.generic {indexing_maps = [#map4, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cst_0, %9 : tensor<i64>, tensor<2x4x32xf32>) outs(%3 : tensor<2x4x32xf32>) {
+    ^bb0(%in: i64, %in_3: f32, %out: f32):
+      %17 = arith.sitofp %in : i64 to f32
+      %18 = arith.subf %17, %in_3 : f32
+      linalg.yield %18 : f32
+    } -> tensor<2x4x32xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7, %10 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%3 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_3: f32, %out: f32):
+      %17 = arith.mulf %in, %in_3 : f32
+      linalg.yield %17 : f32
+    } -> tensor<2x4x32xf32>
+    %12 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11, %arg0 : tensor<2x4x32xf32>, tensor<1xf32>) outs(%3 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_3: f32, %out: f32):
+      %17 = arith.mulf %in, %in_3 : f32
+      linalg.yield %17 : f32
+    } -> tensor<2x4x32xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11, %arg2 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%3 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_3: f32, %out: f32):
+      %17 = arith.mulf %in, %in_3 : f32
+      linalg.yield %17 : f32
+    } -> tensor<2x4x32xf32>
+    %14 = tensor.empty() : tensor<1x1x1xf32>
+    %15 = linalg.fill ins(%cst : f32) outs(%14 : tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map5], iterator_types = ["reduction", "reduction", "reduction"]} ins(%13 : tensor<2x4x32xf32>) outs(%15 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %17 = arith.addf %in, %out : f32
+      linalg.yield %17 : f32
+    } -> tensor<1x1x1xf32>
+    %collapsed_2 = tensor.collapse_shape %16 [[0, 1, 2]] : tensor<1x1x1xf32> into tensor<1xf32>
+    return %collapsed_2, %collapsed_1, %collapsed, %12 : tensor<1xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>
   }
 }

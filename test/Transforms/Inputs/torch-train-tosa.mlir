@@ -383,6 +383,416 @@ module {
 
 // -----
 
+// Case rms_norm_train_aten: nn.RMSNorm (aten.rms_norm) and its backward (float32).
+module {
+  func.func @rms_norm_train_aten(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %3 = "tosa.const"() <{values = dense<2.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = "tosa.const"() <{values = dense<9.99999997E-7> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %6 = "tosa.const"() <{values = dense<3.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %7 = "tosa.const"() <{values = dense<-5.000000e-01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %8 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %9 = tosa.pow %arg0, %3 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %10 = tosa.reduce_sum %9 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %11 = tosa.mul %10, %4, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %12 = tosa.add %11, %5 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %13 = tosa.rsqrt %12 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %14 = tosa.mul %arg0, %13, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %15 = tosa.reshape %arg2, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %16 = tosa.mul %14, %15, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %17 = tosa.mul %arg1, %14, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %18 = tosa.mul %arg1, %15, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %19 = tosa.reduce_sum %17 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %20 = tosa.reduce_sum %19 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %21 = tosa.reshape %20, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %22 = tosa.mul %18, %arg0, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %23 = tosa.mul %18, %13, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %24 = tosa.reduce_sum %22 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %25 = tosa.pow %13, %6 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %26 = tosa.mul %24, %7, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %27 = tosa.mul %26, %25, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %28 = tosa.tile %27, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %29 = tosa.mul %28, %4, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %30 = tosa.pow %arg0, %8 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %31 = tosa.mul %30, %3, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %32 = tosa.mul %29, %31, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %33 = tosa.add %23, %32 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    return %16, %33, %21 : tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_train_aten_bf16: nn.RMSNorm on bf16 (bfloat16).
+module {
+  func.func @rms_norm_train_aten_bf16(%arg0: tensor<2x4x32xbf16>, %arg1: tensor<2x4x32xbf16>, %arg2: tensor<32xbf16>) -> (tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<32xbf16>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %3 = "tosa.const"() <{values = dense<2.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = "tosa.const"() <{values = dense<9.99999997E-7> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %6 = "tosa.const"() <{values = dense<3.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %7 = "tosa.const"() <{values = dense<-5.000000e-01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %8 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %9 = tosa.cast %arg0 : (tensor<2x4x32xbf16>) -> tensor<2x4x32xf32>
+    %10 = tosa.pow %9, %3 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %11 = tosa.reduce_sum %10 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %12 = tosa.mul %11, %4, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %13 = tosa.add %12, %5 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %14 = tosa.rsqrt %13 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %15 = tosa.mul %9, %14, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %16 = tosa.reshape %arg2, %1 : (tensor<32xbf16>, !tosa.shape<3>) -> tensor<1x1x32xbf16>
+    %17 = tosa.cast %16 : (tensor<1x1x32xbf16>) -> tensor<1x1x32xf32>
+    %18 = tosa.mul %15, %17, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %19 = tosa.cast %18 : (tensor<2x4x32xf32>) -> tensor<2x4x32xbf16>
+    %20 = tosa.cast %arg1 : (tensor<2x4x32xbf16>) -> tensor<2x4x32xf32>
+    %21 = tosa.mul %20, %15, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %22 = tosa.mul %20, %17, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %23 = tosa.reduce_sum %21 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %24 = tosa.reduce_sum %23 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %25 = tosa.reshape %24, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %26 = tosa.cast %25 : (tensor<32xf32>) -> tensor<32xbf16>
+    %27 = tosa.mul %22, %9, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %28 = tosa.mul %22, %14, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %29 = tosa.reduce_sum %27 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %30 = tosa.pow %14, %6 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %31 = tosa.mul %29, %7, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %32 = tosa.mul %31, %30, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %33 = tosa.tile %32, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %34 = tosa.mul %33, %4, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %35 = tosa.pow %9, %8 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %36 = tosa.mul %35, %3, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %37 = tosa.mul %34, %36, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %38 = tosa.add %28, %37 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %39 = tosa.cast %38 : (tensor<2x4x32xf32>) -> tensor<2x4x32xbf16>
+    return %19, %39, %26 : tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<32xbf16>
+  }
+}
+
+// -----
+
+// Case rms_norm_train_aten_no_weight: nn.RMSNorm without a weight (float32).
+module {
+  func.func @rms_norm_train_aten_no_weight(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = "tosa.const"() <{values = dense<2.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %3 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<9.99999997E-7> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = "tosa.const"() <{values = dense<3.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %6 = "tosa.const"() <{values = dense<-5.000000e-01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %7 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %8 = tosa.pow %arg0, %2 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %9 = tosa.reduce_sum %8 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %10 = tosa.mul %9, %3, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %11 = tosa.add %10, %4 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %12 = tosa.rsqrt %11 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %13 = tosa.mul %arg0, %12, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %14 = tosa.mul %arg1, %arg0, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %15 = tosa.mul %arg1, %12, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %16 = tosa.reduce_sum %14 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %17 = tosa.pow %12, %5 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %18 = tosa.mul %16, %6, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %19 = tosa.mul %18, %17, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %20 = tosa.tile %19, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %21 = tosa.mul %20, %3, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %22 = tosa.pow %arg0, %7 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %23 = tosa.mul %22, %2, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %24 = tosa.mul %21, %23, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %25 = tosa.add %15, %24 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    return %13, %25 : tensor<2x4x32xf32>, tensor<2x4x32xf32>
+  }
+}
+
+// -----
+
+// Case gemma_rms_norm_train: Gemma RMSNorm: (1 + w), the weight's gradient through the offset (float32).
+module {
+  func.func @gemma_rms_norm_train(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %3 = "tosa.const"() <{values = dense<2.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = "tosa.const"() <{values = dense<9.99999997E-7> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %6 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1xf32>}> : () -> tensor<1xf32>
+    %7 = "tosa.const"() <{values = dense<3.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %8 = "tosa.const"() <{values = dense<-5.000000e-01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %9 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %10 = tosa.pow %arg0, %3 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %11 = tosa.reduce_sum %10 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %12 = tosa.mul %11, %4, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %13 = tosa.add %12, %5 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %14 = tosa.rsqrt %13 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %15 = tosa.mul %arg0, %14, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %16 = tosa.add %arg2, %6 : (tensor<32xf32>, tensor<1xf32>) -> tensor<32xf32>
+    %17 = tosa.reshape %16, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %18 = tosa.mul %15, %17, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %19 = tosa.mul %arg1, %15, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %20 = tosa.mul %arg1, %17, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %21 = tosa.reduce_sum %19 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %22 = tosa.reduce_sum %21 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %23 = tosa.reshape %22, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %24 = tosa.mul %20, %arg0, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %25 = tosa.mul %20, %14, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %26 = tosa.reduce_sum %24 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %27 = tosa.pow %14, %7 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %28 = tosa.mul %26, %8, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %29 = tosa.mul %28, %27, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %30 = tosa.tile %29, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %31 = tosa.mul %30, %4, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %32 = tosa.pow %arg0, %9 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %33 = tosa.mul %32, %3, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %34 = tosa.mul %31, %33, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %35 = tosa.add %25, %34 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    return %18, %35, %23 : tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>
+  }
+}
+
+// -----
+
+// Case gemma_rms_norm_train_bf16: Gemma RMSNorm on bf16, computed in f32 (bfloat16).
+module {
+  func.func @gemma_rms_norm_train_bf16(%arg0: tensor<2x4x32xbf16>, %arg1: tensor<2x4x32xbf16>, %arg2: tensor<32xbf16>) -> (tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<32xbf16>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %3 = "tosa.const"() <{values = dense<2.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = "tosa.const"() <{values = dense<9.99999997E-7> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %6 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1xf32>}> : () -> tensor<1xf32>
+    %7 = "tosa.const"() <{values = dense<3.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %8 = "tosa.const"() <{values = dense<-5.000000e-01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %9 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %10 = tosa.cast %arg0 : (tensor<2x4x32xbf16>) -> tensor<2x4x32xf32>
+    %11 = tosa.pow %10, %3 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %12 = tosa.reduce_sum %11 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %13 = tosa.mul %12, %4, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %14 = tosa.add %13, %5 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %15 = tosa.rsqrt %14 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %16 = tosa.mul %10, %15, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %17 = tosa.cast %arg2 : (tensor<32xbf16>) -> tensor<32xf32>
+    %18 = tosa.add %17, %6 : (tensor<32xf32>, tensor<1xf32>) -> tensor<32xf32>
+    %19 = tosa.reshape %18, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %20 = tosa.mul %16, %19, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %21 = tosa.cast %20 : (tensor<2x4x32xf32>) -> tensor<2x4x32xbf16>
+    %22 = tosa.cast %arg1 : (tensor<2x4x32xbf16>) -> tensor<2x4x32xf32>
+    %23 = tosa.mul %22, %16, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %24 = tosa.mul %22, %19, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %25 = tosa.reduce_sum %23 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %26 = tosa.reduce_sum %25 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %27 = tosa.reshape %26, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %28 = tosa.cast %27 : (tensor<32xf32>) -> tensor<32xbf16>
+    %29 = tosa.mul %24, %10, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %30 = tosa.mul %24, %15, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %31 = tosa.reduce_sum %29 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %32 = tosa.pow %15, %7 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %33 = tosa.mul %31, %8, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %34 = tosa.mul %33, %32, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %35 = tosa.tile %34, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %36 = tosa.mul %35, %4, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %37 = tosa.pow %10, %9 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %38 = tosa.mul %37, %3, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %39 = tosa.mul %36, %38, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %40 = tosa.add %30, %39 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %41 = tosa.cast %40 : (tensor<2x4x32xf32>) -> tensor<2x4x32xbf16>
+    return %21, %41, %28 : tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<32xbf16>
+  }
+}
+
+// -----
+
+// Case t5_rms_norm_train: x * x, mean without keepdim, rsqrt on the left (float32).
+module {
+  func.func @t5_rms_norm_train(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[2, 4]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %2 = tosa.const_shape  {values = dense<[2, 4, 1]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %3 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %4 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %5 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1xf32>}> : () -> tensor<1x1xf32>
+    %6 = "tosa.const"() <{values = dense<9.99999997E-7> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %7 = "tosa.const"() <{values = dense<3.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %8 = "tosa.const"() <{values = dense<-5.000000e-01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %9 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %10 = tosa.mul %arg0, %arg0, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %11 = tosa.reduce_sum %10 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %12 = tosa.reshape %11, %1 : (tensor<2x4x1xf32>, !tosa.shape<2>) -> tensor<2x4xf32>
+    %13 = tosa.mul %12, %5, %0 : (tensor<2x4xf32>, tensor<1x1xf32>, tensor<1xi8>) -> tensor<2x4xf32>
+    %14 = tosa.reshape %13, %2 : (tensor<2x4xf32>, !tosa.shape<3>) -> tensor<2x4x1xf32>
+    %15 = tosa.add %14, %6 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %16 = tosa.rsqrt %15 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %17 = tosa.mul %16, %arg0, %0 : (tensor<2x4x1xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %18 = tosa.reshape %arg2, %3 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %19 = tosa.mul %17, %18, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %20 = tosa.mul %arg1, %17, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %21 = tosa.mul %arg1, %18, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %22 = tosa.reduce_sum %20 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %23 = tosa.reduce_sum %22 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %24 = tosa.reshape %23, %4 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %25 = tosa.mul %21, %16, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %26 = tosa.mul %21, %arg0, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %27 = tosa.reduce_sum %26 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %28 = tosa.pow %16, %7 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %29 = tosa.mul %27, %8, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %30 = tosa.mul %29, %28, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %31 = tosa.tile %30, %3 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %32 = tosa.mul %31, %9, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %33 = tosa.mul %32, %arg0, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %34 = tosa.add %25, %33 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %35 = tosa.add %34, %33 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    return %19, %35, %24 : tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>
+  }
+}
+
+// -----
+
+// Case layer_norm_train_weight_only: nn.LayerNorm with a weight and no bias (float32).
+module {
+  func.func @layer_norm_train_weight_only(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %3 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf64>}> : () -> tensor<1x1x1xf64>
+    %4 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = "tosa.const"() <{values = dense<9.99999974E-6> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %6 = "tosa.const"() <{values = dense<3.200000e+01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %7 = tosa.cast %arg0 : (tensor<2x4x32xf32>) -> tensor<2x4x32xf64>
+    %8 = tosa.reduce_sum %7 {axis = 2 : i32} : (tensor<2x4x32xf64>) -> tensor<2x4x1xf64>
+    %9 = tosa.mul %8, %3, %0 : (tensor<2x4x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x4x1xf64>
+    %10 = tosa.sub %7, %9 : (tensor<2x4x32xf64>, tensor<2x4x1xf64>) -> tensor<2x4x32xf64>
+    %11 = tosa.mul %10, %10, %0 : (tensor<2x4x32xf64>, tensor<2x4x32xf64>, tensor<1xi8>) -> tensor<2x4x32xf64>
+    %12 = tosa.reduce_sum %11 {axis = 2 : i32} : (tensor<2x4x32xf64>) -> tensor<2x4x1xf64>
+    %13 = tosa.mul %12, %3, %0 : (tensor<2x4x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x4x1xf64>
+    %14 = tosa.cast %13 : (tensor<2x4x1xf64>) -> tensor<2x4x1xf32>
+    %15 = tosa.reduce_sum %arg0 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %16 = tosa.mul %15, %4, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %17 = tosa.add %14, %5 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %18 = tosa.rsqrt %17 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %19 = tosa.sub %arg0, %16 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %20 = tosa.mul %19, %18, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %21 = tosa.reshape %arg2, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %22 = tosa.mul %20, %21, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %23 = tosa.mul %arg1, %21, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %24 = tosa.mul %23, %6, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %25 = tosa.reduce_sum %23 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %26 = tosa.mul %23, %20, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %27 = tosa.reduce_sum %26 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %28 = tosa.mul %20, %27, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %29 = tosa.sub %24, %25 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %30 = tosa.sub %29, %28 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %31 = tosa.mul %18, %4, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %32 = tosa.mul %31, %30, %0 : (tensor<2x4x1xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %33 = tosa.mul %arg1, %20, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %34 = tosa.reduce_sum %33 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %35 = tosa.reduce_sum %34 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %36 = tosa.reshape %35, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    return %22, %32, %36 : tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<32xf32>
+  }
+}
+
+// -----
+
+// Case layer_norm_train_2d: nn.LayerNorm over the last two dims (float32).
+module {
+  func.func @layer_norm_train_2d(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<4x32xf32>, %arg3: tensor<4x32xf32>) -> (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 4, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = tosa.const_shape  {values = dense<[4, 32]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %3 = "tosa.const"() <{values = dense<7.812500e-03> : tensor<1x1x1xf64>}> : () -> tensor<1x1x1xf64>
+    %4 = "tosa.const"() <{values = dense<7.812500e-03> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = "tosa.const"() <{values = dense<9.99999974E-6> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %6 = "tosa.const"() <{values = dense<1.280000e+02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %7 = tosa.cast %arg0 : (tensor<2x4x32xf32>) -> tensor<2x4x32xf64>
+    %8 = tosa.reduce_sum %7 {axis = 1 : i32} : (tensor<2x4x32xf64>) -> tensor<2x1x32xf64>
+    %9 = tosa.reduce_sum %8 {axis = 2 : i32} : (tensor<2x1x32xf64>) -> tensor<2x1x1xf64>
+    %10 = tosa.mul %9, %3, %0 : (tensor<2x1x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x1x1xf64>
+    %11 = tosa.sub %7, %10 : (tensor<2x4x32xf64>, tensor<2x1x1xf64>) -> tensor<2x4x32xf64>
+    %12 = tosa.mul %11, %11, %0 : (tensor<2x4x32xf64>, tensor<2x4x32xf64>, tensor<1xi8>) -> tensor<2x4x32xf64>
+    %13 = tosa.reduce_sum %12 {axis = 1 : i32} : (tensor<2x4x32xf64>) -> tensor<2x1x32xf64>
+    %14 = tosa.reduce_sum %13 {axis = 2 : i32} : (tensor<2x1x32xf64>) -> tensor<2x1x1xf64>
+    %15 = tosa.mul %14, %3, %0 : (tensor<2x1x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x1x1xf64>
+    %16 = tosa.cast %15 : (tensor<2x1x1xf64>) -> tensor<2x1x1xf32>
+    %17 = tosa.reduce_sum %arg0 {axis = 1 : i32} : (tensor<2x4x32xf32>) -> tensor<2x1x32xf32>
+    %18 = tosa.reduce_sum %17 {axis = 2 : i32} : (tensor<2x1x32xf32>) -> tensor<2x1x1xf32>
+    %19 = tosa.mul %18, %4, %0 : (tensor<2x1x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x1x1xf32>
+    %20 = tosa.add %16, %5 : (tensor<2x1x1xf32>, tensor<1x1x1xf32>) -> tensor<2x1x1xf32>
+    %21 = tosa.rsqrt %20 : (tensor<2x1x1xf32>) -> tensor<2x1x1xf32>
+    %22 = tosa.sub %arg0, %19 : (tensor<2x4x32xf32>, tensor<2x1x1xf32>) -> tensor<2x4x32xf32>
+    %23 = tosa.mul %22, %21, %0 : (tensor<2x4x32xf32>, tensor<2x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %24 = tosa.reshape %arg2, %1 : (tensor<4x32xf32>, !tosa.shape<3>) -> tensor<1x4x32xf32>
+    %25 = tosa.mul %23, %24, %0 : (tensor<2x4x32xf32>, tensor<1x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %26 = tosa.reshape %arg3, %1 : (tensor<4x32xf32>, !tosa.shape<3>) -> tensor<1x4x32xf32>
+    %27 = tosa.add %25, %26 : (tensor<2x4x32xf32>, tensor<1x4x32xf32>) -> tensor<2x4x32xf32>
+    %28 = tosa.mul %arg1, %24, %0 : (tensor<2x4x32xf32>, tensor<1x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %29 = tosa.mul %28, %6, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %30 = tosa.reduce_sum %28 {axis = 1 : i32} : (tensor<2x4x32xf32>) -> tensor<2x1x32xf32>
+    %31 = tosa.reduce_sum %30 {axis = 2 : i32} : (tensor<2x1x32xf32>) -> tensor<2x1x1xf32>
+    %32 = tosa.mul %28, %23, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %33 = tosa.reduce_sum %32 {axis = 1 : i32} : (tensor<2x4x32xf32>) -> tensor<2x1x32xf32>
+    %34 = tosa.reduce_sum %33 {axis = 2 : i32} : (tensor<2x1x32xf32>) -> tensor<2x1x1xf32>
+    %35 = tosa.mul %23, %34, %0 : (tensor<2x4x32xf32>, tensor<2x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %36 = tosa.sub %29, %31 : (tensor<2x4x32xf32>, tensor<2x1x1xf32>) -> tensor<2x4x32xf32>
+    %37 = tosa.sub %36, %35 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %38 = tosa.mul %21, %4, %0 : (tensor<2x1x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x1x1xf32>
+    %39 = tosa.mul %38, %37, %0 : (tensor<2x1x1xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %40 = tosa.mul %arg1, %23, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %41 = tosa.reduce_sum %40 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %42 = tosa.reshape %41, %2 : (tensor<1x4x32xf32>, !tosa.shape<2>) -> tensor<4x32xf32>
+    %43 = tosa.reduce_sum %arg1 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %44 = tosa.reshape %43, %2 : (tensor<1x4x32xf32>, !tosa.shape<2>) -> tensor<4x32xf32>
+    return %27, %39, %42, %44 : tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>
+  }
+}
+
+// -----
+
+// Case dyt_train_bf16: DyT on bf16 (bfloat16).
+module {
+  func.func @dyt_train_bf16(%arg0: tensor<2x4x32xbf16>, %arg1: tensor<2x4x32xbf16>, %arg2: tensor<1xbf16>, %arg3: tensor<32xbf16>, %arg4: tensor<32xbf16>) -> (tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<1xbf16>, tensor<32xbf16>, tensor<32xbf16>) {
+    %0 = tosa.const_shape  {values = dense<1> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %1 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %2 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %3 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %4 = tosa.const_shape  {values = dense<1> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %5 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %6 = tosa.reshape %arg2, %0 : (tensor<1xbf16>, !tosa.shape<3>) -> tensor<1x1x1xbf16>
+    %7 = tosa.mul %6, %arg0, %1 : (tensor<1x1x1xbf16>, tensor<2x4x32xbf16>, tensor<1xi8>) -> tensor<2x4x32xbf16>
+    %8 = tosa.tanh %7 : (tensor<2x4x32xbf16>) -> tensor<2x4x32xbf16>
+    %9 = tosa.reshape %arg3, %2 : (tensor<32xbf16>, !tosa.shape<3>) -> tensor<1x1x32xbf16>
+    %10 = tosa.mul %8, %9, %1 : (tensor<2x4x32xbf16>, tensor<1x1x32xbf16>, tensor<1xi8>) -> tensor<2x4x32xbf16>
+    %11 = tosa.reshape %arg4, %2 : (tensor<32xbf16>, !tosa.shape<3>) -> tensor<1x1x32xbf16>
+    %12 = tosa.add %10, %11 : (tensor<2x4x32xbf16>, tensor<1x1x32xbf16>) -> tensor<2x4x32xbf16>
+    %13 = tosa.reduce_sum %arg1 {axis = 0 : i32} : (tensor<2x4x32xbf16>) -> tensor<1x4x32xbf16>
+    %14 = tosa.reduce_sum %13 {axis = 1 : i32} : (tensor<1x4x32xbf16>) -> tensor<1x1x32xbf16>
+    %15 = tosa.reshape %14, %3 : (tensor<1x1x32xbf16>, !tosa.shape<1>) -> tensor<32xbf16>
+    %16 = tosa.mul %arg1, %8, %1 : (tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<1xi8>) -> tensor<2x4x32xbf16>
+    %17 = tosa.mul %arg1, %9, %1 : (tensor<2x4x32xbf16>, tensor<1x1x32xbf16>, tensor<1xi8>) -> tensor<2x4x32xbf16>
+    %18 = tosa.reduce_sum %16 {axis = 0 : i32} : (tensor<2x4x32xbf16>) -> tensor<1x4x32xbf16>
+    %19 = tosa.reduce_sum %18 {axis = 1 : i32} : (tensor<1x4x32xbf16>) -> tensor<1x1x32xbf16>
+    %20 = tosa.reshape %19, %3 : (tensor<1x1x32xbf16>, !tosa.shape<1>) -> tensor<32xbf16>
+    %21 = tosa.cast %17 : (tensor<2x4x32xbf16>) -> tensor<2x4x32xf32>
+    %22 = tosa.cast %8 : (tensor<2x4x32xbf16>) -> tensor<2x4x32xf32>
+    %23 = tosa.mul %22, %22, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %24 = tosa.sub %5, %23 : (tensor<1x1x1xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %25 = tosa.mul %21, %24, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %26 = tosa.cast %25 : (tensor<2x4x32xf32>) -> tensor<2x4x32xbf16>
+    %27 = tosa.mul %26, %6, %1 : (tensor<2x4x32xbf16>, tensor<1x1x1xbf16>, tensor<1xi8>) -> tensor<2x4x32xbf16>
+    %28 = tosa.mul %26, %arg0, %1 : (tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<1xi8>) -> tensor<2x4x32xbf16>
+    %29 = tosa.reduce_sum %28 {axis = 0 : i32} : (tensor<2x4x32xbf16>) -> tensor<1x4x32xbf16>
+    %30 = tosa.reduce_sum %29 {axis = 1 : i32} : (tensor<1x4x32xbf16>) -> tensor<1x1x32xbf16>
+    %31 = tosa.reduce_sum %30 {axis = 2 : i32} : (tensor<1x1x32xbf16>) -> tensor<1x1x1xbf16>
+    %32 = tosa.reshape %31, %4 : (tensor<1x1x1xbf16>, !tosa.shape<1>) -> tensor<1xbf16>
+    return %12, %27, %32, %20, %15 : tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<1xbf16>, tensor<32xbf16>, tensor<32xbf16>
+  }
+}
+
+// -----
+
 // Case layer_norm_backward_only: native_layer_norm_backward decomposed, the statistics as arguments (float32).
 module {
   func.func @layer_norm_backward_only(%arg0: tensor<2x4x32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<2x4x1xf32>, %arg3: tensor<2x4x1xf32>, %arg4: tensor<32xf32>, %arg5: tensor<32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>) {
@@ -412,5 +822,250 @@ module {
     %23 = tosa.reduce_sum %22 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
     %24 = tosa.reshape %23, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
     return %17, %21, %24 : tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>
+  }
+}
+
+// -----
+
+// Case layer_norm_aot_fw: nn.LayerNorm, aot_autograd's forward graph (float32).
+module {
+  func.func @layer_norm_aot_fw(%arg0: tensor<32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf64>}> : () -> tensor<1x1x1xf64>
+    %3 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<9.99999974E-6> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = tosa.cast %arg2 : (tensor<2x4x32xf32>) -> tensor<2x4x32xf64>
+    %6 = tosa.reduce_sum %5 {axis = 2 : i32} : (tensor<2x4x32xf64>) -> tensor<2x4x1xf64>
+    %7 = tosa.mul %6, %2, %0 : (tensor<2x4x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x4x1xf64>
+    %8 = tosa.sub %5, %7 : (tensor<2x4x32xf64>, tensor<2x4x1xf64>) -> tensor<2x4x32xf64>
+    %9 = tosa.mul %8, %8, %0 : (tensor<2x4x32xf64>, tensor<2x4x32xf64>, tensor<1xi8>) -> tensor<2x4x32xf64>
+    %10 = tosa.reduce_sum %9 {axis = 2 : i32} : (tensor<2x4x32xf64>) -> tensor<2x4x1xf64>
+    %11 = tosa.mul %10, %2, %0 : (tensor<2x4x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x4x1xf64>
+    %12 = tosa.cast %11 : (tensor<2x4x1xf64>) -> tensor<2x4x1xf32>
+    %13 = tosa.reduce_sum %arg2 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %14 = tosa.mul %13, %3, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %15 = tosa.add %12, %4 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %16 = tosa.rsqrt %15 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %17 = tosa.sub %arg2, %14 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %18 = tosa.mul %17, %16, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %19 = tosa.reshape %arg0, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %20 = tosa.mul %18, %19, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %21 = tosa.reshape %arg1, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %22 = tosa.add %20, %21 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>) -> tensor<2x4x32xf32>
+    return %22, %arg0, %arg2, %14, %16 : tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>
+  }
+}
+
+// -----
+
+// Case layer_norm_aot_bw: nn.LayerNorm, aot_autograd's backward graph (float32).
+module {
+  func.func @layer_norm_aot_bw(%arg0: tensor<32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<2x4x1xf32>, %arg3: tensor<2x4x1xf32>, %arg4: tensor<2x4x32xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>) {
+    %0 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %1 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %2 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %3 = "tosa.const"() <{values = dense<3.200000e+01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = tosa.reshape %arg0, %0 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %6 = tosa.mul %arg4, %5, %1 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %7 = tosa.mul %6, %3, %1 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %8 = tosa.reduce_sum %6 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %9 = tosa.sub %arg1, %arg2 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %10 = tosa.mul %9, %arg3, %1 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %11 = tosa.mul %6, %10, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %12 = tosa.reduce_sum %11 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %13 = tosa.mul %10, %12, %1 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %14 = tosa.sub %7, %8 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %15 = tosa.sub %14, %13 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %16 = tosa.mul %arg3, %4, %1 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %17 = tosa.mul %16, %15, %1 : (tensor<2x4x1xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %18 = tosa.mul %arg4, %10, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %19 = tosa.reduce_sum %18 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %20 = tosa.reduce_sum %19 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %21 = tosa.reshape %20, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %22 = tosa.reduce_sum %arg4 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %23 = tosa.reduce_sum %22 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %24 = tosa.reshape %23, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    return %21, %24, %17 : tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_aot_fw: LlamaRMSNorm, aot_autograd's forward graph (float32).
+module {
+  func.func @rms_norm_aot_fw(%arg0: tensor<32xf32>, %arg1: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = "tosa.const"() <{values = dense<2.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %3 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<9.99999997E-7> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = tosa.pow %arg1, %2 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %6 = tosa.reduce_sum %5 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %7 = tosa.mul %6, %3, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %8 = tosa.add %7, %4 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %9 = tosa.rsqrt %8 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %10 = tosa.mul %arg1, %9, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %11 = tosa.reshape %arg0, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %12 = tosa.mul %11, %10, %0 : (tensor<1x1x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    return %12, %arg0, %arg1, %9 : tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_aot_bw: LlamaRMSNorm, aot_autograd's backward graph (float32).
+module {
+  func.func @rms_norm_aot_bw(%arg0: tensor<32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<2x4x1xf32>, %arg3: tensor<2x4x32xf32>) -> (tensor<32xf32>, tensor<2x4x32xf32>) {
+    %0 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %1 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %2 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %3 = "tosa.const"() <{values = dense<3.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<-5.000000e-01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %6 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %7 = "tosa.const"() <{values = dense<2.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %8 = tosa.reshape %arg0, %0 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %9 = tosa.mul %arg3, %8, %1 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %10 = tosa.mul %arg1, %arg2, %1 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %11 = tosa.mul %arg3, %10, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %12 = tosa.reduce_sum %11 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %13 = tosa.reduce_sum %12 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %14 = tosa.reshape %13, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %15 = tosa.mul %9, %arg1, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %16 = tosa.mul %9, %arg2, %1 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %17 = tosa.reduce_sum %15 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %18 = tosa.pow %arg2, %3 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %19 = tosa.mul %17, %4, %1 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %20 = tosa.mul %19, %18, %1 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %21 = tosa.tile %20, %0 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %22 = tosa.mul %21, %5, %1 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %23 = tosa.pow %arg1, %6 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %24 = tosa.mul %23, %7, %1 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %25 = tosa.mul %22, %24, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %26 = tosa.add %16, %25 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    return %14, %26 : tensor<32xf32>, tensor<2x4x32xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_aot_aten_bf16_fw: nn.RMSNorm on bf16, aot_autograd's forward graph (bfloat16).
+module {
+  func.func @rms_norm_aot_aten_bf16_fw(%arg0: tensor<32xbf16>, %arg1: tensor<2x4x32xbf16>) -> (tensor<2x4x32xbf16>, tensor<32xbf16>, tensor<2x4x32xbf16>, tensor<2x4x1xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = "tosa.const"() <{values = dense<2.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %3 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<9.99999997E-7> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = tosa.cast %arg1 : (tensor<2x4x32xbf16>) -> tensor<2x4x32xf32>
+    %6 = tosa.pow %5, %2 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %7 = tosa.reduce_sum %6 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %8 = tosa.mul %7, %3, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %9 = tosa.add %8, %4 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %10 = tosa.rsqrt %9 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %11 = tosa.mul %5, %10, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %12 = tosa.reshape %arg0, %1 : (tensor<32xbf16>, !tosa.shape<3>) -> tensor<1x1x32xbf16>
+    %13 = tosa.cast %12 : (tensor<1x1x32xbf16>) -> tensor<1x1x32xf32>
+    %14 = tosa.mul %11, %13, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %15 = tosa.cast %14 : (tensor<2x4x32xf32>) -> tensor<2x4x32xbf16>
+    return %15, %arg0, %arg1, %10 : tensor<2x4x32xbf16>, tensor<32xbf16>, tensor<2x4x32xbf16>, tensor<2x4x1xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_aot_aten_bf16_bw: nn.RMSNorm on bf16, aot_autograd's backward graph (bfloat16).
+module {
+  func.func @rms_norm_aot_aten_bf16_bw(%arg0: tensor<32xbf16>, %arg1: tensor<2x4x32xbf16>, %arg2: tensor<2x4x1xf32>, %arg3: tensor<2x4x32xbf16>) -> (tensor<32xbf16>, tensor<2x4x32xbf16>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %3 = "tosa.const"() <{values = dense<3.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<-5.000000e-01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %6 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %7 = "tosa.const"() <{values = dense<2.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %8 = tosa.cast %arg3 : (tensor<2x4x32xbf16>) -> tensor<2x4x32xf32>
+    %9 = tosa.cast %arg1 : (tensor<2x4x32xbf16>) -> tensor<2x4x32xf32>
+    %10 = tosa.mul %9, %arg2, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %11 = tosa.mul %8, %10, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %12 = tosa.reshape %arg0, %1 : (tensor<32xbf16>, !tosa.shape<3>) -> tensor<1x1x32xbf16>
+    %13 = tosa.cast %12 : (tensor<1x1x32xbf16>) -> tensor<1x1x32xf32>
+    %14 = tosa.mul %8, %13, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %15 = tosa.reduce_sum %11 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %16 = tosa.reduce_sum %15 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %17 = tosa.reshape %16, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %18 = tosa.cast %17 : (tensor<32xf32>) -> tensor<32xbf16>
+    %19 = tosa.mul %14, %9, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %20 = tosa.mul %14, %arg2, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %21 = tosa.reduce_sum %19 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %22 = tosa.pow %arg2, %3 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %23 = tosa.mul %21, %4, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %24 = tosa.mul %23, %22, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %25 = tosa.tile %24, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %26 = tosa.mul %25, %5, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %27 = tosa.pow %9, %6 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %28 = tosa.mul %27, %7, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %29 = tosa.mul %26, %28, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %30 = tosa.add %20, %29 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %31 = tosa.cast %30 : (tensor<2x4x32xf32>) -> tensor<2x4x32xbf16>
+    return %18, %31 : tensor<32xbf16>, tensor<2x4x32xbf16>
+  }
+}
+
+// -----
+
+// Case dyt_aot_fw: DyT (tanh recomputed in the backward), aot_autograd's forward graph (float32).
+module {
+  func.func @dyt_aot_fw(%arg0: tensor<1xf32>, %arg1: tensor<32xf32>, %arg2: tensor<32xf32>, %arg3: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<1xf32>, tensor<32xf32>, tensor<2x4x32xf32>) {
+    %0 = tosa.const_shape  {values = dense<1> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %1 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %2 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %3 = tosa.reshape %arg0, %0 : (tensor<1xf32>, !tosa.shape<3>) -> tensor<1x1x1xf32>
+    %4 = tosa.mul %3, %arg3, %1 : (tensor<1x1x1xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %5 = tosa.tanh %4 : (tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %6 = tosa.reshape %arg1, %2 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %7 = tosa.mul %5, %6, %1 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %8 = tosa.reshape %arg2, %2 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %9 = tosa.add %7, %8 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>) -> tensor<2x4x32xf32>
+    return %9, %arg0, %arg1, %arg3 : tensor<2x4x32xf32>, tensor<1xf32>, tensor<32xf32>, tensor<2x4x32xf32>
+  }
+}
+
+// -----
+
+// Case dyt_aot_bw: DyT (tanh recomputed in the backward), aot_autograd's backward graph (float32).
+module {
+  func.func @dyt_aot_bw(%arg0: tensor<1xf32>, %arg1: tensor<32xf32>, %arg2: tensor<2x4x32xf32>, %arg3: tensor<2x4x32xf32>) -> (tensor<1xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>) {
+    %0 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %1 = tosa.const_shape  {values = dense<1> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %3 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %4 = tosa.const_shape  {values = dense<1> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %5 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %6 = tosa.reduce_sum %arg3 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %7 = tosa.reduce_sum %6 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %8 = tosa.reshape %7, %0 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %9 = tosa.reshape %arg0, %1 : (tensor<1xf32>, !tosa.shape<3>) -> tensor<1x1x1xf32>
+    %10 = tosa.mul %9, %arg2, %2 : (tensor<1x1x1xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %11 = tosa.tanh %10 : (tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %12 = tosa.mul %arg3, %11, %2 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %13 = tosa.reshape %arg1, %3 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %14 = tosa.mul %arg3, %13, %2 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %15 = tosa.reduce_sum %12 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %16 = tosa.reduce_sum %15 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %17 = tosa.reshape %16, %0 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %18 = tosa.mul %11, %11, %2 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %19 = tosa.sub %5, %18 : (tensor<1x1x1xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %20 = tosa.mul %14, %19, %2 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %21 = tosa.mul %20, %9, %2 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %22 = tosa.mul %20, %arg2, %2 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %23 = tosa.reduce_sum %22 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %24 = tosa.reduce_sum %23 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %25 = tosa.reduce_sum %24 {axis = 2 : i32} : (tensor<1x1x32xf32>) -> tensor<1x1x1xf32>
+    %26 = tosa.reshape %25, %4 : (tensor<1x1x1xf32>, !tosa.shape<1>) -> tensor<1xf32>
+    return %26, %17, %8, %21 : tensor<1xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>
   }
 }
