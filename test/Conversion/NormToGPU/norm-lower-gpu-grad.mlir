@@ -55,14 +55,16 @@ func.func @rms_norm_grad_dynamic(%dy: tensor<?x512xf32>, %x: tensor<?x512xf32>, 
 
 // -----
 
-// DyT: tanh, dalpha's per-block sums (shuffles, then the warps' sums in
+// DyT: tanh and its slope from exp(-2|alpha x|) (an expm1 polynomial, the
+// sign copied back), dalpha's per-block sums (shuffles, then the warps' sums in
 // shared memory) summed by the column kernel's first thread.
 // CHECK-LABEL: func @dyt_grad
 //       CHECK: gpu.alloc (%c100{{[_0-9]*}}) {{.*}} : memref<?xf32>
 //       CHECK: gpu.alloc (%c100{{[_0-9]*}}) {{.*}} : memref<?xf32>
 //       CHECK: %[[PA:[a-z_0-9]+]] = gpu.alloc (%c1{{[_0-9]*}}) {{.*}} : memref<?xf32>
 //       CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<8xf32, #gpu.address_space<workgroup>>)
-//       CHECK: math.tanh
+//       CHECK: math.fma
+//       CHECK: math.copysign
 //       CHECK: memref.store %{{.*}}, %[[PA]]
 //       CHECK: gpu.launch
 //       CHECK: memref.load %[[PA]]

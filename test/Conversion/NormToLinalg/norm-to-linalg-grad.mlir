@@ -41,10 +41,14 @@ func.func @layer_norm_grad(%dy: tensor<?x16xf32>, %x: tensor<?x16xf32>, %m: tens
 
 // -----
 
-// dyt_grad: dalpha is the sum over every element (a rank-0 f64
-// accumulator), reshaped to alpha's tensor<1xT>.
+// dyt_grad: t and 1 - t^2 from exp(-2|alpha x|) (the expm1 polynomial, the
+// sign copied back; no math.tanh in f32); dalpha is the sum over every
+// element (a rank-0 f64 accumulator), reshaped to alpha's tensor<1xT>.
 // CHECK-LABEL: func.func @dyt_grad
-// CHECK: math.tanh
+// CHECK-NOT: math.tanh
+// CHECK: math.fma
+// CHECK: math.copysign
+// CHECK-NOT: math.tanh
 // CHECK: %[[ALL:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<f64>)
 // CHECK: %[[ONE:.*]] = tensor.expand_shape %[[ALL]] [] output_shape [1] : tensor<f64> into tensor<1xf64>
 // CHECK: linalg.generic {{.*}} ins(%[[ONE]] : tensor<1xf64>) outs(%{{.*}} : tensor<1xf16>)
