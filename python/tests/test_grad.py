@@ -151,6 +151,27 @@ def test_grads_match_torch_autograd(rng):
     for got, want in ((dx, tx.grad), (dw, tw.grad)):
         assert ref.within(ref.error(got, want.numpy().astype(np.float64)),
                           1e-5)
+    # DyT, also with tanh mostly saturated (alpha x beyond 4), where
+    # torch.autograd's own f32 1 - t * t is inexact: checked against
+    # autograd in float64 (and in float32 when not saturated).
+    for alpha, shift in ((0.8, 0.0), (4.0, 2.0)):
+        xs = (x + shift).astype(np.float32)
+        grads = []
+        for dtype in (torch.float32, torch.float64):
+            tx = torch.tensor(xs, dtype=dtype, requires_grad=True)
+            ta = torch.tensor([alpha], dtype=dtype, requires_grad=True)
+            tw = torch.tensor(w, dtype=dtype, requires_grad=True)
+            tb = torch.tensor(b, dtype=dtype, requires_grad=True)
+            y = torch.tanh(ta * tx) * tw + tb
+            y.backward(torch.tensor(dy, dtype=dtype))
+            grads.append([t.grad.numpy().astype(np.float64).reshape(-1)
+                          for t in (tx, tw, tb, ta)])
+        got = norm_mlir.dyt_grad(dy, xs, np.float32(alpha), w, has_bias=True)
+        for g, want32, want64 in zip(got, *grads):
+            g = np.asarray(g, np.float64).reshape(-1)
+            assert ref.within(ref.error(g, want64), 1e-5)
+            if shift == 0.0:
+                assert ref.within(ref.error(g, want32), 1e-5)
 
 
 @pytest.mark.parametrize("op", ["layer_norm", "rms_norm", "dyt"])
