@@ -35,6 +35,17 @@ Value KernelBodyBuilder::elementOffset(Value index) {
   return arith::AddIOp::create(b, loc, rowBase, scaled);
 }
 
+int64_t gpu_lowering::getRowVectorLength(int64_t staticRowSize,
+                                         Type elementType) {
+  int64_t vectorLength = std::max<int64_t>(
+      1, kAccessBytes * 8 / elementType.getIntOrFloatBitWidth());
+  if (ShapedType::isDynamic(staticRowSize))
+    return vectorLength;
+  while (staticRowSize % vectorLength != 0)
+    vectorLength /= 2;
+  return vectorLength;
+}
+
 llvm::MaybeAlign gpu_lowering::getAccessAlignment(Type elementType,
                                                   int64_t vectorLength) {
   int64_t bytes = vectorLength * elementType.getIntOrFloatBitWidth() / 8;

@@ -9,6 +9,7 @@
 #ifndef LIB_CONVERSION_NORMTOGPU_KERNELBUILDER_H
 #define LIB_CONVERSION_NORMTOGPU_KERNELBUILDER_H
 
+#include "norm/Conversion/NormToGPU/NormToGPU.h"
 #include "norm/Dialect/Norm/IR/NormOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -74,6 +75,21 @@ struct KernelShape {
   /// the row is then swept by loops that read it from memory in each pass.
   bool needsLoop = false;
 };
+
+/// The widest vector access (at most kAccessBytes) of `elementType` whose
+/// length divides `staticRowSize`, which keeps every row aligned; for a
+/// dynamic row length, the full width.
+int64_t getRowVectorLength(int64_t staticRowSize, Type elementType);
+
+/// The thread layout of a row of `staticRowSize` elements (kDynamic: known
+/// at run time) in accesses of `vectorLength`, a warp (or part of one) or
+/// a block per row. `vectorBound` (dynamic row lengths only) is the most
+/// vectors a row taking this variant has: the block and its registers are
+/// sized for it.
+KernelShape computeKernelShape(int64_t staticRowSize, int64_t vectorLength,
+                               bool warpPerRow,
+                               const NormLowerGPUPassOptions &options,
+                               std::optional<int64_t> vectorBound = {});
 
 /// A weight, bias or alpha operand as a kernel reads it.
 struct KernelParam {

@@ -426,8 +426,10 @@ Value GPULoweringBuilder::outputBuffer(Value result, bool &direct) {
 }
 
 KernelShape
-GPULoweringBuilder::chooseShape(int64_t vectorLength, bool warpPerRow,
-                                std::optional<int64_t> vectorBound) const {
+gpu_lowering::computeKernelShape(int64_t staticRowSize, int64_t vectorLength,
+                                 bool warpPerRow,
+                                 const NormLowerGPUPassOptions &options,
+                                 std::optional<int64_t> vectorBound) {
   KernelShape shape;
   shape.vectorLength = vectorLength;
   int64_t staticVectors = ShapedType::isDynamic(staticRowSize)
@@ -439,7 +441,6 @@ GPULoweringBuilder::chooseShape(int64_t vectorLength, bool warpPerRow,
     maxVectors = *vectorBound;
   else if (warpPerRow && ShapedType::isDynamic(maxVectors))
     maxVectors = llvm::divideCeil(options.warpMaxElements, vectorLength);
-
   if (warpPerRow) {
     shape.groupSize = kWarpSize;
     // Rows of fewer vectors than a warp has lanes (head-dim norms: 64 or
@@ -474,6 +475,13 @@ GPULoweringBuilder::chooseShape(int64_t vectorLength, bool warpPerRow,
   return shape;
 }
 
+KernelShape
+GPULoweringBuilder::chooseShape(int64_t vectorLength, bool warpPerRow,
+                                std::optional<int64_t> vectorBound) const {
+  return computeKernelShape(staticRowSize, vectorLength, warpPerRow, options,
+                            vectorBound);
+}
+
 void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
   Type computeType = op.getComputeElementType();
   // The hardware tanh only where its error is below the result's rounding:
@@ -481,8 +489,7 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
   bool approximateTanh = options.fastTanh && !op.hasReduction() &&
                          computeType.isF32() &&
                          inputType.getIntOrFloatBitWidth() == 16;
-  int64_t maxVectorLength = std::max<int64_t>(
-      1, kAccessBytes * 8 / inputType.getIntOrFloatBitWidth());
+  int64_t maxVectorLength = getRowVectorLength(ShapedType::kDynamic, inputType);
   unsigned numScratch = !op.hasReduction() ? 0 : op.subtractsMean() ? 2 : 1;
   // A per-token quantization reduces max |y| across the block too.
   bool perTokenQuant = quant && quant.isDynamic() && quant.getGroupSize() == 0;
@@ -564,10 +571,7 @@ void GPULoweringBuilder::emitLaunches(const KernelBuffers &buffers) {
   }
 
   if (!ShapedType::isDynamic(staticRowSize)) {
-    // The widest access that divides the row keeps every row aligned.
-    int64_t vectorLength = maxVectorLength;
-    while (staticRowSize % vectorLength != 0)
-      vectorLength /= 2;
+    int64_t vectorLength = getRowVectorLength(staticRowSize, inputType);
     bool warpPerRow = staticRowSize <= options.warpMaxElements;
     // Dynamic quantization scales need whole rows (or groups) in a block.
     int64_t parts =
@@ -799,46 +803,20 @@ bool mlir::norm::isQuantizeFusedOnGPU(QuantizeOp quant,
   if (!quant.isDynamic() || quant.getGroupSize() == 0)
     return true;
   // Per group: the group's vectors must be held by a power-of-two number of
-  // lanes (at most a warp) of one register pass over the row.
+  // lanes (at most a warp) of one register pass over the row, in the layout
+  // the kernel takes (no split: dynamic scales keep whole rows in a block).
   int64_t rowSize = norm.getInputType().getShape().back();
-  Type inputType = norm.getInputType().getElementType();
-  int64_t vectorLength = std::max<int64_t>(
-      1, gpu_lowering::kAccessBytes * 8 / inputType.getIntOrFloatBitWidth());
-  while (rowSize % vectorLength != 0)
-    vectorLength /= 2;
+  if (ShapedType::isDynamic(rowSize))
+    return false;
+  int64_t vectorLength = gpu_lowering::getRowVectorLength(
+      rowSize, norm.getInputType().getElementType());
   int64_t groupSize = quant.getGroupSize();
   int64_t lanes = groupSize / vectorLength;
-  bool warpPerRow = rowSize <= options.warpMaxElements;
-  int64_t vectors = rowSize / vectorLength;
-  // The thread layout chooseShape gives such a row (no split: dynamic
-  // scales keep whole rows in a block).
-  int64_t threads;
-  bool needsLoop;
-  if (warpPerRow) {
-    threads = vectors < gpu_lowering::kWarpSize
-                  ? std::max<int64_t>(llvm::PowerOf2Ceil(vectors), 1)
-                  : gpu_lowering::kWarpSize;
-  } else {
-    threads =
-        std::min(std::max<int64_t>(
-                     llvm::alignTo(
-                         llvm::divideCeil(vectors, gpu_lowering::kTargetChunks),
-                         gpu_lowering::kWarpSize),
-                     2 * gpu_lowering::kWarpSize),
-                 options.maxBlockSize);
-  }
-  int64_t rowsPerBlock = warpPerRow ? gpu_lowering::kWarpsPerBlock *
-                                          (gpu_lowering::kWarpSize / threads)
-                                    : 1;
-  int64_t maxChunks = threads * rowsPerBlock > 512
-                          ? gpu_lowering::kMaxCachedChunks / 2
-                          : gpu_lowering::kMaxCachedChunks;
-  needsLoop =
-      std::clamp<int64_t>(llvm::divideCeil(vectors, threads), 1, maxChunks) *
-          threads <
-      vectors;
+  gpu_lowering::KernelShape shape = gpu_lowering::computeKernelShape(
+      rowSize, vectorLength, rowSize <= options.warpMaxElements, options);
   return groupSize % vectorLength == 0 && llvm::isPowerOf2_64(lanes) &&
-         lanes <= gpu_lowering::kWarpSize && threads % lanes == 0 && !needsLoop;
+         lanes <= gpu_lowering::kWarpSize && shape.groupSize % lanes == 0 &&
+         !shape.needsLoop;
 }
 
 //===----------------------------------------------------------------------===//

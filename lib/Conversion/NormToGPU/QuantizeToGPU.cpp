@@ -233,8 +233,8 @@ SmallVector<Value> QuantizeLowering::build() {
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    int64_t maxVector = std::max<int64_t>(
-        1, kAccessBytes * 8 / inputType.getElementTypeBitWidth());
+    int64_t maxVector =
+        getRowVectorLength(ShapedType::kDynamic, inputType.getElementType());
     auto lanesFor = [](int64_t segmentVectors) {
       if (segmentVectors > kWarpSegmentVectors)
         return kQuantizeThreads;
@@ -242,9 +242,8 @@ SmallVector<Value> QuantizeLowering::build() {
           kWarpSize, llvm::PowerOf2Ceil(std::max<int64_t>(segmentVectors, 1)));
     };
     if (!ShapedType::isDynamic(staticSegment)) {
-      int64_t vectorLength = maxVector;
-      while (staticSegment % vectorLength != 0)
-        vectorLength /= 2;
+      int64_t vectorLength =
+          getRowVectorLength(staticSegment, inputType.getElementType());
       emitKernel(vectorLength, lanesFor(staticSegment / vectorLength));
     } else {
       Value divisible = arith::CmpIOp::create(
