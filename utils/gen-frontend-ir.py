@@ -489,6 +489,10 @@ AOT_MODULES = [
     ("rms_norm_aot_aten_bf16", lambda: nn.RMSNorm(D, eps=1e-6), BF16,
      "nn.RMSNorm on bf16"),
     ("dyt_aot", lambda: DyT(D), F32, "DyT (tanh recomputed in the backward)"),
+    ("blocks_aot", lambda: PreNormModel(D, 2 * D, layers=4), F32,
+     "four pre-norm blocks (nn.RMSNorm, nn.Linear, SiLU, residual adds) and "
+     "a final nn.RMSNorm: nine norm backwards, x's gradient accumulated "
+     "through the residual stream"),
 ]
 AOT_CASES = [(name + "_" + part, make, dtype,
               "{}, aot_autograd's {} graph".format(what, title))

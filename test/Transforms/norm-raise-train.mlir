@@ -121,6 +121,51 @@
 //   CHECK-NOT: {{linalg|tosa}}.
 //       CHECK: return %[[G]]#0, %[[G]]#1, %[[G]]#2
 
+// aot_autograd's separate forward and backward graphs (min-cut
+// partitioner): the forward returns x and the statistics, the backward
+// takes them as arguments.
+// CHECK-LABEL: func.func @layer_norm_aot_fw(
+//       CHECK: %[[Y:.*]], %{{.*}}, %{{.*}} = norm.layer_norm %arg2 weight(%arg0) bias(%arg1) {return_stats}
+//   CHECK-NOT: {{linalg.generic|tosa.rsqrt}}
+//       CHECK: return %[[Y]], %arg0, %arg2,
+// CHECK-LABEL: func.func @layer_norm_aot_bw(
+//       CHECK: %[[G:.*]]:3 = norm.layer_norm_grad %arg4, %arg1 mean(%{{.*}}) rstd(%{{.*}}) weight(%arg0) {has_bias}
+//   CHECK-NOT: {{linalg.generic|tosa.mul}}
+//       CHECK: return %[[G]]#1, %[[G]]#2, %[[G]]#0
+// CHECK-LABEL: func.func @rms_norm_aot_fw(
+//       CHECK: %[[Y:.*]], %{{.*}} = norm.rms_norm %arg1 weight(%arg0) {return_stats}
+//       CHECK: return %[[Y]], %arg0, %arg1,
+// CHECK-LABEL: func.func @rms_norm_aot_bw(
+//       CHECK: %[[G:.*]]:2 = norm.rms_norm_grad %arg3, %arg1 rstd(%{{.*}}) weight(%arg0)
+//   CHECK-NOT: {{linalg.generic|tosa.mul}}
+//       CHECK: return %[[G]]#1, %[[G]]#0
+// CHECK-LABEL: func.func @rms_norm_aot_aten_bf16_fw(
+//       CHECK: norm.rms_norm %arg1 weight(%arg0) {compute_type = f32, return_stats}
+// CHECK-LABEL: func.func @rms_norm_aot_aten_bf16_bw(
+//       CHECK: %[[G:.*]]:2 = norm.rms_norm_grad %arg3, %arg1 rstd(%{{.*}}) weight(%arg0) : (tensor<2x4x32xbf16>, tensor<2x4x32xbf16>, tensor<2x4xf32>, tensor<32xbf16>)
+//       CHECK: return %[[G]]#1, %[[G]]#0
+// CHECK-LABEL: func.func @dyt_aot_fw(
+//       CHECK: %[[Y:.*]] = norm.dyt %arg3 alpha(%arg0) weight(%arg1) bias(%arg2)
+//       CHECK: return %[[Y]],
+// CHECK-LABEL: func.func @dyt_aot_bw(
+//       CHECK: %[[G:.*]]:4 = norm.dyt_grad %arg3, %arg2 alpha(%arg0) weight(%arg1) {has_bias}
+//   CHECK-NOT: {{linalg.generic|tosa.tanh}}
+//       CHECK: return %[[G]]#3, %[[G]]#1, %[[G]]#2, %[[G]]#0
+
+// Four pre-norm blocks and a final norm through aot_autograd: the forward
+// returns every rstd; the backward's nine RMSNorm gradients, x's gradient
+// accumulated along the residual stream (each dx plus the sum of the later
+// blocks', added in the middle of its terms), x of some blocks recomputed
+// as a residual sum.
+// CHECK-LABEL: func.func @blocks_aot_fw(
+// CHECK-COUNT-9: norm.rms_norm %{{.*}} weight(%{{.*}}) {return_stats}
+//     CHECK-NOT: {{linalg.generic|tosa.rsqrt|tosa.reduce_sum}}
+//         CHECK: return
+// CHECK-LABEL: func.func @blocks_aot_bw(
+// CHECK-COUNT-9: norm.rms_norm_grad
+//     CHECK-NOT: {{math.fpowi|tosa.pow}}
+//         CHECK: return
+
 // REMARK-NOT: remark
 
 // A hand-written LayerNorm backward in the decomposition's form, with the

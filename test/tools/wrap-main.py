@@ -4,12 +4,15 @@ of a file into one module and adds a @main that calls every public function
 on deterministic constant inputs and prints every result.
 
     wrap-main.py <input.mlir> -o <output.mlir> --manifest <manifest.txt>
+                 [--scale FUNCTION=FACTOR]...
 
 Scalar float arguments get the value 1e-5. Each chunk may carry its own `{-# dialect_resources #-}` section (as
 torch-mlir prints it) and its own `#map` aliases; both are renamed per chunk
 so that the chunks can share one module. Inputs are tensors of the
 function's argument types (dynamic dims get size 3, behind a tensor.cast);
-values are a smooth pseudo-random pattern, with an offset on some rows.
+values are a smooth pseudo-random pattern, with an offset on some rows
+(times FACTOR for a function given with --scale: a deep graph whose values
+would otherwise overflow f32).
 Results are converted to f32 (quantized ones too: f8E4M3FN by extf, i8 by
 sitofp) and printed with printMemrefF32; the manifest
 gets one line `<function> <result#> <element type>` per printed result, in
@@ -121,9 +124,9 @@ def parse_functions(body):
     return functions
 
 
-def literal(shape, seed):
+def literal(shape, seed, scale=1.0):
     """Nested dense literal of a smooth pattern; every other row of the
-    second-to-last dim is offset."""
+    second-to-last dim is offset; all times `scale`."""
     flat = []
     count = 1
     for size in shape:
@@ -135,7 +138,12 @@ def literal(shape, seed):
             0.17 * i * (seed + 1))
         if row % 2 == 1:
             value += 3.0
-        flat.append("{:.6g}".format(value))
+        value *= scale
+        text = "{:.6g}".format(value)
+        # A float literal needs a dot or an exponent ("4" is an integer).
+        if not any(c in text for c in ".en"):
+            text += ".0"
+        flat.append(text)
 
     def nest(values, dims):
         if not dims:
@@ -153,7 +161,14 @@ def main():
     parser.add_argument("input")
     parser.add_argument("-o", "--output", required=True)
     parser.add_argument("--manifest", required=True)
+    parser.add_argument("--scale", action="append", default=[],
+                        metavar="FUNCTION=FACTOR",
+                        help="multiply the inputs of FUNCTION by FACTOR")
     args = parser.parse_args()
+    scales = {}
+    for item in args.scale:
+        name, _, factor = item.partition("=")
+        scales[name] = float(factor)
 
     with open(args.input) as f:
         chunks = split_chunks(f.read())
@@ -184,7 +199,8 @@ def main():
             value = "%in{}".format(counter)
             counter += 1
             main_lines.append("    {} = arith.constant dense<{}> : {}".format(
-                value, literal(static, fn_index * 7 + arg_index), static_type))
+                value, literal(static, fn_index * 7 + arg_index,
+                               scales.get(name, 1.0)), static_type))
             if static_type != arg_type:
                 cast = "%in{}".format(counter)
                 counter += 1

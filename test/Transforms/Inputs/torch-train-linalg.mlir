@@ -3355,3 +3355,1502 @@ module {
     return %collapsed_2, %collapsed_1, %collapsed, %12 : tensor<1xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>
   }
 }
+
+// -----
+
+// Case blocks_aot_fw: four pre-norm blocks (nn.RMSNorm, nn.Linear, SiLU, residual adds) and a final nn.RMSNorm: nine norm backwards, x's gradient accumulated through the residual stream, aot_autograd's forward graph (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+module {
+  func.func @blocks_aot_fw(%arg0: tensor<32xf32>, %arg1: tensor<32x32xf32>, %arg2: tensor<32xf32>, %arg3: tensor<64x32xf32>, %arg4: tensor<32x64xf32>, %arg5: tensor<32xf32>, %arg6: tensor<32x32xf32>, %arg7: tensor<32xf32>, %arg8: tensor<64x32xf32>, %arg9: tensor<32x64xf32>, %arg10: tensor<32xf32>, %arg11: tensor<32x32xf32>, %arg12: tensor<32xf32>, %arg13: tensor<64x32xf32>, %arg14: tensor<32x64xf32>, %arg15: tensor<32xf32>, %arg16: tensor<32x32xf32>, %arg17: tensor<32xf32>, %arg18: tensor<64x32xf32>, %arg19: tensor<32x64xf32>, %arg20: tensor<32xf32>, %arg21: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>) {
+    %c2_i64 = arith.constant 2 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 1.000000e+00 : f32
+    %cst_1 = arith.constant 3.200000e+01 : f32
+    %cst_2 = arith.constant 9.99999997E-7 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg21 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = tensor.empty() : tensor<2x4x1xf32>
+    %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %out : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.divf %in, %cst_1 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%5 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %cst_2 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.rsqrt %in : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg21, %7 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %9 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8, %arg0 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %10 = tensor.empty() : tensor<32x32xf32>
+    %transposed = linalg.transpose ins(%arg1 : tensor<32x32xf32>) outs(%10 : tensor<32x32xf32>) permutation = [1, 0] 
+    %collapsed = tensor.collapse_shape %9 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %11 = tensor.empty() : tensor<8x32xf32>
+    %12 = linalg.fill ins(%cst : f32) outs(%11 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %13 = linalg.matmul ins(%collapsed, %transposed : tensor<8x32xf32>, tensor<32x32xf32>) outs(%12 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded = tensor.expand_shape %13 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %14 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg21, %expanded : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.addf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%14 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%15 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %out : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.divf %in, %cst_1 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%17 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %cst_2 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%18 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.rsqrt %in : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%14, %19 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %21 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%20, %arg2 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %22 = tensor.empty() : tensor<32x64xf32>
+    %transposed_3 = linalg.transpose ins(%arg3 : tensor<64x32xf32>) outs(%22 : tensor<32x64xf32>) permutation = [1, 0] 
+    %collapsed_4 = tensor.collapse_shape %21 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %23 = tensor.empty() : tensor<8x64xf32>
+    %24 = linalg.fill ins(%cst : f32) outs(%23 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %25 = linalg.matmul ins(%collapsed_4, %transposed_3 : tensor<8x32xf32>, tensor<32x64xf32>) outs(%24 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %expanded_5 = tensor.expand_shape %25 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %26 = tensor.empty() : tensor<2x4x64xf32>
+    %27 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_5 : tensor<2x4x64xf32>) outs(%26 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.negf %in : f32
+      %103 = math.exp %102 : f32
+      %104 = arith.addf %103, %cst_0 : f32
+      %105 = arith.divf %cst_0, %104 : f32
+      linalg.yield %105 : f32
+    } -> tensor<2x4x64xf32>
+    %28 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_5, %27 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%26 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x64xf32>
+    %29 = tensor.empty() : tensor<64x32xf32>
+    %transposed_6 = linalg.transpose ins(%arg4 : tensor<32x64xf32>) outs(%29 : tensor<64x32xf32>) permutation = [1, 0] 
+    %collapsed_7 = tensor.collapse_shape %28 [[0, 1], [2]] : tensor<2x4x64xf32> into tensor<8x64xf32>
+    %30 = linalg.matmul ins(%collapsed_7, %transposed_6 : tensor<8x64xf32>, tensor<64x32xf32>) outs(%12 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_8 = tensor.expand_shape %30 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %31 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%14, %expanded_8 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.addf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %32 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%31 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %33 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%32 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %out : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %34 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%33 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.divf %in, %cst_1 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %35 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%34 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %cst_2 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %36 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%35 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.rsqrt %in : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %37 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%31, %36 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %38 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%37, %arg5 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %transposed_9 = linalg.transpose ins(%arg6 : tensor<32x32xf32>) outs(%10 : tensor<32x32xf32>) permutation = [1, 0] 
+    %collapsed_10 = tensor.collapse_shape %38 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %39 = linalg.matmul ins(%collapsed_10, %transposed_9 : tensor<8x32xf32>, tensor<32x32xf32>) outs(%12 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_11 = tensor.expand_shape %39 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %40 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%31, %expanded_11 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.addf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %41 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%40 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %42 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%41 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %out : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %43 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%42 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.divf %in, %cst_1 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %44 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%43 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %cst_2 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %45 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%44 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.rsqrt %in : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %46 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%40, %45 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %47 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%46, %arg7 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %transposed_12 = linalg.transpose ins(%arg8 : tensor<64x32xf32>) outs(%22 : tensor<32x64xf32>) permutation = [1, 0] 
+    %collapsed_13 = tensor.collapse_shape %47 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %48 = linalg.matmul ins(%collapsed_13, %transposed_12 : tensor<8x32xf32>, tensor<32x64xf32>) outs(%24 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %expanded_14 = tensor.expand_shape %48 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %49 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_14 : tensor<2x4x64xf32>) outs(%26 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.negf %in : f32
+      %103 = math.exp %102 : f32
+      %104 = arith.addf %103, %cst_0 : f32
+      %105 = arith.divf %cst_0, %104 : f32
+      linalg.yield %105 : f32
+    } -> tensor<2x4x64xf32>
+    %50 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_14, %49 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%26 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x64xf32>
+    %transposed_15 = linalg.transpose ins(%arg9 : tensor<32x64xf32>) outs(%29 : tensor<64x32xf32>) permutation = [1, 0] 
+    %collapsed_16 = tensor.collapse_shape %50 [[0, 1], [2]] : tensor<2x4x64xf32> into tensor<8x64xf32>
+    %51 = linalg.matmul ins(%collapsed_16, %transposed_15 : tensor<8x64xf32>, tensor<64x32xf32>) outs(%12 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_17 = tensor.expand_shape %51 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %52 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%40, %expanded_17 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.addf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %53 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%52 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %54 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%53 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %out : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %55 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%54 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.divf %in, %cst_1 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %56 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%55 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %cst_2 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %57 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%56 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.rsqrt %in : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %58 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%52, %57 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %59 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%58, %arg10 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %transposed_18 = linalg.transpose ins(%arg11 : tensor<32x32xf32>) outs(%10 : tensor<32x32xf32>) permutation = [1, 0] 
+    %collapsed_19 = tensor.collapse_shape %59 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %60 = linalg.matmul ins(%collapsed_19, %transposed_18 : tensor<8x32xf32>, tensor<32x32xf32>) outs(%12 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_20 = tensor.expand_shape %60 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %61 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%52, %expanded_20 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.addf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %62 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%61 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %63 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%62 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %out : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %64 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%63 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.divf %in, %cst_1 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %65 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%64 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %cst_2 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %66 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%65 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.rsqrt %in : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %67 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%61, %66 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %68 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%67, %arg12 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %transposed_21 = linalg.transpose ins(%arg13 : tensor<64x32xf32>) outs(%22 : tensor<32x64xf32>) permutation = [1, 0] 
+    %collapsed_22 = tensor.collapse_shape %68 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %69 = linalg.matmul ins(%collapsed_22, %transposed_21 : tensor<8x32xf32>, tensor<32x64xf32>) outs(%24 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %expanded_23 = tensor.expand_shape %69 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %70 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_23 : tensor<2x4x64xf32>) outs(%26 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.negf %in : f32
+      %103 = math.exp %102 : f32
+      %104 = arith.addf %103, %cst_0 : f32
+      %105 = arith.divf %cst_0, %104 : f32
+      linalg.yield %105 : f32
+    } -> tensor<2x4x64xf32>
+    %71 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_23, %70 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%26 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x64xf32>
+    %transposed_24 = linalg.transpose ins(%arg14 : tensor<32x64xf32>) outs(%29 : tensor<64x32xf32>) permutation = [1, 0] 
+    %collapsed_25 = tensor.collapse_shape %71 [[0, 1], [2]] : tensor<2x4x64xf32> into tensor<8x64xf32>
+    %72 = linalg.matmul ins(%collapsed_25, %transposed_24 : tensor<8x64xf32>, tensor<64x32xf32>) outs(%12 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_26 = tensor.expand_shape %72 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %73 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%61, %expanded_26 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.addf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %74 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%73 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %75 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%74 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %out : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %76 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%75 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.divf %in, %cst_1 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %77 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%76 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %cst_2 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %78 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%77 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.rsqrt %in : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %79 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%73, %78 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %80 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%79, %arg15 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %transposed_27 = linalg.transpose ins(%arg16 : tensor<32x32xf32>) outs(%10 : tensor<32x32xf32>) permutation = [1, 0] 
+    %collapsed_28 = tensor.collapse_shape %80 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %81 = linalg.matmul ins(%collapsed_28, %transposed_27 : tensor<8x32xf32>, tensor<32x32xf32>) outs(%12 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_29 = tensor.expand_shape %81 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %82 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%73, %expanded_29 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.addf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %83 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%82 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %84 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%83 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %out : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %85 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%84 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.divf %in, %cst_1 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %86 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%85 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %cst_2 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %87 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%86 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.rsqrt %in : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %88 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%82, %87 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %89 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%88, %arg17 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %transposed_30 = linalg.transpose ins(%arg18 : tensor<64x32xf32>) outs(%22 : tensor<32x64xf32>) permutation = [1, 0] 
+    %collapsed_31 = tensor.collapse_shape %89 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %90 = linalg.matmul ins(%collapsed_31, %transposed_30 : tensor<8x32xf32>, tensor<32x64xf32>) outs(%24 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %expanded_32 = tensor.expand_shape %90 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %91 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_32 : tensor<2x4x64xf32>) outs(%26 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.negf %in : f32
+      %103 = math.exp %102 : f32
+      %104 = arith.addf %103, %cst_0 : f32
+      %105 = arith.divf %cst_0, %104 : f32
+      linalg.yield %105 : f32
+    } -> tensor<2x4x64xf32>
+    %92 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_32, %91 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%26 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x64xf32>
+    %transposed_33 = linalg.transpose ins(%arg19 : tensor<32x64xf32>) outs(%29 : tensor<64x32xf32>) permutation = [1, 0] 
+    %collapsed_34 = tensor.collapse_shape %92 [[0, 1], [2]] : tensor<2x4x64xf32> into tensor<8x64xf32>
+    %93 = linalg.matmul ins(%collapsed_34, %transposed_33 : tensor<8x64xf32>, tensor<64x32xf32>) outs(%12 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_35 = tensor.expand_shape %93 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %94 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%82, %expanded_35 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.addf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %95 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%94 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %96 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%95 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %out : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %97 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%96 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.divf %in, %cst_1 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %98 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%97 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = arith.addf %in, %cst_2 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %99 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%98 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %102 = math.rsqrt %in : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x1xf32>
+    %100 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%94, %99 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    %101 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%100, %arg20 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_36: f32, %out: f32):
+      %102 = arith.mulf %in, %in_36 : f32
+      linalg.yield %102 : f32
+    } -> tensor<2x4x32xf32>
+    return %101, %arg0, %arg2, %arg5, %arg7, %arg10, %arg12, %arg15, %arg17, %arg20, %arg21, %7, %collapsed, %13, %19, %collapsed_4, %25, %collapsed_7, %31, %36, %collapsed_10, %40, %45, %collapsed_13, %48, %collapsed_16, %52, %57, %collapsed_19, %61, %66, %collapsed_22, %69, %collapsed_25, %73, %78, %collapsed_28, %82, %87, %collapsed_31, %90, %collapsed_34, %94, %99, %arg19, %arg18, %arg16, %arg14, %arg13, %arg11, %arg9, %arg8, %arg6, %arg4, %arg3, %arg1 : tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>
+  }
+}
+
+// -----
+
+// Case blocks_aot_bw: four pre-norm blocks (nn.RMSNorm, nn.Linear, SiLU, residual adds) and a final nn.RMSNorm: nine norm backwards, x's gradient accumulated through the residual stream, aot_autograd's backward graph (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+#map3 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+#map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
+#map5 = affine_map<(d0, d1, d2) -> ()>
+module {
+  func.func @blocks_aot_bw(%arg0: tensor<32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<32xf32>, %arg3: tensor<32xf32>, %arg4: tensor<32xf32>, %arg5: tensor<32xf32>, %arg6: tensor<32xf32>, %arg7: tensor<32xf32>, %arg8: tensor<32xf32>, %arg9: tensor<2x4x32xf32>, %arg10: tensor<2x4x1xf32>, %arg11: tensor<8x32xf32>, %arg12: tensor<8x32xf32>, %arg13: tensor<2x4x1xf32>, %arg14: tensor<8x32xf32>, %arg15: tensor<8x64xf32>, %arg16: tensor<8x64xf32>, %arg17: tensor<2x4x32xf32>, %arg18: tensor<2x4x1xf32>, %arg19: tensor<8x32xf32>, %arg20: tensor<2x4x32xf32>, %arg21: tensor<2x4x1xf32>, %arg22: tensor<8x32xf32>, %arg23: tensor<8x64xf32>, %arg24: tensor<8x64xf32>, %arg25: tensor<2x4x32xf32>, %arg26: tensor<2x4x1xf32>, %arg27: tensor<8x32xf32>, %arg28: tensor<2x4x32xf32>, %arg29: tensor<2x4x1xf32>, %arg30: tensor<8x32xf32>, %arg31: tensor<8x64xf32>, %arg32: tensor<8x64xf32>, %arg33: tensor<2x4x32xf32>, %arg34: tensor<2x4x1xf32>, %arg35: tensor<8x32xf32>, %arg36: tensor<2x4x32xf32>, %arg37: tensor<2x4x1xf32>, %arg38: tensor<8x32xf32>, %arg39: tensor<8x64xf32>, %arg40: tensor<8x64xf32>, %arg41: tensor<2x4x32xf32>, %arg42: tensor<2x4x1xf32>, %arg43: tensor<32x64xf32>, %arg44: tensor<64x32xf32>, %arg45: tensor<32x32xf32>, %arg46: tensor<32x64xf32>, %arg47: tensor<64x32xf32>, %arg48: tensor<32x32xf32>, %arg49: tensor<32x64xf32>, %arg50: tensor<64x32xf32>, %arg51: tensor<32x32xf32>, %arg52: tensor<32x64xf32>, %arg53: tensor<64x32xf32>, %arg54: tensor<32x32xf32>, %arg55: tensor<2x4x32xf32>) -> (tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<2x4x32xf32>) {
+    %c3_i64 = arith.constant 3 : i64
+    %c1_i64 = arith.constant 1 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 1.000000e+00 : f32
+    %cst_1 = arith.constant -5.000000e-01 : f32
+    %cst_2 = arith.constant 3.200000e+01 : f32
+    %cst_3 = arith.constant 2.000000e+00 : f32
+    %cst_4 = arith.constant dense<1> : tensor<i64>
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg41, %arg42 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg55, %1 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %3 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg55, %arg8 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %4 = tensor.empty() : tensor<1x1x32xf32>
+    %5 = linalg.fill ins(%cst : f32) outs(%4 : tensor<1x1x32xf32>) -> tensor<1x1x32xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%2 : tensor<2x4x32xf32>) outs(%5 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed = tensor.collapse_shape %6 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%3, %arg41 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%3, %arg42 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %9 = tensor.empty() : tensor<2x4x1xf32>
+    %10 = linalg.fill ins(%cst : f32) outs(%9 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%7 : tensor<2x4x32xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %12 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg42 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_1 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %14 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %12 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_5 = tensor.collapse_shape %14 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %15 = linalg.generic {indexing_maps = [#map4, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_5 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.divf %in, %cst_2 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg41 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%17 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16, %18 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8, %19 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %collapsed_6 = tensor.collapse_shape %20 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %21 = tensor.empty() : tensor<32x8xf32>
+    %transposed = linalg.transpose ins(%collapsed_6 : tensor<8x32xf32>) outs(%21 : tensor<32x8xf32>) permutation = [1, 0] 
+    %22 = tensor.empty() : tensor<32x64xf32>
+    %23 = linalg.fill ins(%cst : f32) outs(%22 : tensor<32x64xf32>) -> tensor<32x64xf32>
+    %24 = linalg.matmul ins(%transposed, %arg40 : tensor<32x8xf32>, tensor<8x64xf32>) outs(%23 : tensor<32x64xf32>) -> tensor<32x64xf32>
+    %25 = tensor.empty() : tensor<8x64xf32>
+    %26 = linalg.fill ins(%cst : f32) outs(%25 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %27 = linalg.matmul ins(%collapsed_6, %arg43 : tensor<8x32xf32>, tensor<32x64xf32>) outs(%26 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %expanded = tensor.expand_shape %27 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %expanded_7 = tensor.expand_shape %arg39 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %28 = tensor.empty() : tensor<2x4x64xf32>
+    %29 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_7 : tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.negf %in : f32
+      %220 = math.exp %219 : f32
+      %221 = arith.addf %220, %cst_0 : f32
+      %222 = arith.divf %cst_0, %221 : f32
+      linalg.yield %222 : f32
+    } -> tensor<2x4x64xf32>
+    %30 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded, %29 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %31 = linalg.generic {indexing_maps = [#map5, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cst_4, %29 : tensor<i64>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: i64, %in_61: f32, %out: f32):
+      %219 = arith.sitofp %in : i64 to f32
+      %220 = arith.subf %219, %in_61 : f32
+      linalg.yield %220 : f32
+    } -> tensor<2x4x64xf32>
+    %32 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_7, %31 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %33 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%32 : tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %cst_0 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %34 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%30, %33 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %collapsed_8 = tensor.collapse_shape %34 [[0, 1], [2]] : tensor<2x4x64xf32> into tensor<8x64xf32>
+    %35 = tensor.empty() : tensor<64x8xf32>
+    %transposed_9 = linalg.transpose ins(%collapsed_8 : tensor<8x64xf32>) outs(%35 : tensor<64x8xf32>) permutation = [1, 0] 
+    %36 = tensor.empty() : tensor<64x32xf32>
+    %37 = linalg.fill ins(%cst : f32) outs(%36 : tensor<64x32xf32>) -> tensor<64x32xf32>
+    %38 = linalg.matmul ins(%transposed_9, %arg38 : tensor<64x8xf32>, tensor<8x32xf32>) outs(%37 : tensor<64x32xf32>) -> tensor<64x32xf32>
+    %39 = tensor.empty() : tensor<8x32xf32>
+    %40 = linalg.fill ins(%cst : f32) outs(%39 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %41 = linalg.matmul ins(%collapsed_8, %arg44 : tensor<8x64xf32>, tensor<64x32xf32>) outs(%40 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_10 = tensor.expand_shape %41 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %42 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg36, %arg37 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %43 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_10, %42 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %44 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_10, %arg7 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %45 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%43 : tensor<2x4x32xf32>) outs(%5 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed_11 = tensor.collapse_shape %45 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %46 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%44, %arg36 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %47 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%44, %arg37 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %48 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%46 : tensor<2x4x32xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %49 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%20, %47 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %50 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg37 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %51 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%48 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_1 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %52 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%51, %50 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_12 = tensor.collapse_shape %52 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %53 = linalg.generic {indexing_maps = [#map4, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_12 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %54 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%53 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.divf %in, %cst_2 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %55 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg36 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %56 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%55 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %57 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%54, %56 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %58 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%49, %57 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %collapsed_13 = tensor.collapse_shape %58 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %transposed_14 = linalg.transpose ins(%collapsed_13 : tensor<8x32xf32>) outs(%21 : tensor<32x8xf32>) permutation = [1, 0] 
+    %59 = tensor.empty() : tensor<32x32xf32>
+    %60 = linalg.fill ins(%cst : f32) outs(%59 : tensor<32x32xf32>) -> tensor<32x32xf32>
+    %61 = linalg.matmul ins(%transposed_14, %arg35 : tensor<32x8xf32>, tensor<8x32xf32>) outs(%60 : tensor<32x32xf32>) -> tensor<32x32xf32>
+    %62 = linalg.matmul ins(%collapsed_13, %arg45 : tensor<8x32xf32>, tensor<32x32xf32>) outs(%40 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_15 = tensor.expand_shape %62 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %63 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg33, %arg34 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %64 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_15, %63 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %65 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_15, %arg6 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %66 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%64 : tensor<2x4x32xf32>) outs(%5 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed_16 = tensor.collapse_shape %66 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %67 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%65, %arg33 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %68 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%65, %arg34 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %69 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%67 : tensor<2x4x32xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %70 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%58, %68 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %71 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg34 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %72 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%69 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_1 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %73 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%72, %71 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_17 = tensor.collapse_shape %73 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %74 = linalg.generic {indexing_maps = [#map4, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_17 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %75 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%74 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.divf %in, %cst_2 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %76 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg33 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %77 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%76 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %78 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%75, %77 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %79 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%70, %78 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %collapsed_18 = tensor.collapse_shape %79 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %transposed_19 = linalg.transpose ins(%collapsed_18 : tensor<8x32xf32>) outs(%21 : tensor<32x8xf32>) permutation = [1, 0] 
+    %80 = linalg.matmul ins(%transposed_19, %arg32 : tensor<32x8xf32>, tensor<8x64xf32>) outs(%23 : tensor<32x64xf32>) -> tensor<32x64xf32>
+    %81 = linalg.matmul ins(%collapsed_18, %arg46 : tensor<8x32xf32>, tensor<32x64xf32>) outs(%26 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %expanded_20 = tensor.expand_shape %81 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %expanded_21 = tensor.expand_shape %arg31 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %82 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_21 : tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.negf %in : f32
+      %220 = math.exp %219 : f32
+      %221 = arith.addf %220, %cst_0 : f32
+      %222 = arith.divf %cst_0, %221 : f32
+      linalg.yield %222 : f32
+    } -> tensor<2x4x64xf32>
+    %83 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_20, %82 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %84 = linalg.generic {indexing_maps = [#map5, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cst_4, %82 : tensor<i64>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: i64, %in_61: f32, %out: f32):
+      %219 = arith.sitofp %in : i64 to f32
+      %220 = arith.subf %219, %in_61 : f32
+      linalg.yield %220 : f32
+    } -> tensor<2x4x64xf32>
+    %85 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_21, %84 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %86 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%85 : tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %cst_0 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %87 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%83, %86 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %collapsed_22 = tensor.collapse_shape %87 [[0, 1], [2]] : tensor<2x4x64xf32> into tensor<8x64xf32>
+    %transposed_23 = linalg.transpose ins(%collapsed_22 : tensor<8x64xf32>) outs(%35 : tensor<64x8xf32>) permutation = [1, 0] 
+    %88 = linalg.matmul ins(%transposed_23, %arg30 : tensor<64x8xf32>, tensor<8x32xf32>) outs(%37 : tensor<64x32xf32>) -> tensor<64x32xf32>
+    %89 = linalg.matmul ins(%collapsed_22, %arg47 : tensor<8x64xf32>, tensor<64x32xf32>) outs(%40 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_24 = tensor.expand_shape %89 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %90 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg28, %arg29 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %91 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_24, %90 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %92 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_24, %arg5 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %93 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%91 : tensor<2x4x32xf32>) outs(%5 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed_25 = tensor.collapse_shape %93 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %94 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%92, %arg28 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %95 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%92, %arg29 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %96 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%94 : tensor<2x4x32xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %97 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%79, %95 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %98 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg29 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %99 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%96 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_1 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %100 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%99, %98 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_26 = tensor.collapse_shape %100 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %101 = linalg.generic {indexing_maps = [#map4, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_26 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %102 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%101 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.divf %in, %cst_2 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %103 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg28 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %104 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%103 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %105 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%102, %104 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %106 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%97, %105 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %collapsed_27 = tensor.collapse_shape %106 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %transposed_28 = linalg.transpose ins(%collapsed_27 : tensor<8x32xf32>) outs(%21 : tensor<32x8xf32>) permutation = [1, 0] 
+    %107 = linalg.matmul ins(%transposed_28, %arg27 : tensor<32x8xf32>, tensor<8x32xf32>) outs(%60 : tensor<32x32xf32>) -> tensor<32x32xf32>
+    %108 = linalg.matmul ins(%collapsed_27, %arg48 : tensor<8x32xf32>, tensor<32x32xf32>) outs(%40 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_29 = tensor.expand_shape %108 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %109 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg25, %arg26 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %110 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_29, %109 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %111 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_29, %arg4 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %112 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%110 : tensor<2x4x32xf32>) outs(%5 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed_30 = tensor.collapse_shape %112 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %113 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%111, %arg25 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %114 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%111, %arg26 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %115 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%113 : tensor<2x4x32xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %116 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%106, %114 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %117 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg26 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %118 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%115 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_1 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %119 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%118, %117 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_31 = tensor.collapse_shape %119 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %120 = linalg.generic {indexing_maps = [#map4, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_31 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %121 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%120 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.divf %in, %cst_2 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %122 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg25 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %123 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%122 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %124 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%121, %123 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %125 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%116, %124 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %collapsed_32 = tensor.collapse_shape %125 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %transposed_33 = linalg.transpose ins(%collapsed_32 : tensor<8x32xf32>) outs(%21 : tensor<32x8xf32>) permutation = [1, 0] 
+    %126 = linalg.matmul ins(%transposed_33, %arg24 : tensor<32x8xf32>, tensor<8x64xf32>) outs(%23 : tensor<32x64xf32>) -> tensor<32x64xf32>
+    %127 = linalg.matmul ins(%collapsed_32, %arg49 : tensor<8x32xf32>, tensor<32x64xf32>) outs(%26 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %expanded_34 = tensor.expand_shape %127 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %expanded_35 = tensor.expand_shape %arg23 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %128 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_35 : tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.negf %in : f32
+      %220 = math.exp %219 : f32
+      %221 = arith.addf %220, %cst_0 : f32
+      %222 = arith.divf %cst_0, %221 : f32
+      linalg.yield %222 : f32
+    } -> tensor<2x4x64xf32>
+    %129 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_34, %128 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %130 = linalg.generic {indexing_maps = [#map5, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cst_4, %128 : tensor<i64>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: i64, %in_61: f32, %out: f32):
+      %219 = arith.sitofp %in : i64 to f32
+      %220 = arith.subf %219, %in_61 : f32
+      linalg.yield %220 : f32
+    } -> tensor<2x4x64xf32>
+    %131 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_35, %130 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %132 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%131 : tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %cst_0 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %133 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%129, %132 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %collapsed_36 = tensor.collapse_shape %133 [[0, 1], [2]] : tensor<2x4x64xf32> into tensor<8x64xf32>
+    %transposed_37 = linalg.transpose ins(%collapsed_36 : tensor<8x64xf32>) outs(%35 : tensor<64x8xf32>) permutation = [1, 0] 
+    %134 = linalg.matmul ins(%transposed_37, %arg22 : tensor<64x8xf32>, tensor<8x32xf32>) outs(%37 : tensor<64x32xf32>) -> tensor<64x32xf32>
+    %135 = linalg.matmul ins(%collapsed_36, %arg50 : tensor<8x64xf32>, tensor<64x32xf32>) outs(%40 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_38 = tensor.expand_shape %135 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %136 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg20, %arg21 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %137 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_38, %136 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %138 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_38, %arg3 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %139 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%137 : tensor<2x4x32xf32>) outs(%5 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed_39 = tensor.collapse_shape %139 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %140 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%138, %arg20 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %141 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%138, %arg21 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %142 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%140 : tensor<2x4x32xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %143 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%125, %141 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %144 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg21 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %145 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%142 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_1 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %146 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%145, %144 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_40 = tensor.collapse_shape %146 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %147 = linalg.generic {indexing_maps = [#map4, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_40 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %148 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%147 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.divf %in, %cst_2 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %149 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg20 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %150 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%149 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %151 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%148, %150 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %152 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%143, %151 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %collapsed_41 = tensor.collapse_shape %152 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %transposed_42 = linalg.transpose ins(%collapsed_41 : tensor<8x32xf32>) outs(%21 : tensor<32x8xf32>) permutation = [1, 0] 
+    %153 = linalg.matmul ins(%transposed_42, %arg19 : tensor<32x8xf32>, tensor<8x32xf32>) outs(%60 : tensor<32x32xf32>) -> tensor<32x32xf32>
+    %154 = linalg.matmul ins(%collapsed_41, %arg51 : tensor<8x32xf32>, tensor<32x32xf32>) outs(%40 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_43 = tensor.expand_shape %154 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %155 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg17, %arg18 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %156 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_43, %155 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %157 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_43, %arg2 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %158 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%156 : tensor<2x4x32xf32>) outs(%5 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed_44 = tensor.collapse_shape %158 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %159 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%157, %arg17 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %160 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%157, %arg18 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %161 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%159 : tensor<2x4x32xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %162 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%152, %160 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %163 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg18 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %164 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%161 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_1 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %165 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%164, %163 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_45 = tensor.collapse_shape %165 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %166 = linalg.generic {indexing_maps = [#map4, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_45 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %167 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%166 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.divf %in, %cst_2 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %168 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg17 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %169 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%168 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %170 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%167, %169 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %171 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%162, %170 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %collapsed_46 = tensor.collapse_shape %171 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %transposed_47 = linalg.transpose ins(%collapsed_46 : tensor<8x32xf32>) outs(%21 : tensor<32x8xf32>) permutation = [1, 0] 
+    %172 = linalg.matmul ins(%transposed_47, %arg16 : tensor<32x8xf32>, tensor<8x64xf32>) outs(%23 : tensor<32x64xf32>) -> tensor<32x64xf32>
+    %173 = linalg.matmul ins(%collapsed_46, %arg52 : tensor<8x32xf32>, tensor<32x64xf32>) outs(%26 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %expanded_48 = tensor.expand_shape %173 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %expanded_49 = tensor.expand_shape %arg15 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %174 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_49 : tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.negf %in : f32
+      %220 = math.exp %219 : f32
+      %221 = arith.addf %220, %cst_0 : f32
+      %222 = arith.divf %cst_0, %221 : f32
+      linalg.yield %222 : f32
+    } -> tensor<2x4x64xf32>
+    %175 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_48, %174 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %176 = linalg.generic {indexing_maps = [#map5, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cst_4, %174 : tensor<i64>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: i64, %in_61: f32, %out: f32):
+      %219 = arith.sitofp %in : i64 to f32
+      %220 = arith.subf %219, %in_61 : f32
+      linalg.yield %220 : f32
+    } -> tensor<2x4x64xf32>
+    %177 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_49, %176 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %178 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%177 : tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %cst_0 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %179 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%175, %178 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%28 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x64xf32>
+    %collapsed_50 = tensor.collapse_shape %179 [[0, 1], [2]] : tensor<2x4x64xf32> into tensor<8x64xf32>
+    %transposed_51 = linalg.transpose ins(%collapsed_50 : tensor<8x64xf32>) outs(%35 : tensor<64x8xf32>) permutation = [1, 0] 
+    %180 = linalg.matmul ins(%transposed_51, %arg14 : tensor<64x8xf32>, tensor<8x32xf32>) outs(%37 : tensor<64x32xf32>) -> tensor<64x32xf32>
+    %181 = linalg.matmul ins(%collapsed_50, %arg53 : tensor<8x64xf32>, tensor<64x32xf32>) outs(%40 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_52 = tensor.expand_shape %181 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %expanded_53 = tensor.expand_shape %arg12 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %182 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg9, %expanded_53 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %183 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%182, %arg13 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %184 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_52, %183 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %185 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_52, %arg1 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %186 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%184 : tensor<2x4x32xf32>) outs(%5 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed_54 = tensor.collapse_shape %186 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %187 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%185, %182 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %188 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%185, %arg13 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %189 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%187 : tensor<2x4x32xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %190 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%171, %188 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %191 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg13 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %192 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%189 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_1 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %193 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%192, %191 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_55 = tensor.collapse_shape %193 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %194 = linalg.generic {indexing_maps = [#map4, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_55 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %195 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%194 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.divf %in, %cst_2 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %196 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%182 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %197 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%196 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %198 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%195, %197 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %199 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%190, %198 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %collapsed_56 = tensor.collapse_shape %199 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %transposed_57 = linalg.transpose ins(%collapsed_56 : tensor<8x32xf32>) outs(%21 : tensor<32x8xf32>) permutation = [1, 0] 
+    %200 = linalg.matmul ins(%transposed_57, %arg11 : tensor<32x8xf32>, tensor<8x32xf32>) outs(%60 : tensor<32x32xf32>) -> tensor<32x32xf32>
+    %201 = linalg.matmul ins(%collapsed_56, %arg54 : tensor<8x32xf32>, tensor<32x32xf32>) outs(%40 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %expanded_58 = tensor.expand_shape %201 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %202 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg9, %arg10 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %203 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_58, %202 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %204 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_58, %arg0 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %205 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%203 : tensor<2x4x32xf32>) outs(%5 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed_59 = tensor.collapse_shape %205 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %206 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%204, %arg9 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %207 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%204, %arg10 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %208 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%206 : tensor<2x4x32xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.addf %in, %out : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %209 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%199, %207 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %210 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg10 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %211 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%208 : tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_1 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %212 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%211, %210 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_60 = tensor.collapse_shape %212 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %213 = linalg.generic {indexing_maps = [#map4, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_60 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %214 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%213 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.divf %in, %cst_2 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %215 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg9 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %216 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%215 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %219 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %217 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%214, %216 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.mulf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    %218 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%209, %217 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %219 = arith.addf %in, %in_61 : f32
+      linalg.yield %219 : f32
+    } -> tensor<2x4x32xf32>
+    return %collapsed_59, %200, %collapsed_54, %180, %172, %collapsed_44, %153, %collapsed_39, %134, %126, %collapsed_30, %107, %collapsed_25, %88, %80, %collapsed_16, %61, %collapsed_11, %38, %24, %collapsed, %218 : tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<2x4x32xf32>
+  }
+}

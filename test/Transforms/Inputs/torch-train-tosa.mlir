@@ -1069,3 +1069,553 @@ module {
     return %26, %17, %8, %21 : tensor<1xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>
   }
 }
+
+// -----
+
+// Case blocks_aot_fw: four pre-norm blocks (nn.RMSNorm, nn.Linear, SiLU, residual adds) and a final nn.RMSNorm: nine norm backwards, x's gradient accumulated through the residual stream, aot_autograd's forward graph (float32).
+module {
+  func.func @blocks_aot_fw(%arg0: tensor<32xf32>, %arg1: tensor<32x32xf32>, %arg2: tensor<32xf32>, %arg3: tensor<64x32xf32>, %arg4: tensor<32x64xf32>, %arg5: tensor<32xf32>, %arg6: tensor<32x32xf32>, %arg7: tensor<32xf32>, %arg8: tensor<64x32xf32>, %arg9: tensor<32x64xf32>, %arg10: tensor<32xf32>, %arg11: tensor<32x32xf32>, %arg12: tensor<32xf32>, %arg13: tensor<64x32xf32>, %arg14: tensor<32x64xf32>, %arg15: tensor<32xf32>, %arg16: tensor<32x32xf32>, %arg17: tensor<32xf32>, %arg18: tensor<64x32xf32>, %arg19: tensor<32x64xf32>, %arg20: tensor<32xf32>, %arg21: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = tosa.const_shape  {values = dense<[8, 32]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %3 = "tosa.const"() <{values = dense<0.000000e+00> : tensor<1xf32>}> : () -> tensor<1xf32>
+    %4 = tosa.const_shape  {values = dense<[1, 8, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %5 = tosa.const_shape  {values = dense<[1, 32, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %6 = tosa.const_shape  {values = dense<[2, 4, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %7 = tosa.const_shape  {values = dense<[1, 32, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %8 = tosa.const_shape  {values = dense<[8, 64]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %9 = tosa.const_shape  {values = dense<[2, 4, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %10 = tosa.const_shape  {values = dense<[1, 8, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %11 = tosa.const_shape  {values = dense<[1, 64, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %12 = "tosa.const"() <{values = dense<2.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %13 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %14 = "tosa.const"() <{values = dense<9.99999997E-7> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %15 = tosa.pow %arg21, %12 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %16 = tosa.reduce_sum %15 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %17 = tosa.mul %16, %13, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %18 = tosa.add %17, %14 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %19 = tosa.rsqrt %18 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %20 = tosa.mul %arg21, %19, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %21 = tosa.reshape %arg0, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %22 = tosa.mul %20, %21, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %23 = tosa.transpose %arg1 {perms = array<i32: 1, 0>} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+    %24 = tosa.reshape %22, %2 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %25 = tosa.reshape %22, %4 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %26 = tosa.reshape %23, %5 : (tensor<32x32xf32>, !tosa.shape<3>) -> tensor<1x32x32xf32>
+    %27 = tosa.matmul %25, %26, %3, %3 : (tensor<1x8x32xf32>, tensor<1x32x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %28 = tosa.reshape %27, %2 : (tensor<1x8x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %29 = tosa.reshape %27, %6 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %30 = tosa.add %arg21, %29 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %31 = tosa.pow %30, %12 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %32 = tosa.reduce_sum %31 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %33 = tosa.mul %32, %13, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %34 = tosa.add %33, %14 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %35 = tosa.rsqrt %34 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %36 = tosa.mul %30, %35, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %37 = tosa.reshape %arg2, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %38 = tosa.mul %36, %37, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %39 = tosa.transpose %arg3 {perms = array<i32: 1, 0>} : (tensor<64x32xf32>) -> tensor<32x64xf32>
+    %40 = tosa.reshape %38, %2 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %41 = tosa.reshape %38, %4 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %42 = tosa.reshape %39, %7 : (tensor<32x64xf32>, !tosa.shape<3>) -> tensor<1x32x64xf32>
+    %43 = tosa.matmul %41, %42, %3, %3 : (tensor<1x8x32xf32>, tensor<1x32x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x64xf32>
+    %44 = tosa.reshape %43, %8 : (tensor<1x8x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %45 = tosa.reshape %43, %9 : (tensor<1x8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %46 = tosa.sigmoid %45 : (tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %47 = tosa.mul %45, %46, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %48 = tosa.transpose %arg4 {perms = array<i32: 1, 0>} : (tensor<32x64xf32>) -> tensor<64x32xf32>
+    %49 = tosa.reshape %47, %8 : (tensor<2x4x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %50 = tosa.reshape %47, %10 : (tensor<2x4x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %51 = tosa.reshape %48, %11 : (tensor<64x32xf32>, !tosa.shape<3>) -> tensor<1x64x32xf32>
+    %52 = tosa.matmul %50, %51, %3, %3 : (tensor<1x8x64xf32>, tensor<1x64x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %53 = tosa.reshape %52, %6 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %54 = tosa.add %30, %53 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %55 = tosa.pow %54, %12 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %56 = tosa.reduce_sum %55 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %57 = tosa.mul %56, %13, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %58 = tosa.add %57, %14 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %59 = tosa.rsqrt %58 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %60 = tosa.mul %54, %59, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %61 = tosa.reshape %arg5, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %62 = tosa.mul %60, %61, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %63 = tosa.transpose %arg6 {perms = array<i32: 1, 0>} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+    %64 = tosa.reshape %62, %2 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %65 = tosa.reshape %62, %4 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %66 = tosa.reshape %63, %5 : (tensor<32x32xf32>, !tosa.shape<3>) -> tensor<1x32x32xf32>
+    %67 = tosa.matmul %65, %66, %3, %3 : (tensor<1x8x32xf32>, tensor<1x32x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %68 = tosa.reshape %67, %6 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %69 = tosa.add %54, %68 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %70 = tosa.pow %69, %12 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %71 = tosa.reduce_sum %70 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %72 = tosa.mul %71, %13, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %73 = tosa.add %72, %14 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %74 = tosa.rsqrt %73 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %75 = tosa.mul %69, %74, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %76 = tosa.reshape %arg7, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %77 = tosa.mul %75, %76, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %78 = tosa.transpose %arg8 {perms = array<i32: 1, 0>} : (tensor<64x32xf32>) -> tensor<32x64xf32>
+    %79 = tosa.reshape %77, %2 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %80 = tosa.reshape %77, %4 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %81 = tosa.reshape %78, %7 : (tensor<32x64xf32>, !tosa.shape<3>) -> tensor<1x32x64xf32>
+    %82 = tosa.matmul %80, %81, %3, %3 : (tensor<1x8x32xf32>, tensor<1x32x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x64xf32>
+    %83 = tosa.reshape %82, %8 : (tensor<1x8x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %84 = tosa.reshape %82, %9 : (tensor<1x8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %85 = tosa.sigmoid %84 : (tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %86 = tosa.mul %84, %85, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %87 = tosa.transpose %arg9 {perms = array<i32: 1, 0>} : (tensor<32x64xf32>) -> tensor<64x32xf32>
+    %88 = tosa.reshape %86, %8 : (tensor<2x4x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %89 = tosa.reshape %86, %10 : (tensor<2x4x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %90 = tosa.reshape %87, %11 : (tensor<64x32xf32>, !tosa.shape<3>) -> tensor<1x64x32xf32>
+    %91 = tosa.matmul %89, %90, %3, %3 : (tensor<1x8x64xf32>, tensor<1x64x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %92 = tosa.reshape %91, %6 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %93 = tosa.add %69, %92 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %94 = tosa.pow %93, %12 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %95 = tosa.reduce_sum %94 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %96 = tosa.mul %95, %13, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %97 = tosa.add %96, %14 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %98 = tosa.rsqrt %97 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %99 = tosa.mul %93, %98, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %100 = tosa.reshape %arg10, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %101 = tosa.mul %99, %100, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %102 = tosa.transpose %arg11 {perms = array<i32: 1, 0>} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+    %103 = tosa.reshape %101, %2 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %104 = tosa.reshape %101, %4 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %105 = tosa.reshape %102, %5 : (tensor<32x32xf32>, !tosa.shape<3>) -> tensor<1x32x32xf32>
+    %106 = tosa.matmul %104, %105, %3, %3 : (tensor<1x8x32xf32>, tensor<1x32x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %107 = tosa.reshape %106, %6 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %108 = tosa.add %93, %107 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %109 = tosa.pow %108, %12 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %110 = tosa.reduce_sum %109 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %111 = tosa.mul %110, %13, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %112 = tosa.add %111, %14 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %113 = tosa.rsqrt %112 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %114 = tosa.mul %108, %113, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %115 = tosa.reshape %arg12, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %116 = tosa.mul %114, %115, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %117 = tosa.transpose %arg13 {perms = array<i32: 1, 0>} : (tensor<64x32xf32>) -> tensor<32x64xf32>
+    %118 = tosa.reshape %116, %2 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %119 = tosa.reshape %116, %4 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %120 = tosa.reshape %117, %7 : (tensor<32x64xf32>, !tosa.shape<3>) -> tensor<1x32x64xf32>
+    %121 = tosa.matmul %119, %120, %3, %3 : (tensor<1x8x32xf32>, tensor<1x32x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x64xf32>
+    %122 = tosa.reshape %121, %8 : (tensor<1x8x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %123 = tosa.reshape %121, %9 : (tensor<1x8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %124 = tosa.sigmoid %123 : (tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %125 = tosa.mul %123, %124, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %126 = tosa.transpose %arg14 {perms = array<i32: 1, 0>} : (tensor<32x64xf32>) -> tensor<64x32xf32>
+    %127 = tosa.reshape %125, %8 : (tensor<2x4x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %128 = tosa.reshape %125, %10 : (tensor<2x4x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %129 = tosa.reshape %126, %11 : (tensor<64x32xf32>, !tosa.shape<3>) -> tensor<1x64x32xf32>
+    %130 = tosa.matmul %128, %129, %3, %3 : (tensor<1x8x64xf32>, tensor<1x64x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %131 = tosa.reshape %130, %6 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %132 = tosa.add %108, %131 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %133 = tosa.pow %132, %12 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %134 = tosa.reduce_sum %133 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %135 = tosa.mul %134, %13, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %136 = tosa.add %135, %14 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %137 = tosa.rsqrt %136 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %138 = tosa.mul %132, %137, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %139 = tosa.reshape %arg15, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %140 = tosa.mul %138, %139, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %141 = tosa.transpose %arg16 {perms = array<i32: 1, 0>} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+    %142 = tosa.reshape %140, %2 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %143 = tosa.reshape %140, %4 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %144 = tosa.reshape %141, %5 : (tensor<32x32xf32>, !tosa.shape<3>) -> tensor<1x32x32xf32>
+    %145 = tosa.matmul %143, %144, %3, %3 : (tensor<1x8x32xf32>, tensor<1x32x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %146 = tosa.reshape %145, %6 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %147 = tosa.add %132, %146 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %148 = tosa.pow %147, %12 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %149 = tosa.reduce_sum %148 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %150 = tosa.mul %149, %13, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %151 = tosa.add %150, %14 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %152 = tosa.rsqrt %151 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %153 = tosa.mul %147, %152, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %154 = tosa.reshape %arg17, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %155 = tosa.mul %153, %154, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %156 = tosa.transpose %arg18 {perms = array<i32: 1, 0>} : (tensor<64x32xf32>) -> tensor<32x64xf32>
+    %157 = tosa.reshape %155, %2 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %158 = tosa.reshape %155, %4 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %159 = tosa.reshape %156, %7 : (tensor<32x64xf32>, !tosa.shape<3>) -> tensor<1x32x64xf32>
+    %160 = tosa.matmul %158, %159, %3, %3 : (tensor<1x8x32xf32>, tensor<1x32x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x64xf32>
+    %161 = tosa.reshape %160, %8 : (tensor<1x8x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %162 = tosa.reshape %160, %9 : (tensor<1x8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %163 = tosa.sigmoid %162 : (tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %164 = tosa.mul %162, %163, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %165 = tosa.transpose %arg19 {perms = array<i32: 1, 0>} : (tensor<32x64xf32>) -> tensor<64x32xf32>
+    %166 = tosa.reshape %164, %8 : (tensor<2x4x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %167 = tosa.reshape %164, %10 : (tensor<2x4x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %168 = tosa.reshape %165, %11 : (tensor<64x32xf32>, !tosa.shape<3>) -> tensor<1x64x32xf32>
+    %169 = tosa.matmul %167, %168, %3, %3 : (tensor<1x8x64xf32>, tensor<1x64x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %170 = tosa.reshape %169, %6 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %171 = tosa.add %147, %170 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %172 = tosa.pow %171, %12 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %173 = tosa.reduce_sum %172 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %174 = tosa.mul %173, %13, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %175 = tosa.add %174, %14 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %176 = tosa.rsqrt %175 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %177 = tosa.mul %171, %176, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %178 = tosa.reshape %arg20, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %179 = tosa.mul %177, %178, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    return %179, %arg0, %arg2, %arg5, %arg7, %arg10, %arg12, %arg15, %arg17, %arg20, %arg21, %19, %24, %28, %35, %40, %44, %49, %54, %59, %64, %69, %74, %79, %83, %88, %93, %98, %103, %108, %113, %118, %122, %127, %132, %137, %142, %147, %152, %157, %161, %166, %171, %176, %arg19, %arg18, %arg16, %arg14, %arg13, %arg11, %arg9, %arg8, %arg6, %arg4, %arg3, %arg1 : tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>
+  }
+}
+
+// -----
+
+// Case blocks_aot_bw: four pre-norm blocks (nn.RMSNorm, nn.Linear, SiLU, residual adds) and a final nn.RMSNorm: nine norm backwards, x's gradient accumulated through the residual stream, aot_autograd's backward graph (float32).
+module {
+  func.func @blocks_aot_bw(%arg0: tensor<32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<32xf32>, %arg3: tensor<32xf32>, %arg4: tensor<32xf32>, %arg5: tensor<32xf32>, %arg6: tensor<32xf32>, %arg7: tensor<32xf32>, %arg8: tensor<32xf32>, %arg9: tensor<2x4x32xf32>, %arg10: tensor<2x4x1xf32>, %arg11: tensor<8x32xf32>, %arg12: tensor<8x32xf32>, %arg13: tensor<2x4x1xf32>, %arg14: tensor<8x32xf32>, %arg15: tensor<8x64xf32>, %arg16: tensor<8x64xf32>, %arg17: tensor<2x4x32xf32>, %arg18: tensor<2x4x1xf32>, %arg19: tensor<8x32xf32>, %arg20: tensor<2x4x32xf32>, %arg21: tensor<2x4x1xf32>, %arg22: tensor<8x32xf32>, %arg23: tensor<8x64xf32>, %arg24: tensor<8x64xf32>, %arg25: tensor<2x4x32xf32>, %arg26: tensor<2x4x1xf32>, %arg27: tensor<8x32xf32>, %arg28: tensor<2x4x32xf32>, %arg29: tensor<2x4x1xf32>, %arg30: tensor<8x32xf32>, %arg31: tensor<8x64xf32>, %arg32: tensor<8x64xf32>, %arg33: tensor<2x4x32xf32>, %arg34: tensor<2x4x1xf32>, %arg35: tensor<8x32xf32>, %arg36: tensor<2x4x32xf32>, %arg37: tensor<2x4x1xf32>, %arg38: tensor<8x32xf32>, %arg39: tensor<8x64xf32>, %arg40: tensor<8x64xf32>, %arg41: tensor<2x4x32xf32>, %arg42: tensor<2x4x1xf32>, %arg43: tensor<32x64xf32>, %arg44: tensor<64x32xf32>, %arg45: tensor<32x32xf32>, %arg46: tensor<32x64xf32>, %arg47: tensor<64x32xf32>, %arg48: tensor<32x32xf32>, %arg49: tensor<32x64xf32>, %arg50: tensor<64x32xf32>, %arg51: tensor<32x32xf32>, %arg52: tensor<32x64xf32>, %arg53: tensor<64x32xf32>, %arg54: tensor<32x32xf32>, %arg55: tensor<2x4x32xf32>) -> (tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<2x4x32xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %3 = tosa.const_shape  {values = dense<[8, 32]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %4 = "tosa.const"() <{values = dense<0.000000e+00> : tensor<1xf32>}> : () -> tensor<1xf32>
+    %5 = tosa.const_shape  {values = dense<[1, 32, 8]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %6 = tosa.const_shape  {values = dense<[1, 8, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %7 = tosa.const_shape  {values = dense<[32, 64]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %8 = tosa.const_shape  {values = dense<[1, 8, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %9 = tosa.const_shape  {values = dense<[1, 32, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %10 = tosa.const_shape  {values = dense<[8, 64]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %11 = tosa.const_shape  {values = dense<[2, 4, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %12 = tosa.const_shape  {values = dense<[1, 64, 8]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %13 = tosa.const_shape  {values = dense<[64, 32]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %14 = tosa.const_shape  {values = dense<[1, 64, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %15 = tosa.const_shape  {values = dense<[2, 4, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %16 = tosa.const_shape  {values = dense<32> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %17 = tosa.const_shape  {values = dense<[1, 32, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %18 = "tosa.const"() <{values = dense<3.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %19 = "tosa.const"() <{values = dense<-5.000000e-01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %20 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %21 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %22 = "tosa.const"() <{values = dense<2.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %23 = tosa.mul %arg41, %arg42, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %24 = tosa.mul %arg55, %23, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %25 = tosa.reshape %arg8, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %26 = tosa.mul %arg55, %25, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %27 = tosa.reduce_sum %24 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %28 = tosa.reduce_sum %27 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %29 = tosa.reshape %28, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %30 = tosa.mul %26, %arg41, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %31 = tosa.mul %26, %arg42, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %32 = tosa.reduce_sum %30 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %33 = tosa.pow %arg42, %18 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %34 = tosa.mul %32, %19, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %35 = tosa.mul %34, %33, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %36 = tosa.tile %35, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %37 = tosa.mul %36, %20, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %38 = tosa.pow %arg41, %21 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %39 = tosa.mul %38, %22, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %40 = tosa.mul %37, %39, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %41 = tosa.add %31, %40 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %42 = tosa.reshape %41, %3 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %43 = tosa.transpose %42 {perms = array<i32: 1, 0>} : (tensor<8x32xf32>) -> tensor<32x8xf32>
+    %44 = tosa.reshape %43, %5 : (tensor<32x8xf32>, !tosa.shape<3>) -> tensor<1x32x8xf32>
+    %45 = tosa.reshape %arg40, %6 : (tensor<8x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %46 = tosa.matmul %44, %45, %4, %4 : (tensor<1x32x8xf32>, tensor<1x8x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x32x64xf32>
+    %47 = tosa.reshape %46, %7 : (tensor<1x32x64xf32>, !tosa.shape<2>) -> tensor<32x64xf32>
+    %48 = tosa.reshape %41, %8 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %49 = tosa.reshape %arg43, %9 : (tensor<32x64xf32>, !tosa.shape<3>) -> tensor<1x32x64xf32>
+    %50 = tosa.matmul %48, %49, %4, %4 : (tensor<1x8x32xf32>, tensor<1x32x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x64xf32>
+    %51 = tosa.reshape %50, %11 : (tensor<1x8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %52 = tosa.reshape %arg39, %11 : (tensor<8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %53 = tosa.sigmoid %52 : (tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %54 = tosa.mul %51, %53, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %55 = tosa.sub %21, %53 : (tensor<1x1x1xf32>, tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %56 = tosa.mul %52, %55, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %57 = tosa.add %56, %21 : (tensor<2x4x64xf32>, tensor<1x1x1xf32>) -> tensor<2x4x64xf32>
+    %58 = tosa.mul %54, %57, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %59 = tosa.reshape %58, %10 : (tensor<2x4x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %60 = tosa.transpose %59 {perms = array<i32: 1, 0>} : (tensor<8x64xf32>) -> tensor<64x8xf32>
+    %61 = tosa.reshape %60, %12 : (tensor<64x8xf32>, !tosa.shape<3>) -> tensor<1x64x8xf32>
+    %62 = tosa.reshape %arg38, %8 : (tensor<8x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %63 = tosa.matmul %61, %62, %4, %4 : (tensor<1x64x8xf32>, tensor<1x8x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x64x32xf32>
+    %64 = tosa.reshape %63, %13 : (tensor<1x64x32xf32>, !tosa.shape<2>) -> tensor<64x32xf32>
+    %65 = tosa.reshape %58, %6 : (tensor<2x4x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %66 = tosa.reshape %arg44, %14 : (tensor<64x32xf32>, !tosa.shape<3>) -> tensor<1x64x32xf32>
+    %67 = tosa.matmul %65, %66, %4, %4 : (tensor<1x8x64xf32>, tensor<1x64x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %68 = tosa.reshape %67, %15 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %69 = tosa.mul %arg36, %arg37, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %70 = tosa.mul %68, %69, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %71 = tosa.reshape %arg7, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %72 = tosa.mul %68, %71, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %73 = tosa.reduce_sum %70 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %74 = tosa.reduce_sum %73 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %75 = tosa.reshape %74, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %76 = tosa.mul %72, %arg36, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %77 = tosa.mul %72, %arg37, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %78 = tosa.reduce_sum %76 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %79 = tosa.add %41, %77 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %80 = tosa.pow %arg37, %18 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %81 = tosa.mul %78, %19, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %82 = tosa.mul %81, %80, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %83 = tosa.tile %82, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %84 = tosa.mul %83, %20, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %85 = tosa.pow %arg36, %21 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %86 = tosa.mul %85, %22, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %87 = tosa.mul %84, %86, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %88 = tosa.add %79, %87 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %89 = tosa.reshape %88, %3 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %90 = tosa.transpose %89 {perms = array<i32: 1, 0>} : (tensor<8x32xf32>) -> tensor<32x8xf32>
+    %91 = tosa.reshape %90, %5 : (tensor<32x8xf32>, !tosa.shape<3>) -> tensor<1x32x8xf32>
+    %92 = tosa.reshape %arg35, %8 : (tensor<8x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %93 = tosa.matmul %91, %92, %4, %4 : (tensor<1x32x8xf32>, tensor<1x8x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x32x32xf32>
+    %94 = tosa.reshape %93, %16 : (tensor<1x32x32xf32>, !tosa.shape<2>) -> tensor<32x32xf32>
+    %95 = tosa.reshape %88, %8 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %96 = tosa.reshape %arg45, %17 : (tensor<32x32xf32>, !tosa.shape<3>) -> tensor<1x32x32xf32>
+    %97 = tosa.matmul %95, %96, %4, %4 : (tensor<1x8x32xf32>, tensor<1x32x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %98 = tosa.reshape %97, %15 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %99 = tosa.mul %arg33, %arg34, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %100 = tosa.mul %98, %99, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %101 = tosa.reshape %arg6, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %102 = tosa.mul %98, %101, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %103 = tosa.reduce_sum %100 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %104 = tosa.reduce_sum %103 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %105 = tosa.reshape %104, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %106 = tosa.mul %102, %arg33, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %107 = tosa.mul %102, %arg34, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %108 = tosa.reduce_sum %106 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %109 = tosa.add %88, %107 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %110 = tosa.pow %arg34, %18 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %111 = tosa.mul %108, %19, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %112 = tosa.mul %111, %110, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %113 = tosa.tile %112, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %114 = tosa.mul %113, %20, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %115 = tosa.pow %arg33, %21 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %116 = tosa.mul %115, %22, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %117 = tosa.mul %114, %116, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %118 = tosa.add %109, %117 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %119 = tosa.reshape %118, %3 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %120 = tosa.transpose %119 {perms = array<i32: 1, 0>} : (tensor<8x32xf32>) -> tensor<32x8xf32>
+    %121 = tosa.reshape %120, %5 : (tensor<32x8xf32>, !tosa.shape<3>) -> tensor<1x32x8xf32>
+    %122 = tosa.reshape %arg32, %6 : (tensor<8x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %123 = tosa.matmul %121, %122, %4, %4 : (tensor<1x32x8xf32>, tensor<1x8x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x32x64xf32>
+    %124 = tosa.reshape %123, %7 : (tensor<1x32x64xf32>, !tosa.shape<2>) -> tensor<32x64xf32>
+    %125 = tosa.reshape %118, %8 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %126 = tosa.reshape %arg46, %9 : (tensor<32x64xf32>, !tosa.shape<3>) -> tensor<1x32x64xf32>
+    %127 = tosa.matmul %125, %126, %4, %4 : (tensor<1x8x32xf32>, tensor<1x32x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x64xf32>
+    %128 = tosa.reshape %127, %11 : (tensor<1x8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %129 = tosa.reshape %arg31, %11 : (tensor<8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %130 = tosa.sigmoid %129 : (tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %131 = tosa.mul %128, %130, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %132 = tosa.sub %21, %130 : (tensor<1x1x1xf32>, tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %133 = tosa.mul %129, %132, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %134 = tosa.add %133, %21 : (tensor<2x4x64xf32>, tensor<1x1x1xf32>) -> tensor<2x4x64xf32>
+    %135 = tosa.mul %131, %134, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %136 = tosa.reshape %135, %10 : (tensor<2x4x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %137 = tosa.transpose %136 {perms = array<i32: 1, 0>} : (tensor<8x64xf32>) -> tensor<64x8xf32>
+    %138 = tosa.reshape %137, %12 : (tensor<64x8xf32>, !tosa.shape<3>) -> tensor<1x64x8xf32>
+    %139 = tosa.reshape %arg30, %8 : (tensor<8x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %140 = tosa.matmul %138, %139, %4, %4 : (tensor<1x64x8xf32>, tensor<1x8x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x64x32xf32>
+    %141 = tosa.reshape %140, %13 : (tensor<1x64x32xf32>, !tosa.shape<2>) -> tensor<64x32xf32>
+    %142 = tosa.reshape %135, %6 : (tensor<2x4x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %143 = tosa.reshape %arg47, %14 : (tensor<64x32xf32>, !tosa.shape<3>) -> tensor<1x64x32xf32>
+    %144 = tosa.matmul %142, %143, %4, %4 : (tensor<1x8x64xf32>, tensor<1x64x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %145 = tosa.reshape %144, %15 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %146 = tosa.mul %arg28, %arg29, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %147 = tosa.mul %145, %146, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %148 = tosa.reshape %arg5, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %149 = tosa.mul %145, %148, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %150 = tosa.reduce_sum %147 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %151 = tosa.reduce_sum %150 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %152 = tosa.reshape %151, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %153 = tosa.mul %149, %arg28, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %154 = tosa.mul %149, %arg29, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %155 = tosa.reduce_sum %153 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %156 = tosa.add %118, %154 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %157 = tosa.pow %arg29, %18 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %158 = tosa.mul %155, %19, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %159 = tosa.mul %158, %157, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %160 = tosa.tile %159, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %161 = tosa.mul %160, %20, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %162 = tosa.pow %arg28, %21 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %163 = tosa.mul %162, %22, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %164 = tosa.mul %161, %163, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %165 = tosa.add %156, %164 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %166 = tosa.reshape %165, %3 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %167 = tosa.transpose %166 {perms = array<i32: 1, 0>} : (tensor<8x32xf32>) -> tensor<32x8xf32>
+    %168 = tosa.reshape %167, %5 : (tensor<32x8xf32>, !tosa.shape<3>) -> tensor<1x32x8xf32>
+    %169 = tosa.reshape %arg27, %8 : (tensor<8x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %170 = tosa.matmul %168, %169, %4, %4 : (tensor<1x32x8xf32>, tensor<1x8x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x32x32xf32>
+    %171 = tosa.reshape %170, %16 : (tensor<1x32x32xf32>, !tosa.shape<2>) -> tensor<32x32xf32>
+    %172 = tosa.reshape %165, %8 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %173 = tosa.reshape %arg48, %17 : (tensor<32x32xf32>, !tosa.shape<3>) -> tensor<1x32x32xf32>
+    %174 = tosa.matmul %172, %173, %4, %4 : (tensor<1x8x32xf32>, tensor<1x32x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %175 = tosa.reshape %174, %15 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %176 = tosa.mul %arg25, %arg26, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %177 = tosa.mul %175, %176, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %178 = tosa.reshape %arg4, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %179 = tosa.mul %175, %178, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %180 = tosa.reduce_sum %177 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %181 = tosa.reduce_sum %180 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %182 = tosa.reshape %181, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %183 = tosa.mul %179, %arg25, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %184 = tosa.mul %179, %arg26, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %185 = tosa.reduce_sum %183 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %186 = tosa.add %165, %184 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %187 = tosa.pow %arg26, %18 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %188 = tosa.mul %185, %19, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %189 = tosa.mul %188, %187, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %190 = tosa.tile %189, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %191 = tosa.mul %190, %20, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %192 = tosa.pow %arg25, %21 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %193 = tosa.mul %192, %22, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %194 = tosa.mul %191, %193, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %195 = tosa.add %186, %194 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %196 = tosa.reshape %195, %3 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %197 = tosa.transpose %196 {perms = array<i32: 1, 0>} : (tensor<8x32xf32>) -> tensor<32x8xf32>
+    %198 = tosa.reshape %197, %5 : (tensor<32x8xf32>, !tosa.shape<3>) -> tensor<1x32x8xf32>
+    %199 = tosa.reshape %arg24, %6 : (tensor<8x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %200 = tosa.matmul %198, %199, %4, %4 : (tensor<1x32x8xf32>, tensor<1x8x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x32x64xf32>
+    %201 = tosa.reshape %200, %7 : (tensor<1x32x64xf32>, !tosa.shape<2>) -> tensor<32x64xf32>
+    %202 = tosa.reshape %195, %8 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %203 = tosa.reshape %arg49, %9 : (tensor<32x64xf32>, !tosa.shape<3>) -> tensor<1x32x64xf32>
+    %204 = tosa.matmul %202, %203, %4, %4 : (tensor<1x8x32xf32>, tensor<1x32x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x64xf32>
+    %205 = tosa.reshape %204, %11 : (tensor<1x8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %206 = tosa.reshape %arg23, %11 : (tensor<8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %207 = tosa.sigmoid %206 : (tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %208 = tosa.mul %205, %207, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %209 = tosa.sub %21, %207 : (tensor<1x1x1xf32>, tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %210 = tosa.mul %206, %209, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %211 = tosa.add %210, %21 : (tensor<2x4x64xf32>, tensor<1x1x1xf32>) -> tensor<2x4x64xf32>
+    %212 = tosa.mul %208, %211, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %213 = tosa.reshape %212, %10 : (tensor<2x4x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %214 = tosa.transpose %213 {perms = array<i32: 1, 0>} : (tensor<8x64xf32>) -> tensor<64x8xf32>
+    %215 = tosa.reshape %214, %12 : (tensor<64x8xf32>, !tosa.shape<3>) -> tensor<1x64x8xf32>
+    %216 = tosa.reshape %arg22, %8 : (tensor<8x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %217 = tosa.matmul %215, %216, %4, %4 : (tensor<1x64x8xf32>, tensor<1x8x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x64x32xf32>
+    %218 = tosa.reshape %217, %13 : (tensor<1x64x32xf32>, !tosa.shape<2>) -> tensor<64x32xf32>
+    %219 = tosa.reshape %212, %6 : (tensor<2x4x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %220 = tosa.reshape %arg50, %14 : (tensor<64x32xf32>, !tosa.shape<3>) -> tensor<1x64x32xf32>
+    %221 = tosa.matmul %219, %220, %4, %4 : (tensor<1x8x64xf32>, tensor<1x64x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %222 = tosa.reshape %221, %15 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %223 = tosa.mul %arg20, %arg21, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %224 = tosa.mul %222, %223, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %225 = tosa.reshape %arg3, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %226 = tosa.mul %222, %225, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %227 = tosa.reduce_sum %224 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %228 = tosa.reduce_sum %227 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %229 = tosa.reshape %228, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %230 = tosa.mul %226, %arg20, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %231 = tosa.mul %226, %arg21, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %232 = tosa.reduce_sum %230 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %233 = tosa.add %195, %231 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %234 = tosa.pow %arg21, %18 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %235 = tosa.mul %232, %19, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %236 = tosa.mul %235, %234, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %237 = tosa.tile %236, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %238 = tosa.mul %237, %20, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %239 = tosa.pow %arg20, %21 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %240 = tosa.mul %239, %22, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %241 = tosa.mul %238, %240, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %242 = tosa.add %233, %241 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %243 = tosa.reshape %242, %3 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %244 = tosa.transpose %243 {perms = array<i32: 1, 0>} : (tensor<8x32xf32>) -> tensor<32x8xf32>
+    %245 = tosa.reshape %244, %5 : (tensor<32x8xf32>, !tosa.shape<3>) -> tensor<1x32x8xf32>
+    %246 = tosa.reshape %arg19, %8 : (tensor<8x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %247 = tosa.matmul %245, %246, %4, %4 : (tensor<1x32x8xf32>, tensor<1x8x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x32x32xf32>
+    %248 = tosa.reshape %247, %16 : (tensor<1x32x32xf32>, !tosa.shape<2>) -> tensor<32x32xf32>
+    %249 = tosa.reshape %242, %8 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %250 = tosa.reshape %arg51, %17 : (tensor<32x32xf32>, !tosa.shape<3>) -> tensor<1x32x32xf32>
+    %251 = tosa.matmul %249, %250, %4, %4 : (tensor<1x8x32xf32>, tensor<1x32x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %252 = tosa.reshape %251, %15 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %253 = tosa.mul %arg17, %arg18, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %254 = tosa.mul %252, %253, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %255 = tosa.reshape %arg2, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %256 = tosa.mul %252, %255, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %257 = tosa.reduce_sum %254 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %258 = tosa.reduce_sum %257 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %259 = tosa.reshape %258, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %260 = tosa.mul %256, %arg17, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %261 = tosa.mul %256, %arg18, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %262 = tosa.reduce_sum %260 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %263 = tosa.add %242, %261 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %264 = tosa.pow %arg18, %18 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %265 = tosa.mul %262, %19, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %266 = tosa.mul %265, %264, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %267 = tosa.tile %266, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %268 = tosa.mul %267, %20, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %269 = tosa.pow %arg17, %21 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %270 = tosa.mul %269, %22, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %271 = tosa.mul %268, %270, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %272 = tosa.add %263, %271 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %273 = tosa.reshape %272, %3 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %274 = tosa.transpose %273 {perms = array<i32: 1, 0>} : (tensor<8x32xf32>) -> tensor<32x8xf32>
+    %275 = tosa.reshape %274, %5 : (tensor<32x8xf32>, !tosa.shape<3>) -> tensor<1x32x8xf32>
+    %276 = tosa.reshape %arg16, %6 : (tensor<8x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %277 = tosa.matmul %275, %276, %4, %4 : (tensor<1x32x8xf32>, tensor<1x8x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x32x64xf32>
+    %278 = tosa.reshape %277, %7 : (tensor<1x32x64xf32>, !tosa.shape<2>) -> tensor<32x64xf32>
+    %279 = tosa.reshape %272, %8 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %280 = tosa.reshape %arg52, %9 : (tensor<32x64xf32>, !tosa.shape<3>) -> tensor<1x32x64xf32>
+    %281 = tosa.matmul %279, %280, %4, %4 : (tensor<1x8x32xf32>, tensor<1x32x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x64xf32>
+    %282 = tosa.reshape %281, %11 : (tensor<1x8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %283 = tosa.reshape %arg15, %11 : (tensor<8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %284 = tosa.sigmoid %283 : (tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %285 = tosa.mul %282, %284, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %286 = tosa.sub %21, %284 : (tensor<1x1x1xf32>, tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %287 = tosa.mul %283, %286, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %288 = tosa.add %287, %21 : (tensor<2x4x64xf32>, tensor<1x1x1xf32>) -> tensor<2x4x64xf32>
+    %289 = tosa.mul %285, %288, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %290 = tosa.reshape %289, %10 : (tensor<2x4x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %291 = tosa.transpose %290 {perms = array<i32: 1, 0>} : (tensor<8x64xf32>) -> tensor<64x8xf32>
+    %292 = tosa.reshape %291, %12 : (tensor<64x8xf32>, !tosa.shape<3>) -> tensor<1x64x8xf32>
+    %293 = tosa.reshape %arg14, %8 : (tensor<8x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %294 = tosa.matmul %292, %293, %4, %4 : (tensor<1x64x8xf32>, tensor<1x8x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x64x32xf32>
+    %295 = tosa.reshape %294, %13 : (tensor<1x64x32xf32>, !tosa.shape<2>) -> tensor<64x32xf32>
+    %296 = tosa.reshape %289, %6 : (tensor<2x4x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %297 = tosa.reshape %arg53, %14 : (tensor<64x32xf32>, !tosa.shape<3>) -> tensor<1x64x32xf32>
+    %298 = tosa.matmul %296, %297, %4, %4 : (tensor<1x8x64xf32>, tensor<1x64x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %299 = tosa.reshape %298, %15 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %300 = tosa.reshape %arg12, %15 : (tensor<8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %301 = tosa.add %arg9, %300 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %302 = tosa.mul %301, %arg13, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %303 = tosa.mul %299, %302, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %304 = tosa.reshape %arg1, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %305 = tosa.mul %299, %304, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %306 = tosa.reduce_sum %303 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %307 = tosa.reduce_sum %306 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %308 = tosa.reshape %307, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %309 = tosa.mul %305, %301, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %310 = tosa.mul %305, %arg13, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %311 = tosa.reduce_sum %309 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %312 = tosa.add %272, %310 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %313 = tosa.pow %arg13, %18 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %314 = tosa.mul %311, %19, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %315 = tosa.mul %314, %313, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %316 = tosa.tile %315, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %317 = tosa.mul %316, %20, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %318 = tosa.pow %301, %21 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %319 = tosa.mul %318, %22, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %320 = tosa.mul %317, %319, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %321 = tosa.add %312, %320 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %322 = tosa.reshape %321, %3 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %323 = tosa.transpose %322 {perms = array<i32: 1, 0>} : (tensor<8x32xf32>) -> tensor<32x8xf32>
+    %324 = tosa.reshape %323, %5 : (tensor<32x8xf32>, !tosa.shape<3>) -> tensor<1x32x8xf32>
+    %325 = tosa.reshape %arg11, %8 : (tensor<8x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %326 = tosa.matmul %324, %325, %4, %4 : (tensor<1x32x8xf32>, tensor<1x8x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x32x32xf32>
+    %327 = tosa.reshape %326, %16 : (tensor<1x32x32xf32>, !tosa.shape<2>) -> tensor<32x32xf32>
+    %328 = tosa.reshape %321, %8 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %329 = tosa.reshape %arg54, %17 : (tensor<32x32xf32>, !tosa.shape<3>) -> tensor<1x32x32xf32>
+    %330 = tosa.matmul %328, %329, %4, %4 : (tensor<1x8x32xf32>, tensor<1x32x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %331 = tosa.reshape %330, %15 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %332 = tosa.mul %arg9, %arg10, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %333 = tosa.mul %331, %332, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %334 = tosa.reshape %arg0, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %335 = tosa.mul %331, %334, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %336 = tosa.reduce_sum %333 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %337 = tosa.reduce_sum %336 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %338 = tosa.reshape %337, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %339 = tosa.mul %335, %arg9, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %340 = tosa.mul %335, %arg10, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %341 = tosa.reduce_sum %339 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %342 = tosa.add %321, %340 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %343 = tosa.pow %arg10, %18 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %344 = tosa.mul %341, %19, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %345 = tosa.mul %344, %343, %0 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %346 = tosa.tile %345, %1 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %347 = tosa.mul %346, %20, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %348 = tosa.pow %arg9, %21 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %349 = tosa.mul %348, %22, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %350 = tosa.mul %347, %349, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %351 = tosa.add %342, %350 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    return %338, %327, %308, %295, %278, %259, %248, %229, %218, %201, %182, %171, %152, %141, %124, %105, %94, %75, %64, %47, %29, %351 : tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<2x4x32xf32>
+  }
+}

@@ -11,8 +11,9 @@
 // decompositions order and group the terms in many ways (DESIGN 2b allows
 // the raise to reassociate them), so equal values, not equal trees, decide.
 // The sums of the parameter gradients are found the same way among the
-// values of the block. A sum of `dx` and a tensor read as is (the
-// residual path's gradient, added by autograd) keeps that tensor as an add.
+// values of the block. A sum of `dx` and tensors read as is (the residual
+// path's gradient, gradients of x from other paths, added by autograd)
+// keeps those tensors as adds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +35,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <cmath>
+#include <functional>
 #include <map>
 
 using namespace mlir;
@@ -193,14 +195,16 @@ double NumericEvaluator::eval(TensorExpr *e, SmallVectorImpl<int64_t> &coords) {
   return r;
 }
 
-/// True when `a` and `b` agree to 1e-9 (relative) at every point.
-static bool agree(NumericEvaluator &evaluator, TensorExpr *a, TensorExpr *aLess,
-                  TensorExpr *b, ArrayRef<SmallVector<int64_t>> points) {
+/// True when `a` less the sum of `aLess` and `b` agree to 1e-9 (relative) at
+/// every point.
+static bool agree(NumericEvaluator &evaluator, TensorExpr *a,
+                  ArrayRef<TensorExpr *> aLess, TensorExpr *b,
+                  ArrayRef<SmallVector<int64_t>> points) {
   for (const SmallVector<int64_t> &point : points) {
     SmallVector<int64_t> coords(point);
     double va = evaluator.eval(a, coords);
-    if (aLess)
-      va -= evaluator.eval(aLess, coords);
+    for (TensorExpr *less : aLess)
+      va -= evaluator.eval(less, coords);
     double vb = evaluator.eval(b, coords);
     if (!std::isfinite(va) || !std::isfinite(vb) ||
         std::fabs(va - vb) >
@@ -221,8 +225,9 @@ struct GradMatch {
   GradKind kind = GradKind::RMSNorm;
   TensorExpr *dy = nullptr, *x = nullptr, *mean = nullptr, *rstd = nullptr,
              *weight = nullptr, *alpha = nullptr;
-  /// A tensor added to the gradient (the residual path's), or null.
-  TensorExpr *extra = nullptr;
+  /// Tensors added to the gradient as they are (the residual path's dy, and
+  /// gradients of x reaching it on other paths), in the order met.
+  SmallVector<TensorExpr *, 2> extras;
   /// RMSNorm: the constant added to the weight (Gemma's `1 + w`).
   double weightOffset = 0.0;
   int64_t axis = 0;
@@ -232,13 +237,15 @@ struct GradMatch {
 };
 
 /// Everything reachable from `root`, operands first.
-static void collectNodes(TensorExpr *root, SmallVectorImpl<TensorExpr *> &out) {
+/// With `opaque`, the nodes it accepts are collected but not looked into.
+static void collectNodes(TensorExpr *root, SmallVectorImpl<TensorExpr *> &out,
+                         function_ref<bool(TensorExpr *)> opaque = nullptr) {
   llvm::SmallPtrSet<TensorExpr *, 32> seen;
   SmallVector<std::pair<TensorExpr *, unsigned>> stack{{root, 0}};
   seen.insert(root);
   while (!stack.empty()) {
     auto &[node, next] = stack.back();
-    if (next < node->operands.size()) {
+    if (next < node->operands.size() && !(opaque && opaque(node))) {
       TensorExpr *operand = node->operands[next++];
       if (seen.insert(operand).second)
         stack.push_back({operand, 0});
@@ -295,7 +302,9 @@ private:
   double count = 1.0;
   SmallVector<SmallVector<int64_t>> points;
   std::unique_ptr<NumericEvaluator> evaluators[2];
-  SmallVector<TensorExpr *> targets;
+  /// The sets of tensors to take from the expression before comparing it
+  /// with the formula: none, each tensor added as is, all of them.
+  SmallVector<SmallVector<TensorExpr *, 2>> targets;
 };
 
 TensorExpr *GradMatcher::formula(const GradMatch &m) {
@@ -337,13 +346,12 @@ TensorExpr *GradMatcher::formula(const GradMatch &m) {
 
 bool GradMatcher::tryRoles(GradMatch &m) {
   TensorExpr *expected = formula(m);
-  for (TensorExpr *target : targets) {
-    TensorExpr *less = target == root.expr ? nullptr : target;
+  for (const SmallVector<TensorExpr *, 2> &less : targets) {
     bool ok = true;
     for (auto &evaluator : evaluators)
       ok = ok && agree(*evaluator, root.expr, less, expected, points);
     if (ok) {
-      m.extra = less;
+      m.extras = less;
       return true;
     }
   }
@@ -355,8 +363,49 @@ std::optional<GradMatch> GradMatcher::match() {
   uint64_t fullMask = (uint64_t(1) << rank) - 1;
   if (!expr || expr->deps != fullMask)
     return std::nullopt;
+
+  // The terms of the top-level sum that may be tensors added to dx as they
+  // are (autograd accumulates x's gradient from every path, in any order:
+  // the residual's dy, the gradients of later blocks): tensors read as is,
+  // and sums of such tensors that the function materializes (taken whole).
+  // The roles are looked for in the rest.
+  AffineMap identity = builder.getIdentityMap();
+  std::function<bool(TensorExpr *)> isSumOfTensors = [&](TensorExpr *e) {
+    if (e->is(Kind::Leaf))
+      return e->deps == fullMask && e->map == identity;
+    return e->is(Kind::Add) && isSumOfTensors(e->getOperand(0)) &&
+           isSumOfTensors(e->getOperand(1));
+  };
+  SmallVector<TensorExpr *> terms{expr}, coreTerms;
+  SmallVector<TensorExpr *, 2> added;
+  while (!terms.empty()) {
+    TensorExpr *term = terms.pop_back_val();
+    bool wholeSum = term != expr && term->is(Kind::Add) &&
+                    fullValues.count(term) && isSumOfTensors(term);
+    if (term->is(Kind::Add) && !wholeSum) {
+      terms.append(term->operands.begin(), term->operands.end());
+      continue;
+    }
+    bool asIs =
+        term->is(Kind::Leaf) && term->deps == fullMask && term->map == identity;
+    if (term != expr && (asIs || wholeSum))
+      added.push_back(term);
+    else
+      coreTerms.push_back(term);
+  }
+  if (coreTerms.empty())
+    return std::nullopt;
+  TensorExpr *core = coreTerms.front();
+  for (TensorExpr *term : ArrayRef(coreTerms).drop_front())
+    core = builder.getBinary(Kind::Add, core, term);
+  // A materialized sum of tensors in the rest (a residual stream value the
+  // backward recomputes, x of a later block) is one tensor for the roles,
+  // however many it sums.
   SmallVector<TensorExpr *> nodes;
-  collectNodes(expr, nodes);
+  collectNodes(core, nodes, [&](TensorExpr *node) {
+    return node != core && node->is(Kind::Add) && fullValues.count(node) &&
+           isSumOfTensors(node);
+  });
   if (nodes.size() > 4096)
     return std::nullopt;
 
@@ -375,7 +424,6 @@ std::optional<GradMatch> GradMatcher::match() {
   if (!sumMask && !hasTanh)
     return std::nullopt;
 
-  AffineMap identity = builder.getIdentityMap();
   SmallVector<TensorExpr *> full, params, scalars;
   for (TensorExpr *node : nodes) {
     if (!node->is(Kind::Leaf) || !isa<RankedTensorType>(node->value.getType()))
@@ -387,11 +435,14 @@ std::optional<GradMatch> GradMatcher::match() {
     else
       params.push_back(node);
   }
-  if (full.empty() || full.size() > 4)
+  // dy, x and the tensors added to dx as they are.
+  if (full.empty() || full.size() > 6)
     return std::nullopt;
-  // x may also be a value the expression computes (a residual sum): what
-  // the row statistics or DyT's tanh are taken of, `Sum(v)`, `Sum(v * v)`,
-  // `tanh(a * v)`, if the function materializes it.
+  // x may also be a value the expression computes (a residual sum, which a
+  // backward graph may recompute): what the row sums or DyT's tanh are
+  // taken of, a factor of a product summed (`Sum(v)`, `Sum(v * v)`,
+  // autograd's `Sum(g * v)`), `tanh(a * v)`, a power of it (`pow(v, 1)`),
+  // if the function materializes it.
   SmallVector<TensorExpr *> inputs(full);
   auto addInput = [&](TensorExpr *v) {
     if (v->deps != fullMask || v->containsSum || v->is(Kind::Const))
@@ -404,11 +455,16 @@ std::optional<GradMatch> GradMatcher::match() {
   };
   for (TensorExpr *node : nodes) {
     if (node->is(Kind::Sum)) {
-      TensorExpr *summand = node->getOperand(0);
-      addInput(summand);
-      if (summand->is(Kind::Mul) &&
-          summand->getOperand(0) == summand->getOperand(1))
-        addInput(summand->getOperand(0));
+      SmallVector<TensorExpr *> factors{node->getOperand(0)};
+      while (!factors.empty()) {
+        TensorExpr *factor = factors.pop_back_val();
+        if (factor->is(Kind::Mul))
+          factors.append(factor->operands.begin(), factor->operands.end());
+        else
+          addInput(factor);
+      }
+    } else if (node->is(Kind::Pow)) {
+      addInput(node->getOperand(0));
     } else if (node->is(Kind::Tanh) && node->getOperand(0)->is(Kind::Mul)) {
       addInput(node->getOperand(0)->getOperand(0));
       addInput(node->getOperand(0)->getOperand(1));
@@ -473,20 +529,13 @@ std::optional<GradMatch> GradMatcher::match() {
     evaluators[0] = std::make_unique<NumericEvaluator>(sizes, 1);
     evaluators[1] = std::make_unique<NumericEvaluator>(sizes, 2);
 
-    // The whole expression, or it less one tensor read as is.
-    targets.assign({expr});
-    SmallVector<TensorExpr *> terms{expr}, flat;
-    while (!terms.empty()) {
-      TensorExpr *term = terms.pop_back_val();
-      if (term->is(Kind::Add)) {
-        terms.append(term->operands.begin(), term->operands.end());
-        continue;
-      }
-      flat.push_back(term);
-    }
-    for (TensorExpr *term : flat)
-      if (term != expr && llvm::is_contained(full, term))
-        targets.push_back(term);
+    // The whole expression, or it less the tensors it adds as they are:
+    // one of them, or all.
+    targets.assign(1, {});
+    for (TensorExpr *term : added)
+      targets.push_back({term});
+    if (added.size() > 1)
+      targets.push_back(added);
 
     SmallVector<TensorExpr *> weights{nullptr};
     for (TensorExpr *p : params)
@@ -792,10 +841,10 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
       if (!access)
         continue;
       TensorExpr *e = builder.evaluate(value, access);
-      if (!e || !e->containsSum)
+      if (!e || !e->containsSum || !containsNode(e, m.dy))
         continue;
-      if (!agree(e1, e, nullptr, expected[index], points) ||
-          !agree(e2, e, nullptr, expected[index], points))
+      if (!agree(e1, e, {}, expected[index], points) ||
+          !agree(e2, e, {}, expected[index], points))
         continue;
       paramGrads.push_back({value, index});
       found3[index] = true;
@@ -831,8 +880,9 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
     needed.push_back(m.weight->value);
   if (m.alpha)
     needed.push_back(m.alpha->value);
-  if (m.extra)
-    needed.push_back(m.extra->value);
+  for (TensorExpr *extra : m.extras)
+    needed.push_back(extra->is(Kind::Leaf) ? extra->value
+                                           : matcher.fullValues.lookup(extra));
   for (Value value : needed)
     if (!value || !definedBefore(value))
       return false;
@@ -921,16 +971,18 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
       return rollback();
   }
 
-  // Replacements: dx (plus the tensor added to it), then the parameter
+  // Replacements: dx (plus the tensors added to it), then the parameter
   // gradients, reshaped and converted to the values they replace.
   ob.setInsertionPoint(rootOp);
   Value dx = gradOp->getResult(0);
-  if (m.extra) {
+  for (TensorExpr *extra : m.extras) {
+    Value added =
+        extra->is(Kind::Leaf) ? extra->value : matcher.fullValues.lookup(extra);
     SmallVector<OpFoldResult> sizesOf = tensor::getMixedSizes(ob, loc, x);
     Value empty = tensor::EmptyOp::create(ob, loc, sizesOf, xElement);
-    dx = linalg::AddOp::create(ob, loc, ValueRange{m.extra->value, dx},
-                               ValueRange{empty})
-             .getResult(0);
+    dx =
+        linalg::AddOp::create(ob, loc, ValueRange{added, dx}, ValueRange{empty})
+            .getResult(0);
   }
   SmallVector<std::pair<Value, Value>> replacements{{rootValue, dx}};
   unsigned paramBase = 1;
@@ -1012,7 +1064,12 @@ unsigned mlir::norm::raiseGradients(Operation *root) {
       for (auto &entry : builders)
         entry.second->forget(result);
   };
-  for (Operation *op : llvm::reverse(candidates)) {
+  // Producers first: a gradient's dx is raised once every gradient it adds
+  // (a later block's, reaching x through the residual) is a norm op, so
+  // one walk raises the backward of a whole stack of blocks. The values a
+  // dx is computed from cannot match a gradient formula themselves: each
+  // lacks a term of it.
+  for (Operation *op : candidates) {
     if (erased.contains(op))
       continue;
     auto type = cast<RankedTensorType>(op->getResult(0).getType());

@@ -14,7 +14,7 @@ namespace mlir {
 class Operation;
 namespace norm {
 
-/// Raises the decomposed gradients under `root`, consumers first; returns
+/// Raises the decomposed gradients under `root`, producers first; returns
 /// how many gradient ops were created.
 unsigned raiseGradients(Operation *root);
 
