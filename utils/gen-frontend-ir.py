@@ -234,6 +234,25 @@ class Block(nn.Module):
         return h + self.down(F.silu(self.up(self.norm2(h))))
 
 
+class LayerNormBlockModel(nn.Module):
+    """A GPT-2 style block (nn.LayerNorm, linear layers with biases, GELU)
+    and a final nn.LayerNorm."""
+
+    def __init__(self, d, hidden):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(d)
+        self.mix = nn.Linear(d, d)
+        self.norm2 = nn.LayerNorm(d)
+        self.up = nn.Linear(d, hidden)
+        self.down = nn.Linear(hidden, d)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, x):
+        h = x + self.mix(self.norm1(x))
+        h = h + self.down(F.gelu(self.up(self.norm2(h))))
+        return self.norm(h)
+
+
 class PreNormModel(nn.Module):
     def __init__(self, d, hidden, layers=2):
         super().__init__()
@@ -493,6 +512,9 @@ AOT_MODULES = [
      "four pre-norm blocks (nn.RMSNorm, nn.Linear, SiLU, residual adds) and "
      "a final nn.RMSNorm: nine norm backwards, x's gradient accumulated "
      "through the residual stream"),
+    ("layer_norm_block_aot", lambda: LayerNormBlockModel(D, 2 * D), F32,
+     "a GPT-2 style block and a final nn.LayerNorm: the backward recomputes "
+     "the block's residual sums, biases included"),
 ]
 AOT_CASES = [(name + "_" + part, make, dtype,
               "{}, aot_autograd's {} graph".format(what, title))

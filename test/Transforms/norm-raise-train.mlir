@@ -166,6 +166,19 @@
 //     CHECK-NOT: {{math.fpowi|tosa.pow}}
 //         CHECK: return
 
+// A GPT-2 style block and a final LayerNorm: the backward recomputes the
+// residual sums (biases included); x of the second norm is such a value,
+// found from `x - mean`. The final norm's gradient is not raised yet (its
+// x is recomputed through the block's MLP), nor its forward's weight and
+// bias, which the backward reads as `x * rstd`.
+// CHECK-LABEL: func.func @layer_norm_block_aot_fw(
+// CHECK-COUNT-2: norm.layer_norm %{{.*}} weight(%{{.*}}) bias(%{{.*}}) {return_stats}
+//         CHECK: norm.layer_norm %{{.*}} {return_stats}
+// CHECK-LABEL: func.func @layer_norm_block_aot_bw(
+// CHECK-COUNT-2: norm.layer_norm_grad %{{.*}}, %{{.*}} mean(%{{.*}}) rstd(%{{.*}}) weight(%{{.*}}) {has_bias}
+//     CHECK-NOT: norm.layer_norm_grad
+//         CHECK: return
+
 // REMARK-NOT: remark
 
 // A hand-written LayerNorm backward in the decomposition's form, with the

@@ -4854,3 +4854,724 @@ module {
     return %collapsed_59, %200, %collapsed_54, %180, %172, %collapsed_44, %153, %collapsed_39, %134, %126, %collapsed_30, %107, %collapsed_25, %88, %80, %collapsed_16, %61, %collapsed_11, %38, %24, %collapsed, %218 : tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<2x4x32xf32>
   }
 }
+
+// -----
+
+// Case layer_norm_block_aot_fw: a GPT-2 style block and a final nn.LayerNorm: the backward recomputes the block's residual sums, biases included, aot_autograd's forward graph (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+#map3 = affine_map<(d0, d1) -> (d1)>
+#map4 = affine_map<(d0, d1) -> (d0, d1)>
+module {
+  func.func @layer_norm_block_aot_fw(%arg0: tensor<32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<32x32xf32>, %arg3: tensor<32xf32>, %arg4: tensor<32xf32>, %arg5: tensor<32xf32>, %arg6: tensor<64x32xf32>, %arg7: tensor<64xf32>, %arg8: tensor<32x64xf32>, %arg9: tensor<32xf32>, %arg10: tensor<32xf32>, %arg11: tensor<32xf32>, %arg12: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<64xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>) {
+    %cst = arith.constant 0.000000e+00 : f64
+    %cst_0 = arith.constant 0.000000e+00 : f32
+    %cst_1 = arith.constant 1.000000e+00 : f32
+    %cst_2 = arith.constant 5.000000e-01 : f32
+    %cst_3 = arith.constant 1.000000e-05 : f64
+    %cst_4 = arith.constant 3.200000e+01 : f64
+    %cst_5 = arith.constant 3.200000e+01 : f32
+    %cst_6 = arith.constant 1.41421354 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf64>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg12 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f32, %out: f64):
+      %75 = arith.extf %in : f32 to f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x32xf64>
+    %2 = tensor.empty() : tensor<2x4x1xf64>
+    %3 = linalg.fill ins(%cst : f64) outs(%2 : tensor<2x4x1xf64>) -> tensor<2x4x1xf64>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf64>) outs(%3 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %75 = arith.addf %in, %out : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x1xf64>
+    %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x4x1xf64>) outs(%2 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %75 = arith.divf %in, %cst_4 : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x1xf64>
+    %6 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %5 : tensor<2x4x32xf64>, tensor<2x4x1xf64>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_13: f64, %out: f64):
+      %75 = arith.subf %in, %in_13 : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x32xf64>
+    %7 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6, %6 : tensor<2x4x32xf64>, tensor<2x4x32xf64>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_13: f64, %out: f64):
+      %75 = arith.mulf %in, %in_13 : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x32xf64>
+    %8 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%7 : tensor<2x4x32xf64>) outs(%3 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %75 = arith.addf %in, %out : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x1xf64>
+    %9 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8 : tensor<2x4x1xf64>) outs(%2 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %75 = arith.divf %in, %cst_4 : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x1xf64>
+    %10 = tensor.empty() : tensor<2x4x1xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9 : tensor<2x4x1xf64>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f64, %out: f32):
+      %75 = arith.truncf %in : f64 to f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x1xf32>
+    %12 = linalg.fill ins(%cst_0 : f32) outs(%10 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg12 : tensor<2x4x32xf32>) outs(%12 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %75 = arith.addf %in, %out : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x1xf32>
+    %14 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %75 = arith.divf %in, %cst_5 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x1xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %75 = arith.truncf %cst_3 : f64 to f32
+      %76 = arith.addf %in, %75 : f32
+      linalg.yield %76 : f32
+    } -> tensor<2x4x1xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %75 = math.rsqrt %in : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x1xf32>
+    %17 = tensor.empty() : tensor<2x4x32xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg12, %14 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.subf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x32xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%18, %16 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.mulf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x32xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19, %arg0 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.mulf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x32xf32>
+    %21 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%20, %arg1 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.addf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x32xf32>
+    %collapsed = tensor.collapse_shape %21 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %22 = tensor.empty() : tensor<32x32xf32>
+    %transposed = linalg.transpose ins(%arg2 : tensor<32x32xf32>) outs(%22 : tensor<32x32xf32>) permutation = [1, 0] 
+    %23 = tensor.empty() : tensor<8x32xf32>
+    %24 = linalg.fill ins(%cst_0 : f32) outs(%23 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %25 = linalg.matmul ins(%collapsed, %transposed : tensor<8x32xf32>, tensor<32x32xf32>) outs(%24 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %26 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel"]} ins(%arg3 : tensor<32xf32>) outs(%23 : tensor<8x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<8x32xf32>
+    %27 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel"]} ins(%25, %26 : tensor<8x32xf32>, tensor<8x32xf32>) outs(%23 : tensor<8x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.addf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<8x32xf32>
+    %expanded = tensor.expand_shape %27 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %28 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg12, %expanded : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.addf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x32xf32>
+    %29 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%28 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f32, %out: f64):
+      %75 = arith.extf %in : f32 to f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x32xf64>
+    %30 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%29 : tensor<2x4x32xf64>) outs(%3 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %75 = arith.addf %in, %out : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x1xf64>
+    %31 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%30 : tensor<2x4x1xf64>) outs(%2 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %75 = arith.divf %in, %cst_4 : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x1xf64>
+    %32 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%29, %31 : tensor<2x4x32xf64>, tensor<2x4x1xf64>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_13: f64, %out: f64):
+      %75 = arith.subf %in, %in_13 : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x32xf64>
+    %33 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%32, %32 : tensor<2x4x32xf64>, tensor<2x4x32xf64>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_13: f64, %out: f64):
+      %75 = arith.mulf %in, %in_13 : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x32xf64>
+    %34 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%33 : tensor<2x4x32xf64>) outs(%3 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %75 = arith.addf %in, %out : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x1xf64>
+    %35 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%34 : tensor<2x4x1xf64>) outs(%2 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %75 = arith.divf %in, %cst_4 : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x1xf64>
+    %36 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%35 : tensor<2x4x1xf64>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f64, %out: f32):
+      %75 = arith.truncf %in : f64 to f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x1xf32>
+    %37 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%28 : tensor<2x4x32xf32>) outs(%12 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %75 = arith.addf %in, %out : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x1xf32>
+    %38 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%37 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %75 = arith.divf %in, %cst_5 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x1xf32>
+    %39 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%36 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %75 = arith.truncf %cst_3 : f64 to f32
+      %76 = arith.addf %in, %75 : f32
+      linalg.yield %76 : f32
+    } -> tensor<2x4x1xf32>
+    %40 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%39 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %75 = math.rsqrt %in : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x1xf32>
+    %41 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%28, %38 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.subf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x32xf32>
+    %42 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%41, %40 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.mulf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x32xf32>
+    %43 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%42, %arg4 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.mulf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x32xf32>
+    %44 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%43, %arg5 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.addf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x32xf32>
+    %collapsed_7 = tensor.collapse_shape %44 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %45 = tensor.empty() : tensor<32x64xf32>
+    %transposed_8 = linalg.transpose ins(%arg6 : tensor<64x32xf32>) outs(%45 : tensor<32x64xf32>) permutation = [1, 0] 
+    %46 = tensor.empty() : tensor<8x64xf32>
+    %47 = linalg.fill ins(%cst_0 : f32) outs(%46 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %48 = linalg.matmul ins(%collapsed_7, %transposed_8 : tensor<8x32xf32>, tensor<32x64xf32>) outs(%47 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %49 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel"]} ins(%arg7 : tensor<64xf32>) outs(%46 : tensor<8x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<8x64xf32>
+    %50 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel"]} ins(%48, %49 : tensor<8x64xf32>, tensor<8x64xf32>) outs(%46 : tensor<8x64xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.addf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<8x64xf32>
+    %expanded_9 = tensor.expand_shape %50 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %51 = tensor.empty() : tensor<2x4x64xf32>
+    %52 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_9 : tensor<2x4x64xf32>) outs(%51 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %75 = arith.divf %in, %cst_6 : f32
+      %76 = math.erf %75 : f32
+      %77 = arith.addf %76, %cst_1 : f32
+      %78 = arith.mulf %77, %cst_2 : f32
+      %79 = arith.mulf %in, %78 : f32
+      linalg.yield %79 : f32
+    } -> tensor<2x4x64xf32>
+    %collapsed_10 = tensor.collapse_shape %52 [[0, 1], [2]] : tensor<2x4x64xf32> into tensor<8x64xf32>
+    %53 = tensor.empty() : tensor<64x32xf32>
+    %transposed_11 = linalg.transpose ins(%arg8 : tensor<32x64xf32>) outs(%53 : tensor<64x32xf32>) permutation = [1, 0] 
+    %54 = linalg.matmul ins(%collapsed_10, %transposed_11 : tensor<8x64xf32>, tensor<64x32xf32>) outs(%24 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %55 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel"]} ins(%arg9 : tensor<32xf32>) outs(%23 : tensor<8x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<8x32xf32>
+    %56 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel"]} ins(%54, %55 : tensor<8x32xf32>, tensor<8x32xf32>) outs(%23 : tensor<8x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.addf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<8x32xf32>
+    %expanded_12 = tensor.expand_shape %56 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %57 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%28, %expanded_12 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.addf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x32xf32>
+    %58 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%57 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f32, %out: f64):
+      %75 = arith.extf %in : f32 to f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x32xf64>
+    %59 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%58 : tensor<2x4x32xf64>) outs(%3 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %75 = arith.addf %in, %out : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x1xf64>
+    %60 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%59 : tensor<2x4x1xf64>) outs(%2 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %75 = arith.divf %in, %cst_4 : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x1xf64>
+    %61 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%58, %60 : tensor<2x4x32xf64>, tensor<2x4x1xf64>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_13: f64, %out: f64):
+      %75 = arith.subf %in, %in_13 : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x32xf64>
+    %62 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%61, %61 : tensor<2x4x32xf64>, tensor<2x4x32xf64>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_13: f64, %out: f64):
+      %75 = arith.mulf %in, %in_13 : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x32xf64>
+    %63 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%62 : tensor<2x4x32xf64>) outs(%3 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %75 = arith.addf %in, %out : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x1xf64>
+    %64 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%63 : tensor<2x4x1xf64>) outs(%2 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %75 = arith.divf %in, %cst_4 : f64
+      linalg.yield %75 : f64
+    } -> tensor<2x4x1xf64>
+    %65 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%64 : tensor<2x4x1xf64>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f64, %out: f32):
+      %75 = arith.truncf %in : f64 to f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x1xf32>
+    %66 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%57 : tensor<2x4x32xf32>) outs(%12 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %75 = arith.addf %in, %out : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x1xf32>
+    %67 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%66 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %75 = arith.divf %in, %cst_5 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x1xf32>
+    %68 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%65 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %75 = arith.truncf %cst_3 : f64 to f32
+      %76 = arith.addf %in, %75 : f32
+      linalg.yield %76 : f32
+    } -> tensor<2x4x1xf32>
+    %69 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%68 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %75 = math.rsqrt %in : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x1xf32>
+    %70 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%57, %67 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.subf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x32xf32>
+    %71 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%70, %69 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.mulf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x32xf32>
+    %72 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%71, %arg10 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.mulf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x32xf32>
+    %73 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%72, %arg11 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_13: f32, %out: f32):
+      %75 = arith.addf %in, %in_13 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x32xf32>
+    %74 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%69 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %75 = arith.divf %in, %cst_5 : f32
+      linalg.yield %75 : f32
+    } -> tensor<2x4x1xf32>
+    return %73, %arg0, %arg3, %arg4, %arg7, %arg10, %arg12, %14, %16, %collapsed, %25, %38, %40, %collapsed_7, %48, %collapsed_10, %71, %74, %arg8, %arg6, %arg2 : tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<64xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>
+  }
+}
+
+// -----
+
+// Case layer_norm_block_aot_bw: a GPT-2 style block and a final nn.LayerNorm: the backward recomputes the block's residual sums, biases included, aot_autograd's backward graph (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d2)>
+#map2 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map3 = affine_map<(d0, d1) -> (d0, d1)>
+#map4 = affine_map<(d0, d1) -> (0, d1)>
+#map5 = affine_map<(d0, d1) -> (d1)>
+module {
+  func.func @layer_norm_block_aot_bw(%arg0: tensor<32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<32xf32>, %arg3: tensor<64xf32>, %arg4: tensor<32xf32>, %arg5: tensor<2x4x32xf32>, %arg6: tensor<2x4x1xf32>, %arg7: tensor<2x4x1xf32>, %arg8: tensor<8x32xf32>, %arg9: tensor<8x32xf32>, %arg10: tensor<2x4x1xf32>, %arg11: tensor<2x4x1xf32>, %arg12: tensor<8x32xf32>, %arg13: tensor<8x64xf32>, %arg14: tensor<8x64xf32>, %arg15: tensor<2x4x32xf32>, %arg16: tensor<2x4x1xf32>, %arg17: tensor<32x64xf32>, %arg18: tensor<64x32xf32>, %arg19: tensor<32x32xf32>, %arg20: tensor<2x4x32xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<64xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>) {
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 0.3989422804014327 : f64
+    %cst_1 = arith.constant 0.70710678118654757 : f64
+    %cst_2 = arith.constant 3.200000e+01 : f32
+    %cst_3 = arith.constant 1.000000e+00 : f32
+    %cst_4 = arith.constant 5.000000e-01 : f32
+    %cst_5 = arith.constant -5.000000e-01 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg20, %arg4 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.mulf %in, %cst_2 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %3 = tensor.empty() : tensor<2x4x1xf32>
+    %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf32>) outs(%4 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x1xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %arg15 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%6 : tensor<2x4x32xf32>) outs(%4 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x1xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg15, %7 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %9 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %5 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.subf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %10 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9, %8 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.subf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %11 = linalg.generic {indexing_maps = [#map2, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg16, %10 : tensor<2x4x1xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %12 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg20, %arg15 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %13 = tensor.empty() : tensor<32xf32>
+    %14 = linalg.fill ins(%cst : f32) outs(%13 : tensor<32xf32>) -> tensor<32xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["reduction", "reduction", "parallel"]} ins(%12 : tensor<2x4x32xf32>) outs(%14 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<32xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["reduction", "reduction", "parallel"]} ins(%arg20 : tensor<2x4x32xf32>) outs(%14 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<32xf32>
+    %collapsed = tensor.collapse_shape %11 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %17 = tensor.empty() : tensor<8x64xf32>
+    %18 = linalg.fill ins(%cst : f32) outs(%17 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %19 = linalg.matmul ins(%collapsed, %arg17 : tensor<8x32xf32>, tensor<32x64xf32>) outs(%18 : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %20 = tensor.empty() : tensor<32x8xf32>
+    %transposed = linalg.transpose ins(%collapsed : tensor<8x32xf32>) outs(%20 : tensor<32x8xf32>) permutation = [1, 0] 
+    %21 = tensor.empty() : tensor<32x64xf32>
+    %22 = linalg.fill ins(%cst : f32) outs(%21 : tensor<32x64xf32>) -> tensor<32x64xf32>
+    %23 = linalg.matmul ins(%transposed, %arg14 : tensor<32x8xf32>, tensor<8x64xf32>) outs(%22 : tensor<32x64xf32>) -> tensor<32x64xf32>
+    %24 = tensor.empty() : tensor<1x32xf32>
+    %25 = linalg.fill ins(%cst : f32) outs(%24 : tensor<1x32xf32>) -> tensor<1x32xf32>
+    %26 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["reduction", "parallel"]} ins(%collapsed : tensor<8x32xf32>) outs(%25 : tensor<1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<1x32xf32>
+    %collapsed_6 = tensor.collapse_shape %26 [[0, 1]] : tensor<1x32xf32> into tensor<32xf32>
+    %expanded = tensor.expand_shape %19 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %27 = linalg.generic {indexing_maps = [#map5, #map3], iterator_types = ["parallel", "parallel"]} ins(%arg3 : tensor<64xf32>) outs(%17 : tensor<8x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<8x64xf32>
+    %28 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel"]} ins(%arg13, %27 : tensor<8x64xf32>, tensor<8x64xf32>) outs(%17 : tensor<8x64xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.addf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<8x64xf32>
+    %expanded_7 = tensor.expand_shape %28 [[0, 1], [2]] output_shape [2, 4, 64] : tensor<8x64xf32> into tensor<2x4x64xf32>
+    %29 = tensor.empty() : tensor<2x4x64xf32>
+    %30 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_7 : tensor<2x4x64xf32>) outs(%29 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.truncf %cst_1 : f64 to f32
+      %92 = arith.mulf %in, %91 : f32
+      linalg.yield %92 : f32
+    } -> tensor<2x4x64xf32>
+    %31 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%30 : tensor<2x4x64xf32>) outs(%29 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = math.erf %in : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x64xf32>
+    %32 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%31 : tensor<2x4x64xf32>) outs(%29 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %cst_3 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x64xf32>
+    %33 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%32 : tensor<2x4x64xf32>) outs(%29 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.mulf %in, %cst_4 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x64xf32>
+    %34 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_7, %expanded_7 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%29 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x64xf32>
+    %35 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%34 : tensor<2x4x64xf32>) outs(%29 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.mulf %in, %cst_5 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x64xf32>
+    %36 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%35 : tensor<2x4x64xf32>) outs(%29 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = math.exp %in : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x64xf32>
+    %37 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%36 : tensor<2x4x64xf32>) outs(%29 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.truncf %cst_0 : f64 to f32
+      %92 = arith.mulf %in, %91 : f32
+      linalg.yield %92 : f32
+    } -> tensor<2x4x64xf32>
+    %38 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_7, %37 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%29 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x64xf32>
+    %39 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%33, %38 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%29 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.addf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x64xf32>
+    %40 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded, %39 : tensor<2x4x64xf32>, tensor<2x4x64xf32>) outs(%29 : tensor<2x4x64xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x64xf32>
+    %collapsed_8 = tensor.collapse_shape %40 [[0, 1], [2]] : tensor<2x4x64xf32> into tensor<8x64xf32>
+    %41 = tensor.empty() : tensor<8x32xf32>
+    %42 = linalg.fill ins(%cst : f32) outs(%41 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %43 = linalg.matmul ins(%collapsed_8, %arg18 : tensor<8x64xf32>, tensor<64x32xf32>) outs(%42 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %44 = tensor.empty() : tensor<64x8xf32>
+    %transposed_9 = linalg.transpose ins(%collapsed_8 : tensor<8x64xf32>) outs(%44 : tensor<64x8xf32>) permutation = [1, 0] 
+    %45 = tensor.empty() : tensor<64x32xf32>
+    %46 = linalg.fill ins(%cst : f32) outs(%45 : tensor<64x32xf32>) -> tensor<64x32xf32>
+    %47 = linalg.matmul ins(%transposed_9, %arg12 : tensor<64x8xf32>, tensor<8x32xf32>) outs(%46 : tensor<64x32xf32>) -> tensor<64x32xf32>
+    %48 = tensor.empty() : tensor<1x64xf32>
+    %49 = linalg.fill ins(%cst : f32) outs(%48 : tensor<1x64xf32>) -> tensor<1x64xf32>
+    %50 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["reduction", "parallel"]} ins(%collapsed_8 : tensor<8x64xf32>) outs(%49 : tensor<1x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<1x64xf32>
+    %collapsed_10 = tensor.collapse_shape %50 [[0, 1]] : tensor<1x64xf32> into tensor<64xf32>
+    %expanded_11 = tensor.expand_shape %43 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %51 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_11, %arg2 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %52 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%51 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.mulf %in, %cst_2 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %53 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%51 : tensor<2x4x32xf32>) outs(%4 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x1xf32>
+    %54 = linalg.generic {indexing_maps = [#map5, #map3], iterator_types = ["parallel", "parallel"]} ins(%arg1 : tensor<32xf32>) outs(%41 : tensor<8x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<8x32xf32>
+    %55 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel"]} ins(%arg9, %54 : tensor<8x32xf32>, tensor<8x32xf32>) outs(%41 : tensor<8x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.addf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<8x32xf32>
+    %expanded_12 = tensor.expand_shape %55 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %56 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg5, %expanded_12 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.addf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %57 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%56, %arg10 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.subf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %58 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%57, %arg11 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %59 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%51, %58 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %60 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%59 : tensor<2x4x32xf32>) outs(%4 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x1xf32>
+    %61 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%58, %60 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %62 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%52, %53 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.subf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %63 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%62, %61 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.subf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %64 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg11 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.divf %in, %cst_2 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x1xf32>
+    %65 = linalg.generic {indexing_maps = [#map2, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%64, %63 : tensor<2x4x1xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %66 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_11, %58 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %67 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["reduction", "reduction", "parallel"]} ins(%66 : tensor<2x4x32xf32>) outs(%14 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<32xf32>
+    %68 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["reduction", "reduction", "parallel"]} ins(%expanded_11 : tensor<2x4x32xf32>) outs(%14 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<32xf32>
+    %69 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11, %65 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.addf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %collapsed_13 = tensor.collapse_shape %69 [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+    %70 = linalg.matmul ins(%collapsed_13, %arg19 : tensor<8x32xf32>, tensor<32x32xf32>) outs(%42 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %transposed_14 = linalg.transpose ins(%collapsed_13 : tensor<8x32xf32>) outs(%20 : tensor<32x8xf32>) permutation = [1, 0] 
+    %71 = tensor.empty() : tensor<32x32xf32>
+    %72 = linalg.fill ins(%cst : f32) outs(%71 : tensor<32x32xf32>) -> tensor<32x32xf32>
+    %73 = linalg.matmul ins(%transposed_14, %arg8 : tensor<32x8xf32>, tensor<8x32xf32>) outs(%72 : tensor<32x32xf32>) -> tensor<32x32xf32>
+    %74 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["reduction", "parallel"]} ins(%collapsed_13 : tensor<8x32xf32>) outs(%25 : tensor<1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<1x32xf32>
+    %collapsed_15 = tensor.collapse_shape %74 [[0, 1]] : tensor<1x32xf32> into tensor<32xf32>
+    %expanded_16 = tensor.expand_shape %70 [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+    %75 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_16, %arg0 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %76 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%75 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.mulf %in, %cst_2 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %77 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%75 : tensor<2x4x32xf32>) outs(%4 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x1xf32>
+    %78 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg5, %arg6 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.subf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %79 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%78, %arg7 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %80 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%75, %79 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %81 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%80 : tensor<2x4x32xf32>) outs(%4 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x1xf32>
+    %82 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%79, %81 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %83 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%76, %77 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.subf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %84 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%83, %82 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.subf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %85 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg7 : tensor<2x4x1xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.divf %in, %cst_2 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x1xf32>
+    %86 = linalg.generic {indexing_maps = [#map2, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%85, %84 : tensor<2x4x1xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %87 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_16, %79 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.mulf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    %88 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["reduction", "reduction", "parallel"]} ins(%87 : tensor<2x4x32xf32>) outs(%14 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<32xf32>
+    %89 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["reduction", "reduction", "parallel"]} ins(%expanded_16 : tensor<2x4x32xf32>) outs(%14 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %91 = arith.addf %in, %out : f32
+      linalg.yield %91 : f32
+    } -> tensor<32xf32>
+    %90 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%69, %86 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_17: f32, %out: f32):
+      %91 = arith.addf %in, %in_17 : f32
+      linalg.yield %91 : f32
+    } -> tensor<2x4x32xf32>
+    return %88, %89, %73, %collapsed_15, %67, %68, %47, %collapsed_10, %23, %collapsed_6, %15, %16, %90 : tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<64xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>
+  }
+}

@@ -1619,3 +1619,271 @@ module {
     return %338, %327, %308, %295, %278, %259, %248, %229, %218, %201, %182, %171, %152, %141, %124, %105, %94, %75, %64, %47, %29, %351 : tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<2x4x32xf32>
   }
 }
+
+// -----
+
+// Case layer_norm_block_aot_fw: a GPT-2 style block and a final nn.LayerNorm: the backward recomputes the block's residual sums, biases included, aot_autograd's forward graph (float32).
+module {
+  func.func @layer_norm_block_aot_fw(%arg0: tensor<32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<32x32xf32>, %arg3: tensor<32xf32>, %arg4: tensor<32xf32>, %arg5: tensor<32xf32>, %arg6: tensor<64x32xf32>, %arg7: tensor<64xf32>, %arg8: tensor<32x64xf32>, %arg9: tensor<32xf32>, %arg10: tensor<32xf32>, %arg11: tensor<32xf32>, %arg12: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<64xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = tosa.const_shape  {values = dense<[8, 32]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %3 = "tosa.const"() <{values = dense<0.000000e+00> : tensor<1xf32>}> : () -> tensor<1xf32>
+    %4 = tosa.const_shape  {values = dense<[1, 8, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %5 = tosa.const_shape  {values = dense<[1, 32, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %6 = tosa.const_shape  {values = dense<[1, 32]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %7 = tosa.const_shape  {values = dense<[2, 4, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %8 = tosa.const_shape  {values = dense<[1, 32, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %9 = tosa.const_shape  {values = dense<[8, 64]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %10 = tosa.const_shape  {values = dense<[1, 64]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %11 = tosa.const_shape  {values = dense<[2, 4, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %12 = tosa.const_shape  {values = dense<[1, 8, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %13 = tosa.const_shape  {values = dense<[1, 64, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %14 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf64>}> : () -> tensor<1x1x1xf64>
+    %15 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %16 = "tosa.const"() <{values = dense<9.99999974E-6> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %17 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %18 = "tosa.const"() <{values = dense<5.000000e-01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %19 = "tosa.const"() <{values = dense<0.707106769> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %20 = tosa.cast %arg12 : (tensor<2x4x32xf32>) -> tensor<2x4x32xf64>
+    %21 = tosa.reduce_sum %20 {axis = 2 : i32} : (tensor<2x4x32xf64>) -> tensor<2x4x1xf64>
+    %22 = tosa.mul %21, %14, %0 : (tensor<2x4x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x4x1xf64>
+    %23 = tosa.sub %20, %22 : (tensor<2x4x32xf64>, tensor<2x4x1xf64>) -> tensor<2x4x32xf64>
+    %24 = tosa.mul %23, %23, %0 : (tensor<2x4x32xf64>, tensor<2x4x32xf64>, tensor<1xi8>) -> tensor<2x4x32xf64>
+    %25 = tosa.reduce_sum %24 {axis = 2 : i32} : (tensor<2x4x32xf64>) -> tensor<2x4x1xf64>
+    %26 = tosa.mul %25, %14, %0 : (tensor<2x4x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x4x1xf64>
+    %27 = tosa.cast %26 : (tensor<2x4x1xf64>) -> tensor<2x4x1xf32>
+    %28 = tosa.reduce_sum %arg12 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %29 = tosa.mul %28, %15, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %30 = tosa.add %27, %16 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %31 = tosa.rsqrt %30 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %32 = tosa.sub %arg12, %29 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %33 = tosa.mul %32, %31, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %34 = tosa.reshape %arg0, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %35 = tosa.mul %33, %34, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %36 = tosa.reshape %arg1, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %37 = tosa.add %35, %36 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>) -> tensor<2x4x32xf32>
+    %38 = tosa.reshape %37, %2 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %39 = tosa.transpose %arg2 {perms = array<i32: 1, 0>} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+    %40 = tosa.reshape %37, %4 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %41 = tosa.reshape %39, %5 : (tensor<32x32xf32>, !tosa.shape<3>) -> tensor<1x32x32xf32>
+    %42 = tosa.matmul %40, %41, %3, %3 : (tensor<1x8x32xf32>, tensor<1x32x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %43 = tosa.reshape %42, %2 : (tensor<1x8x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %44 = tosa.reshape %arg3, %6 : (tensor<32xf32>, !tosa.shape<2>) -> tensor<1x32xf32>
+    %45 = tosa.add %43, %44 : (tensor<8x32xf32>, tensor<1x32xf32>) -> tensor<8x32xf32>
+    %46 = tosa.reshape %45, %7 : (tensor<8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %47 = tosa.add %arg12, %46 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %48 = tosa.cast %47 : (tensor<2x4x32xf32>) -> tensor<2x4x32xf64>
+    %49 = tosa.reduce_sum %48 {axis = 2 : i32} : (tensor<2x4x32xf64>) -> tensor<2x4x1xf64>
+    %50 = tosa.mul %49, %14, %0 : (tensor<2x4x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x4x1xf64>
+    %51 = tosa.sub %48, %50 : (tensor<2x4x32xf64>, tensor<2x4x1xf64>) -> tensor<2x4x32xf64>
+    %52 = tosa.mul %51, %51, %0 : (tensor<2x4x32xf64>, tensor<2x4x32xf64>, tensor<1xi8>) -> tensor<2x4x32xf64>
+    %53 = tosa.reduce_sum %52 {axis = 2 : i32} : (tensor<2x4x32xf64>) -> tensor<2x4x1xf64>
+    %54 = tosa.mul %53, %14, %0 : (tensor<2x4x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x4x1xf64>
+    %55 = tosa.cast %54 : (tensor<2x4x1xf64>) -> tensor<2x4x1xf32>
+    %56 = tosa.reduce_sum %47 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %57 = tosa.mul %56, %15, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %58 = tosa.add %55, %16 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %59 = tosa.rsqrt %58 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %60 = tosa.sub %47, %57 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %61 = tosa.mul %60, %59, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %62 = tosa.reshape %arg4, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %63 = tosa.mul %61, %62, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %64 = tosa.reshape %arg5, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %65 = tosa.add %63, %64 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>) -> tensor<2x4x32xf32>
+    %66 = tosa.reshape %65, %2 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %67 = tosa.transpose %arg6 {perms = array<i32: 1, 0>} : (tensor<64x32xf32>) -> tensor<32x64xf32>
+    %68 = tosa.reshape %65, %4 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %69 = tosa.reshape %67, %8 : (tensor<32x64xf32>, !tosa.shape<3>) -> tensor<1x32x64xf32>
+    %70 = tosa.matmul %68, %69, %3, %3 : (tensor<1x8x32xf32>, tensor<1x32x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x64xf32>
+    %71 = tosa.reshape %70, %9 : (tensor<1x8x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %72 = tosa.reshape %arg7, %10 : (tensor<64xf32>, !tosa.shape<2>) -> tensor<1x64xf32>
+    %73 = tosa.add %71, %72 : (tensor<8x64xf32>, tensor<1x64xf32>) -> tensor<8x64xf32>
+    %74 = tosa.reshape %73, %11 : (tensor<8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %75 = tosa.mul %74, %19, %0 : (tensor<2x4x64xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %76 = tosa.erf %75 : (tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %77 = tosa.add %76, %17 : (tensor<2x4x64xf32>, tensor<1x1x1xf32>) -> tensor<2x4x64xf32>
+    %78 = tosa.mul %18, %77, %0 : (tensor<1x1x1xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %79 = tosa.mul %74, %78, %0 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %80 = tosa.reshape %79, %9 : (tensor<2x4x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %81 = tosa.transpose %arg8 {perms = array<i32: 1, 0>} : (tensor<32x64xf32>) -> tensor<64x32xf32>
+    %82 = tosa.reshape %79, %12 : (tensor<2x4x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %83 = tosa.reshape %81, %13 : (tensor<64x32xf32>, !tosa.shape<3>) -> tensor<1x64x32xf32>
+    %84 = tosa.matmul %82, %83, %3, %3 : (tensor<1x8x64xf32>, tensor<1x64x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %85 = tosa.reshape %84, %2 : (tensor<1x8x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %86 = tosa.reshape %arg9, %6 : (tensor<32xf32>, !tosa.shape<2>) -> tensor<1x32xf32>
+    %87 = tosa.add %85, %86 : (tensor<8x32xf32>, tensor<1x32xf32>) -> tensor<8x32xf32>
+    %88 = tosa.reshape %87, %7 : (tensor<8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %89 = tosa.add %47, %88 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %90 = tosa.cast %89 : (tensor<2x4x32xf32>) -> tensor<2x4x32xf64>
+    %91 = tosa.reduce_sum %90 {axis = 2 : i32} : (tensor<2x4x32xf64>) -> tensor<2x4x1xf64>
+    %92 = tosa.mul %91, %14, %0 : (tensor<2x4x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x4x1xf64>
+    %93 = tosa.sub %90, %92 : (tensor<2x4x32xf64>, tensor<2x4x1xf64>) -> tensor<2x4x32xf64>
+    %94 = tosa.mul %93, %93, %0 : (tensor<2x4x32xf64>, tensor<2x4x32xf64>, tensor<1xi8>) -> tensor<2x4x32xf64>
+    %95 = tosa.reduce_sum %94 {axis = 2 : i32} : (tensor<2x4x32xf64>) -> tensor<2x4x1xf64>
+    %96 = tosa.mul %95, %14, %0 : (tensor<2x4x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x4x1xf64>
+    %97 = tosa.cast %96 : (tensor<2x4x1xf64>) -> tensor<2x4x1xf32>
+    %98 = tosa.reduce_sum %89 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %99 = tosa.mul %98, %15, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %100 = tosa.add %97, %16 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %101 = tosa.rsqrt %100 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %102 = tosa.sub %89, %99 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %103 = tosa.mul %102, %101, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %104 = tosa.reshape %arg10, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %105 = tosa.mul %103, %104, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %106 = tosa.reshape %arg11, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %107 = tosa.add %105, %106 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>) -> tensor<2x4x32xf32>
+    %108 = tosa.mul %101, %15, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    return %107, %arg0, %arg3, %arg4, %arg7, %arg10, %arg12, %29, %31, %38, %43, %57, %59, %66, %71, %80, %103, %108, %arg8, %arg6, %arg2 : tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<64xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<8x32xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<32x64xf32>, tensor<64x32xf32>, tensor<32x32xf32>
+  }
+}
+
+// -----
+
+// Case layer_norm_block_aot_bw: a GPT-2 style block and a final nn.LayerNorm: the backward recomputes the block's residual sums, biases included, aot_autograd's backward graph (float32).
+module {
+  func.func @layer_norm_block_aot_bw(%arg0: tensor<32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<32xf32>, %arg3: tensor<64xf32>, %arg4: tensor<32xf32>, %arg5: tensor<2x4x32xf32>, %arg6: tensor<2x4x1xf32>, %arg7: tensor<2x4x1xf32>, %arg8: tensor<8x32xf32>, %arg9: tensor<8x32xf32>, %arg10: tensor<2x4x1xf32>, %arg11: tensor<2x4x1xf32>, %arg12: tensor<8x32xf32>, %arg13: tensor<8x64xf32>, %arg14: tensor<8x64xf32>, %arg15: tensor<2x4x32xf32>, %arg16: tensor<2x4x1xf32>, %arg17: tensor<32x64xf32>, %arg18: tensor<64x32xf32>, %arg19: tensor<32x32xf32>, %arg20: tensor<2x4x32xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<64xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>) {
+    %0 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %1 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %2 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %3 = tosa.const_shape  {values = dense<[8, 32]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %4 = "tosa.const"() <{values = dense<0.000000e+00> : tensor<1xf32>}> : () -> tensor<1xf32>
+    %5 = tosa.const_shape  {values = dense<[1, 8, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %6 = tosa.const_shape  {values = dense<[1, 32, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %7 = tosa.const_shape  {values = dense<[8, 64]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %8 = tosa.const_shape  {values = dense<[1, 32, 8]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %9 = tosa.const_shape  {values = dense<[1, 8, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %10 = tosa.const_shape  {values = dense<[32, 64]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %11 = tosa.const_shape  {values = dense<[2, 4, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %12 = tosa.const_shape  {values = dense<[1, 64]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %13 = tosa.const_shape  {values = dense<[1, 64, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %14 = tosa.const_shape  {values = dense<[1, 64, 8]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %15 = tosa.const_shape  {values = dense<[64, 32]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %16 = tosa.const_shape  {values = dense<64> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %17 = tosa.const_shape  {values = dense<[2, 4, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %18 = tosa.const_shape  {values = dense<[1, 32]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %19 = tosa.const_shape  {values = dense<[1, 32, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %20 = tosa.const_shape  {values = dense<32> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %21 = "tosa.const"() <{values = dense<3.200000e+01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %22 = "tosa.const"() <{values = dense<0.707106769> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %23 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %24 = "tosa.const"() <{values = dense<5.000000e-01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %25 = "tosa.const"() <{values = dense<-5.000000e-01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %26 = "tosa.const"() <{values = dense<0.398942292> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %27 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %28 = tosa.reshape %arg4, %0 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %29 = tosa.mul %arg20, %28, %1 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %30 = tosa.mul %29, %21, %1 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %31 = tosa.reduce_sum %29 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %32 = tosa.mul %29, %arg15, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %33 = tosa.reduce_sum %32 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %34 = tosa.mul %arg15, %33, %1 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %35 = tosa.sub %30, %31 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %36 = tosa.sub %35, %34 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %37 = tosa.mul %arg16, %36, %1 : (tensor<2x4x1xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %38 = tosa.mul %arg20, %arg15, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %39 = tosa.reduce_sum %38 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %40 = tosa.reduce_sum %39 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %41 = tosa.reshape %40, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %42 = tosa.reduce_sum %arg20 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %43 = tosa.reduce_sum %42 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %44 = tosa.reshape %43, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %45 = tosa.reshape %37, %3 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %46 = tosa.reshape %37, %5 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %47 = tosa.reshape %arg17, %6 : (tensor<32x64xf32>, !tosa.shape<3>) -> tensor<1x32x64xf32>
+    %48 = tosa.matmul %46, %47, %4, %4 : (tensor<1x8x32xf32>, tensor<1x32x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x64xf32>
+    %49 = tosa.transpose %45 {perms = array<i32: 1, 0>} : (tensor<8x32xf32>) -> tensor<32x8xf32>
+    %50 = tosa.reshape %49, %8 : (tensor<32x8xf32>, !tosa.shape<3>) -> tensor<1x32x8xf32>
+    %51 = tosa.reshape %arg14, %9 : (tensor<8x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %52 = tosa.matmul %50, %51, %4, %4 : (tensor<1x32x8xf32>, tensor<1x8x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x32x64xf32>
+    %53 = tosa.reshape %52, %10 : (tensor<1x32x64xf32>, !tosa.shape<2>) -> tensor<32x64xf32>
+    %54 = tosa.reduce_sum %45 {axis = 0 : i32} : (tensor<8x32xf32>) -> tensor<1x32xf32>
+    %55 = tosa.reshape %54, %2 : (tensor<1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %56 = tosa.reshape %48, %11 : (tensor<1x8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %57 = tosa.reshape %arg3, %12 : (tensor<64xf32>, !tosa.shape<2>) -> tensor<1x64xf32>
+    %58 = tosa.add %arg13, %57 : (tensor<8x64xf32>, tensor<1x64xf32>) -> tensor<8x64xf32>
+    %59 = tosa.reshape %58, %11 : (tensor<8x64xf32>, !tosa.shape<3>) -> tensor<2x4x64xf32>
+    %60 = tosa.mul %59, %22, %1 : (tensor<2x4x64xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %61 = tosa.erf %60 : (tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %62 = tosa.add %61, %23 : (tensor<2x4x64xf32>, tensor<1x1x1xf32>) -> tensor<2x4x64xf32>
+    %63 = tosa.mul %62, %24, %1 : (tensor<2x4x64xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %64 = tosa.mul %59, %59, %1 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %65 = tosa.mul %64, %25, %1 : (tensor<2x4x64xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %66 = tosa.exp %65 : (tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %67 = tosa.mul %66, %26, %1 : (tensor<2x4x64xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %68 = tosa.mul %59, %67, %1 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %69 = tosa.add %63, %68 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+    %70 = tosa.mul %56, %69, %1 : (tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<1xi8>) -> tensor<2x4x64xf32>
+    %71 = tosa.reshape %70, %7 : (tensor<2x4x64xf32>, !tosa.shape<2>) -> tensor<8x64xf32>
+    %72 = tosa.reshape %70, %9 : (tensor<2x4x64xf32>, !tosa.shape<3>) -> tensor<1x8x64xf32>
+    %73 = tosa.reshape %arg18, %13 : (tensor<64x32xf32>, !tosa.shape<3>) -> tensor<1x64x32xf32>
+    %74 = tosa.matmul %72, %73, %4, %4 : (tensor<1x8x64xf32>, tensor<1x64x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %75 = tosa.transpose %71 {perms = array<i32: 1, 0>} : (tensor<8x64xf32>) -> tensor<64x8xf32>
+    %76 = tosa.reshape %75, %14 : (tensor<64x8xf32>, !tosa.shape<3>) -> tensor<1x64x8xf32>
+    %77 = tosa.reshape %arg12, %5 : (tensor<8x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %78 = tosa.matmul %76, %77, %4, %4 : (tensor<1x64x8xf32>, tensor<1x8x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x64x32xf32>
+    %79 = tosa.reshape %78, %15 : (tensor<1x64x32xf32>, !tosa.shape<2>) -> tensor<64x32xf32>
+    %80 = tosa.reduce_sum %71 {axis = 0 : i32} : (tensor<8x64xf32>) -> tensor<1x64xf32>
+    %81 = tosa.reshape %80, %16 : (tensor<1x64xf32>, !tosa.shape<1>) -> tensor<64xf32>
+    %82 = tosa.reshape %74, %17 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %83 = tosa.reshape %arg2, %0 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %84 = tosa.mul %82, %83, %1 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %85 = tosa.mul %84, %21, %1 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %86 = tosa.reduce_sum %84 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %87 = tosa.reshape %arg1, %18 : (tensor<32xf32>, !tosa.shape<2>) -> tensor<1x32xf32>
+    %88 = tosa.add %arg9, %87 : (tensor<8x32xf32>, tensor<1x32xf32>) -> tensor<8x32xf32>
+    %89 = tosa.reshape %88, %17 : (tensor<8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %90 = tosa.add %arg5, %89 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %91 = tosa.sub %90, %arg10 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %92 = tosa.mul %91, %arg11, %1 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %93 = tosa.mul %84, %92, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %94 = tosa.reduce_sum %93 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %95 = tosa.mul %92, %94, %1 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %96 = tosa.sub %85, %86 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %97 = tosa.sub %96, %95 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %98 = tosa.mul %arg11, %27, %1 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %99 = tosa.mul %98, %97, %1 : (tensor<2x4x1xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %100 = tosa.mul %82, %92, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %101 = tosa.reduce_sum %100 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %102 = tosa.reduce_sum %101 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %103 = tosa.reshape %102, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %104 = tosa.reduce_sum %82 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %105 = tosa.reduce_sum %104 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %106 = tosa.reshape %105, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %107 = tosa.add %37, %99 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %108 = tosa.reshape %107, %3 : (tensor<2x4x32xf32>, !tosa.shape<2>) -> tensor<8x32xf32>
+    %109 = tosa.reshape %107, %5 : (tensor<2x4x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %110 = tosa.reshape %arg19, %19 : (tensor<32x32xf32>, !tosa.shape<3>) -> tensor<1x32x32xf32>
+    %111 = tosa.matmul %109, %110, %4, %4 : (tensor<1x8x32xf32>, tensor<1x32x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x32xf32>
+    %112 = tosa.transpose %108 {perms = array<i32: 1, 0>} : (tensor<8x32xf32>) -> tensor<32x8xf32>
+    %113 = tosa.reshape %112, %8 : (tensor<32x8xf32>, !tosa.shape<3>) -> tensor<1x32x8xf32>
+    %114 = tosa.reshape %arg8, %5 : (tensor<8x32xf32>, !tosa.shape<3>) -> tensor<1x8x32xf32>
+    %115 = tosa.matmul %113, %114, %4, %4 : (tensor<1x32x8xf32>, tensor<1x8x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x32x32xf32>
+    %116 = tosa.reshape %115, %20 : (tensor<1x32x32xf32>, !tosa.shape<2>) -> tensor<32x32xf32>
+    %117 = tosa.reduce_sum %108 {axis = 0 : i32} : (tensor<8x32xf32>) -> tensor<1x32xf32>
+    %118 = tosa.reshape %117, %2 : (tensor<1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %119 = tosa.reshape %111, %17 : (tensor<1x8x32xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %120 = tosa.reshape %arg0, %0 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %121 = tosa.mul %119, %120, %1 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %122 = tosa.mul %121, %21, %1 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %123 = tosa.reduce_sum %121 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %124 = tosa.sub %arg5, %arg6 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %125 = tosa.mul %124, %arg7, %1 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %126 = tosa.mul %121, %125, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %127 = tosa.reduce_sum %126 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %128 = tosa.mul %125, %127, %1 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %129 = tosa.sub %122, %123 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %130 = tosa.sub %129, %128 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %131 = tosa.mul %arg7, %27, %1 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %132 = tosa.mul %131, %130, %1 : (tensor<2x4x1xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %133 = tosa.mul %119, %125, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %134 = tosa.reduce_sum %133 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %135 = tosa.reduce_sum %134 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %136 = tosa.reshape %135, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %137 = tosa.reduce_sum %119 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %138 = tosa.reduce_sum %137 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %139 = tosa.reshape %138, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %140 = tosa.add %107, %132 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    return %136, %139, %116, %118, %103, %106, %79, %81, %53, %55, %41, %44, %140 : tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<64xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>
+  }
+}

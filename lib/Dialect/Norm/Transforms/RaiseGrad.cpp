@@ -442,7 +442,8 @@ std::optional<GradMatch> GradMatcher::match() {
   // backward graph may recompute): what the row sums or DyT's tanh are
   // taken of, a factor of a product summed (`Sum(v)`, `Sum(v * v)`,
   // autograd's `Sum(g * v)`), `tanh(a * v)`, a power of it (`pow(v, 1)`),
-  // if the function materializes it.
+  // what a row value is taken from (LayerNorm's `v - mean`), if the
+  // function materializes it.
   SmallVector<TensorExpr *> inputs(full);
   auto addInput = [&](TensorExpr *v) {
     if (v->deps != fullMask || v->containsSum || v->is(Kind::Const))
@@ -464,6 +465,9 @@ std::optional<GradMatch> GradMatcher::match() {
           addInput(factor);
       }
     } else if (node->is(Kind::Pow)) {
+      addInput(node->getOperand(0));
+    } else if (node->is(Kind::Sub) && node->getOperand(1)->deps != fullMask) {
+      // LayerNorm's x - mean (the mean read per row).
       addInput(node->getOperand(0));
     } else if (node->is(Kind::Tanh) && node->getOperand(0)->is(Kind::Mul)) {
       addInput(node->getOperand(0)->getOperand(0));
