@@ -168,9 +168,10 @@
 
 // A GPT-2 style block and a final LayerNorm: the backward recomputes the
 // residual sums (biases included); x of the second norm is such a value,
-// found from `x - mean`. The final norm's gradient is not raised yet (its
-// x is recomputed through the block's MLP), nor its forward's weight and
-// bias, which the backward reads as `x * rstd`.
+// found from `x - mean`. The final norm's gradient is not raised yet: the
+// backward reads that norm's normalized `(x - mean) * rstd` as an argument,
+// in place of x and the mean; its forward keeps the weight and bias out
+// of the op, as the backward reads the value before them.
 // CHECK-LABEL: func.func @layer_norm_block_aot_fw(
 // CHECK-COUNT-2: norm.layer_norm %{{.*}} weight(%{{.*}}) bias(%{{.*}}) {return_stats}
 //         CHECK: norm.layer_norm %{{.*}} {return_stats}
