@@ -31,6 +31,16 @@ Value mlir::norm::buildFloatConstant(OpBuilder &b, Location loc, Type type,
   return arith::ConstantOp::create(b, loc, elementType, scalar);
 }
 
+Value mlir::norm::buildIntConstant(OpBuilder &b, Location loc, Type type,
+                                   int64_t value) {
+  auto elementType = cast<IntegerType>(getElementTypeOrSelf(type));
+  IntegerAttr scalar = b.getIntegerAttr(elementType, value);
+  if (auto vectorType = dyn_cast<VectorType>(type))
+    return arith::ConstantOp::create(
+        b, loc, vectorType, DenseElementsAttr::get(vectorType, scalar));
+  return arith::ConstantOp::create(b, loc, elementType, scalar);
+}
+
 Value mlir::norm::castFloat(OpBuilder &b, Location loc, Value value,
                             Type elementType) {
   Type from = getElementTypeOrSelf(value.getType());

@@ -19,17 +19,6 @@
 using namespace mlir;
 using namespace mlir::norm;
 
-/// An integer constant of `type` (an integer type or a vector of one).
-static Value buildIntConstant(OpBuilder &b, Location loc, Type type,
-                              int64_t value) {
-  auto elementType = cast<IntegerType>(getElementTypeOrSelf(type));
-  IntegerAttr scalar = b.getIntegerAttr(elementType, value);
-  if (auto vectorType = dyn_cast<VectorType>(type))
-    return arith::ConstantOp::create(
-        b, loc, vectorType, DenseElementsAttr::get(vectorType, scalar));
-  return arith::ConstantOp::create(b, loc, elementType, scalar);
-}
-
 Value mlir::norm::buildGroupScale(OpBuilder &b, Location loc, QuantizeOp op,
                                   Value amax) {
   Type type = amax.getType();

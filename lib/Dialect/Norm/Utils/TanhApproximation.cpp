@@ -49,12 +49,8 @@ RationalTanh getApproximation(Type resultType) {
 Value mlir::norm::buildApproximateTanh(OpBuilder &b, Location loc, Value x,
                                        Type resultType) {
   RationalTanh approx = getApproximation(resultType);
-  Type type = x.getType();
-  auto constant = [&](float value) -> Value {
-    TypedAttr attr = b.getF32FloatAttr(value);
-    if (auto vectorType = dyn_cast<VectorType>(type))
-      attr = DenseElementsAttr::get(vectorType, attr);
-    return arith::ConstantOp::create(b, loc, attr);
+  auto constant = [&](float value) {
+    return buildFloatConstant(b, loc, x.getType(), value);
   };
   // Clamp with unordered comparisons, so that a NaN passes through.
   Value upper = constant(approx.clamp);
@@ -94,20 +90,12 @@ std::pair<Value, Value> mlir::norm::buildTanhAndSlope(OpBuilder &b,
         arith::MulFOp::create(b, loc, onePlusE, onePlusE));
     return {math::TanhOp::create(b, loc, z), slope};
   }
-  Type i32Type = b.getI32Type();
-  if (auto vectorType = dyn_cast<VectorType>(type))
-    i32Type = vectorType.clone(i32Type);
-  auto constant = [&](float value) -> Value {
-    TypedAttr attr = b.getF32FloatAttr(value);
-    if (auto vectorType = dyn_cast<VectorType>(type))
-      attr = DenseElementsAttr::get(vectorType, attr);
-    return arith::ConstantOp::create(b, loc, attr);
+  Type i32Type = getTypeLike(type, b.getI32Type());
+  auto constant = [&](float value) {
+    return buildFloatConstant(b, loc, type, value);
   };
-  auto intConstant = [&](int32_t value) -> Value {
-    TypedAttr attr = b.getI32IntegerAttr(value);
-    if (auto vectorType = dyn_cast<VectorType>(i32Type))
-      attr = DenseElementsAttr::get(vectorType, attr);
-    return arith::ConstantOp::create(b, loc, attr);
+  auto intConstant = [&](int32_t value) {
+    return buildIntConstant(b, loc, i32Type, value);
   };
   auto fma = [&](Value x, Value y, Value addend) -> Value {
     return math::FmaOp::create(b, loc, x, y, addend);

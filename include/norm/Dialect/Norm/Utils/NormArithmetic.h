@@ -26,6 +26,10 @@ Type getTypeLike(Type like, Type elementType);
 /// splatted).
 Value buildFloatConstant(OpBuilder &b, Location loc, Type type, double value);
 
+/// Builds an integer constant of `type` (an integer type or a vector of
+/// integers, splatted).
+Value buildIntConstant(OpBuilder &b, Location loc, Type type, int64_t value);
+
 /// Converts a float scalar or vector to `elementType` with `arith.extf`,
 /// `arith.truncf` (round to nearest even) or nothing.
 Value castFloat(OpBuilder &b, Location loc, Value value, Type elementType);
