@@ -380,15 +380,12 @@ std::optional<GradMatch> GradMatcher::match() {
   SmallVector<TensorExpr *, 2> added;
   while (!terms.empty()) {
     TensorExpr *term = terms.pop_back_val();
-    bool wholeSum = term != expr && term->is(Kind::Add) &&
-                    fullValues.count(term) && isSumOfTensors(term);
-    if (term->is(Kind::Add) && !wholeSum) {
+    if (term->is(Kind::Add) &&
+        (term == expr || !fullValues.count(term) || !isSumOfTensors(term))) {
       terms.append(term->operands.begin(), term->operands.end());
       continue;
     }
-    bool asIs =
-        term->is(Kind::Leaf) && term->deps == fullMask && term->map == identity;
-    if (term != expr && (asIs || wholeSum))
+    if (term != expr && isSumOfTensors(term))
       added.push_back(term);
     else
       coreTerms.push_back(term);
@@ -845,7 +842,7 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
       if (!access)
         continue;
       TensorExpr *e = builder.evaluate(value, access);
-      if (!e || !e->containsSum || !containsNode(e, m.dy))
+      if (!e || !e->containsSum)
         continue;
       if (!agree(e1, e, {}, expected[index], points) ||
           !agree(e2, e, {}, expected[index], points))
@@ -884,9 +881,12 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
     needed.push_back(m.weight->value);
   if (m.alpha)
     needed.push_back(m.alpha->value);
+  // The tensors added to dx: read as is, or materialized sums of such.
+  SmallVector<Value> extras;
   for (TensorExpr *extra : m.extras)
-    needed.push_back(extra->is(Kind::Leaf) ? extra->value
+    extras.push_back(extra->is(Kind::Leaf) ? extra->value
                                            : matcher.fullValues.lookup(extra));
+  needed.append(extras.begin(), extras.end());
   for (Value value : needed)
     if (!value || !definedBefore(value))
       return false;
@@ -979,9 +979,7 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
   // gradients, reshaped and converted to the values they replace.
   ob.setInsertionPoint(rootOp);
   Value dx = gradOp->getResult(0);
-  for (TensorExpr *extra : m.extras) {
-    Value added =
-        extra->is(Kind::Leaf) ? extra->value : matcher.fullValues.lookup(extra);
+  for (Value added : extras) {
     SmallVector<OpFoldResult> sizesOf = tensor::getMixedSizes(ob, loc, x);
     Value empty = tensor::EmptyOp::create(ob, loc, sizesOf, xElement);
     dx =
