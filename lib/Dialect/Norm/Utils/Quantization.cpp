@@ -14,7 +14,6 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/TypeUtilities.h"
 
-#include <limits>
 
 using namespace mlir;
 using namespace mlir::norm;
@@ -75,8 +74,6 @@ Value mlir::norm::buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v) {
     return buildIntConstant(b, loc, i32Type, value);
   };
   Value bits = arith::BitcastOp::create(b, loc, i32Type, v);
-  Value sign = arith::AndIOp::create(b, loc, bits,
-                                     i32(std::numeric_limits<int32_t>::min()));
   Value magnitude = arith::AndIOp::create(b, loc, bits, i32(0x7FFFFFFF));
   // NaN: any f32 NaN. Everything else saturates at 448 (0x43E00000),
   // infinities included.
@@ -84,32 +81,35 @@ Value mlir::norm::buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v) {
                                       magnitude, i32(0x7F800000));
   Value clamped = arith::MinUIOp::create(b, loc, magnitude, i32(0x43E00000));
 
-  // Only the low 8 bits of `encoded` below are kept.
-  // Normal results (|v| >= 2^-6): round the 23-bit mantissa to 3 bits, ties
-  // to even, with a carry into the exponent, and rebias (127 -> 7) in the
-  // same add: (|v| + 0x7FFFF + lsb - (120 << 23)) >> 20.
-  Value lsb = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, clamped, i32(20)), i32(1));
-  Value rounded = arith::AddIOp::create(
-      b, loc, clamped,
-      arith::AddIOp::create(b, loc, lsb, i32(0x7FFFF - ((127 - 7) << 23))));
-  Value normal = arith::ShRUIOp::create(b, loc, rounded, i32(20));
-
-  // Subnormal results (|v| < 2^-6, multiples of 2^-9): adding 2^14, whose
-  // f32 ulp is 2^-9, rounds |v| to the nearest multiple (ties to even); the
-  // low byte of the sum's encoding (that of 2^14 is 0) counts the multiples
-  // (8 is 2^-6, the smallest normal, which has the same encoding).
-  Value magnitudeFloat = arith::BitcastOp::create(b, loc, f32Type, clamped);
-  Value shifted = arith::AddFOp::create(
-      b, loc, magnitudeFloat, buildFloatConstant(b, loc, f32Type, 16384.0));
-  Value subnormal = arith::BitcastOp::create(b, loc, i32Type, shifted);
-  Value isSubnormal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            clamped, i32(0x3C800000));
-  Value encoded =
-      arith::SelectOp::create(b, loc, isSubnormal, subnormal, normal);
+  // Only the low 8 bits of `encoded` below are kept. One f32 add rounds and
+  // encodes normal and subnormal results alike. With E the biased f32
+  // exponent of |v|, raised to 121 (that of 2^-6, the smallest e4m3
+  // normal) for smaller values, the e4m3 step at |v| is 2^(E-127-3), which
+  // is the f32 ulp of 2^(E-127+20). Adding
+  //   B = 2^(E-127+20) + k * 2^(E-127-3),  k = 8E + 56 (even),
+  // rounds |v| to the nearest multiple c of the step (ties to even: k is
+  // even, so the parity of the sum's mantissa is that of c), and the sum's
+  // encoding is that of B plus c. Its low byte is 8E + 56 + c, which is
+  // the e4m3 encoding (E - 120) * 8 + (c - 8) modulo 256 for normals
+  // (8 <= c <= 16, 16 carrying into the next exponent) and c for
+  // subnormals (E = 121, 0 <= c <= 8).
+  Value exponent = arith::MaxUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, clamped, i32(0x7F800000)),
+      i32(0x3C800000));
+  Value bias = arith::AddIOp::create(
+      b, loc, exponent,
+      arith::AddIOp::create(b, loc,
+                            arith::ShRUIOp::create(b, loc, exponent, i32(20)),
+                            i32((20 << 23) + 56)));
+  Value sum = arith::AddFOp::create(
+      b, loc, arith::BitcastOp::create(b, loc, f32Type, clamped),
+      arith::BitcastOp::create(b, loc, f32Type, bias));
+  Value encoded = arith::BitcastOp::create(b, loc, i32Type, sum);
   encoded = arith::SelectOp::create(b, loc, isNaN, i32(0x7F), encoded);
-  encoded = arith::OrIOp::create(b, loc, encoded,
-                                 arith::ShRUIOp::create(b, loc, sign, i32(24)));
+  // The sign goes to bit 7.
+  Value sign = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, i32(24)), i32(0x80));
+  encoded = arith::OrIOp::create(b, loc, encoded, sign);
   return arith::TruncIOp::create(b, loc, getTypeLike(f32Type, b.getI8Type()),
                                  encoded);
 }
