@@ -32,15 +32,6 @@ static bool isNarrowFloat(Type type) {
   return floatType && floatType.getWidth() <= 8;
 }
 
-static Value intConstant(OpBuilder &b, Location loc, Type type, int64_t value) {
-  Type element = getElementTypeOrSelf(type);
-  auto attr = b.getIntegerAttr(element, value);
-  if (auto vectorType = dyn_cast<VectorType>(type))
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(vectorType, attr.getValue()));
-  return arith::ConstantOp::create(b, loc, attr);
-}
-
 /// `arith.truncf` of an f16/bf16/f32 value to f8E4M3FN.
 static Value expandTruncF(OpBuilder &b, Location loc, arith::TruncFOp op) {
   Value in = op.getIn();
@@ -55,12 +46,12 @@ static Value expandTruncF(OpBuilder &b, Location loc, arith::TruncFOp op) {
   Type i8Type = getTypeLike(f32Type, b.getI8Type());
   Value raw = arith::BitcastOp::create(b, loc, i32Type, in);
   Value magnitude = arith::AndIOp::create(
-      b, loc, raw, intConstant(b, loc, i32Type, 0x7FFFFFFF));
+      b, loc, raw, buildIntConstant(b, loc, i32Type, 0x7FFFFFFF));
   Value overflows =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, magnitude,
-                            intConstant(b, loc, i32Type, 0x43E80000));
+                            buildIntConstant(b, loc, i32Type, 0x43E80000));
   Value nan =
-      arith::OrIOp::create(b, loc, bits, intConstant(b, loc, i8Type, 0x7F));
+      arith::OrIOp::create(b, loc, bits, buildIntConstant(b, loc, i8Type, 0x7F));
   Value result = arith::SelectOp::create(b, loc, overflows, nan, bits);
   return arith::BitcastOp::create(b, loc, op.getType(), result);
 }
@@ -71,7 +62,7 @@ static Value expandExtF(OpBuilder &b, Location loc, arith::ExtFOp op) {
   Type i8Type = getTypeLike(in.getType(), b.getI8Type());
   Type i32Type = getTypeLike(in.getType(), b.getI32Type());
   Type f32Type = getTypeLike(in.getType(), b.getF32Type());
-  auto i32 = [&](int64_t value) { return intConstant(b, loc, i32Type, value); };
+  auto i32 = [&](int64_t value) { return buildIntConstant(b, loc, i32Type, value); };
   Value byte = arith::BitcastOp::create(b, loc, i8Type, in);
   Value bits = arith::ExtUIOp::create(b, loc, i32Type, byte);
   Value sign = arith::ShLIOp::create(
