@@ -50,8 +50,8 @@ static Value expandTruncF(OpBuilder &b, Location loc, arith::TruncFOp op) {
   Value overflows =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, magnitude,
                             buildIntConstant(b, loc, i32Type, 0x43E80000));
-  Value nan =
-      arith::OrIOp::create(b, loc, bits, buildIntConstant(b, loc, i8Type, 0x7F));
+  Value nan = arith::OrIOp::create(b, loc, bits,
+                                   buildIntConstant(b, loc, i8Type, 0x7F));
   Value result = arith::SelectOp::create(b, loc, overflows, nan, bits);
   return arith::BitcastOp::create(b, loc, op.getType(), result);
 }
@@ -62,7 +62,9 @@ static Value expandExtF(OpBuilder &b, Location loc, arith::ExtFOp op) {
   Type i8Type = getTypeLike(in.getType(), b.getI8Type());
   Type i32Type = getTypeLike(in.getType(), b.getI32Type());
   Type f32Type = getTypeLike(in.getType(), b.getF32Type());
-  auto i32 = [&](int64_t value) { return buildIntConstant(b, loc, i32Type, value); };
+  auto i32 = [&](int64_t value) {
+    return buildIntConstant(b, loc, i32Type, value);
+  };
   Value byte = arith::BitcastOp::create(b, loc, i8Type, in);
   Value bits = arith::ExtUIOp::create(b, loc, i32Type, byte);
   Value sign = arith::ShLIOp::create(
