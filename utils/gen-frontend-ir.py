@@ -515,6 +515,13 @@ AOT_MODULES = [
     ("layer_norm_block_aot", lambda: LayerNormBlockModel(D, 2 * D), F32,
      "a GPT-2 style block and a final nn.LayerNorm: the backward recomputes "
      "the block's residual sums, biases included"),
+    # aot_autograd's default partitioner (a custom backend's default) saves
+    # the normalized input instead of x and the mean.
+    ("layer_norm_aot_default", lambda: nn.LayerNorm(D), F32,
+     "nn.LayerNorm, aot_autograd's default partitioner (the backward reads "
+     "the saved normalized input and rstd)"),
+    ("rms_norm_aot_default", lambda: HFRMSNorm(D), F32,
+     "LlamaRMSNorm, aot_autograd's default partitioner"),
 ]
 AOT_CASES = [(name + "_" + part, make, dtype,
               "{}, aot_autograd's {} graph".format(what, title))
@@ -523,7 +530,8 @@ AOT_CASES = [(name + "_" + part, make, dtype,
 
 
 def export_aot(module, dtype, name, output_type):
-    from functorch.compile import (aot_module, make_boxed_func,
+    from functorch.compile import (aot_module, default_partition,
+                                   make_boxed_func,
                                    min_cut_rematerialization_partition)
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
     graphs = {}
@@ -537,7 +545,9 @@ def export_aot(module, dtype, name, output_type):
     compiled = aot_module(module.to(dtype), fw_compiler=capture("fw"),
                           bw_compiler=capture("bw"),
                           decompositions=get_decomposition_table(),
-                          partition_fn=min_cut_rematerialization_partition)
+                          partition_fn=(default_partition
+                                        if "_default_" in name else
+                                        min_cut_rematerialization_partition))
     gen = torch.Generator().manual_seed(7)
     x = torch.randn(*SHAPE, generator=gen).to(dtype).requires_grad_(True)
     y = compiled(x)

@@ -5575,3 +5575,357 @@ module {
     return %88, %89, %73, %collapsed_15, %67, %68, %47, %collapsed_10, %23, %collapsed_6, %15, %16, %90 : tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<64xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>
   }
 }
+
+// -----
+
+// Case layer_norm_aot_default_fw: nn.LayerNorm, aot_autograd's default partitioner (the backward reads the saved normalized input and rstd), aot_autograd's forward graph (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+module {
+  func.func @layer_norm_aot_default_fw(%arg0: tensor<32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>) {
+    %cst = arith.constant 0.000000e+00 : f64
+    %cst_0 = arith.constant 0.000000e+00 : f32
+    %cst_1 = arith.constant 1.000000e-05 : f64
+    %cst_2 = arith.constant 3.200000e+01 : f64
+    %cst_3 = arith.constant 3.200000e+01 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf64>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg2 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f32, %out: f64):
+      %22 = arith.extf %in : f32 to f64
+      linalg.yield %22 : f64
+    } -> tensor<2x4x32xf64>
+    %2 = tensor.empty() : tensor<2x4x1xf64>
+    %3 = linalg.fill ins(%cst : f64) outs(%2 : tensor<2x4x1xf64>) -> tensor<2x4x1xf64>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf64>) outs(%3 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %22 = arith.addf %in, %out : f64
+      linalg.yield %22 : f64
+    } -> tensor<2x4x1xf64>
+    %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x4x1xf64>) outs(%2 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %22 = arith.divf %in, %cst_2 : f64
+      linalg.yield %22 : f64
+    } -> tensor<2x4x1xf64>
+    %6 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %5 : tensor<2x4x32xf64>, tensor<2x4x1xf64>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_4: f64, %out: f64):
+      %22 = arith.subf %in, %in_4 : f64
+      linalg.yield %22 : f64
+    } -> tensor<2x4x32xf64>
+    %7 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6, %6 : tensor<2x4x32xf64>, tensor<2x4x32xf64>) outs(%0 : tensor<2x4x32xf64>) {
+    ^bb0(%in: f64, %in_4: f64, %out: f64):
+      %22 = arith.mulf %in, %in_4 : f64
+      linalg.yield %22 : f64
+    } -> tensor<2x4x32xf64>
+    %8 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%7 : tensor<2x4x32xf64>) outs(%3 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %22 = arith.addf %in, %out : f64
+      linalg.yield %22 : f64
+    } -> tensor<2x4x1xf64>
+    %9 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8 : tensor<2x4x1xf64>) outs(%2 : tensor<2x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %22 = arith.divf %in, %cst_2 : f64
+      linalg.yield %22 : f64
+    } -> tensor<2x4x1xf64>
+    %10 = tensor.empty() : tensor<2x4x1xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9 : tensor<2x4x1xf64>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f64, %out: f32):
+      %22 = arith.truncf %in : f64 to f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x1xf32>
+    %12 = linalg.fill ins(%cst_0 : f32) outs(%10 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2 : tensor<2x4x32xf32>) outs(%12 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %22 = arith.addf %in, %out : f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x1xf32>
+    %14 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %22 = arith.divf %in, %cst_3 : f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x1xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %22 = arith.truncf %cst_1 : f64 to f32
+      %23 = arith.addf %in, %22 : f32
+      linalg.yield %23 : f32
+    } -> tensor<2x4x1xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15 : tensor<2x4x1xf32>) outs(%10 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %22 = math.rsqrt %in : f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x1xf32>
+    %17 = tensor.empty() : tensor<2x4x32xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg2, %14 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %22 = arith.subf %in, %in_4 : f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x32xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%18, %16 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %22 = arith.mulf %in, %in_4 : f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x32xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19, %arg0 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %22 = arith.mulf %in, %in_4 : f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x32xf32>
+    %21 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%20, %arg1 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %22 = arith.addf %in, %in_4 : f32
+      linalg.yield %22 : f32
+    } -> tensor<2x4x32xf32>
+    return %21, %arg0, %arg2, %14, %16 : tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>
+  }
+}
+
+// -----
+
+// Case layer_norm_aot_default_bw: nn.LayerNorm, aot_autograd's default partitioner (the backward reads the saved normalized input and rstd), aot_autograd's backward graph (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+module {
+  func.func @layer_norm_aot_default_bw(%arg0: tensor<32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<2x4x1xf32>, %arg3: tensor<2x4x1xf32>, %arg4: tensor<2x4x32xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>) {
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 3.200000e+01 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %arg2 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.subf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %arg3 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.mulf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %3 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg4, %arg0 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.mulf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %4 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%3 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.mulf %in, %cst_0 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %5 = tensor.empty() : tensor<2x4x1xf32>
+    %6 = linalg.fill ins(%cst : f32) outs(%5 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%3 : tensor<2x4x32xf32>) outs(%6 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.addf %in, %out : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x1xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%3, %2 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.mulf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %9 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%8 : tensor<2x4x32xf32>) outs(%6 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.addf %in, %out : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x1xf32>
+    %10 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %9 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.mulf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4, %7 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.subf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %12 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11, %10 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.subf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg3 : tensor<2x4x1xf32>) outs(%5 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.divf %in, %cst_0 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x1xf32>
+    %14 = linalg.generic {indexing_maps = [#map1, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %12 : tensor<2x4x1xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.mulf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg4, %2 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %20 = arith.mulf %in, %in_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %16 = tensor.empty() : tensor<32xf32>
+    %17 = linalg.fill ins(%cst : f32) outs(%16 : tensor<32xf32>) -> tensor<32xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["reduction", "reduction", "parallel"]} ins(%15 : tensor<2x4x32xf32>) outs(%17 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.addf %in, %out : f32
+      linalg.yield %20 : f32
+    } -> tensor<32xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["reduction", "reduction", "parallel"]} ins(%arg4 : tensor<2x4x32xf32>) outs(%17 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.addf %in, %out : f32
+      linalg.yield %20 : f32
+    } -> tensor<32xf32>
+    return %18, %19, %14 : tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_aot_default_fw: LlamaRMSNorm, aot_autograd's default partitioner, aot_autograd's forward graph (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+module {
+  func.func @rms_norm_aot_default_fw(%arg0: tensor<32xf32>, %arg1: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<2x4x32xf32>) {
+    %c2_i64 = arith.constant 2 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 9.9999999999999995E-7 : f64
+    %cst_1 = arith.constant 3.200000e+01 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %10 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = tensor.empty() : tensor<2x4x1xf32>
+    %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x4x32xf32>) outs(%3 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = arith.addf %in, %out : f32
+      linalg.yield %10 : f32
+    } -> tensor<2x4x1xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = arith.divf %in, %cst_1 : f32
+      linalg.yield %10 : f32
+    } -> tensor<2x4x1xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%5 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = arith.truncf %cst_0 : f64 to f32
+      %11 = arith.addf %in, %10 : f32
+      linalg.yield %11 : f32
+    } -> tensor<2x4x1xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6 : tensor<2x4x1xf32>) outs(%2 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = math.rsqrt %in : f32
+      linalg.yield %10 : f32
+    } -> tensor<2x4x1xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %7 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_2: f32, %out: f32):
+      %10 = arith.mulf %in, %in_2 : f32
+      linalg.yield %10 : f32
+    } -> tensor<2x4x32xf32>
+    %9 = linalg.generic {indexing_maps = [#map2, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %8 : tensor<32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_2: f32, %out: f32):
+      %10 = arith.mulf %in, %in_2 : f32
+      linalg.yield %10 : f32
+    } -> tensor<2x4x32xf32>
+    return %9, %arg0, %arg1, %7, %7, %8 : tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<2x4x32xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_aot_default_bw: LlamaRMSNorm, aot_autograd's default partitioner, aot_autograd's backward graph (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d2)>
+#map2 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
+module {
+  func.func @rms_norm_aot_default_bw(%arg0: tensor<32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<2x4x1xf32>, %arg3: tensor<2x4x1xf32>, %arg4: tensor<2x4x32xf32>, %arg5: tensor<2x4x32xf32>) -> (tensor<32xf32>, tensor<2x4x32xf32>) {
+    %c3_i64 = arith.constant 3 : i64
+    %c1_i64 = arith.constant 1 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant -5.000000e-01 : f32
+    %cst_1 = arith.constant 3.200000e+01 : f32
+    %cst_2 = arith.constant 2.000000e+00 : f32
+    %0 = tensor.empty() : tensor<2x4x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg5, %arg0 : tensor<2x4x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %20 = arith.mulf %in, %in_4 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %2 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg5, %arg4 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %20 = arith.mulf %in, %in_4 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %3 = tensor.empty() : tensor<1x1x32xf32>
+    %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<1x1x32xf32>) -> tensor<1x1x32xf32>
+    %5 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["reduction", "reduction", "parallel"]} ins(%2 : tensor<2x4x32xf32>) outs(%4 : tensor<1x1x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.addf %in, %out : f32
+      linalg.yield %20 : f32
+    } -> tensor<1x1x32xf32>
+    %collapsed = tensor.collapse_shape %5 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+    %6 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %arg1 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %20 = arith.mulf %in, %in_4 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map3, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %arg2 : tensor<2x4x32xf32>, tensor<2x4x1xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %20 = arith.mulf %in, %in_4 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %8 = tensor.empty() : tensor<2x4x1xf32>
+    %9 = linalg.fill ins(%cst : f32) outs(%8 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %10 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%6 : tensor<2x4x32xf32>) outs(%9 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.addf %in, %out : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x1xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg3 : tensor<2x4x1xf32>) outs(%8 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %20 : f32
+    } -> tensor<2x4x1xf32>
+    %12 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%10 : tensor<2x4x1xf32>) outs(%8 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.mulf %in, %cst_0 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x1xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%12, %11 : tensor<2x4x1xf32>, tensor<2x4x1xf32>) outs(%8 : tensor<2x4x1xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %20 = arith.mulf %in, %in_4 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x1xf32>
+    %collapsed_3 = tensor.collapse_shape %13 [[0], [1, 2]] : tensor<2x4x1xf32> into tensor<2x4xf32>
+    %14 = linalg.generic {indexing_maps = [#map4, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%collapsed_3 : tensor<2x4xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x32xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%14 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.divf %in, %cst_1 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16 : tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %20 = arith.mulf %in, %cst_2 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15, %17 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %20 = arith.mulf %in, %in_4 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7, %18 : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%0 : tensor<2x4x32xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %20 = arith.addf %in, %in_4 : f32
+      linalg.yield %20 : f32
+    } -> tensor<2x4x32xf32>
+    return %collapsed, %19 : tensor<32xf32>, tensor<2x4x32xf32>
+  }
+}

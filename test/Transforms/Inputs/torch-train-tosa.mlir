@@ -1887,3 +1887,126 @@ module {
     return %136, %139, %116, %118, %103, %106, %79, %81, %53, %55, %41, %44, %140 : tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<64xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>
   }
 }
+
+// -----
+
+// Case layer_norm_aot_default_fw: nn.LayerNorm, aot_autograd's default partitioner (the backward reads the saved normalized input and rstd), aot_autograd's forward graph (float32).
+module {
+  func.func @layer_norm_aot_default_fw(%arg0: tensor<32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf64>}> : () -> tensor<1x1x1xf64>
+    %3 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<9.99999974E-6> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = tosa.cast %arg2 : (tensor<2x4x32xf32>) -> tensor<2x4x32xf64>
+    %6 = tosa.reduce_sum %5 {axis = 2 : i32} : (tensor<2x4x32xf64>) -> tensor<2x4x1xf64>
+    %7 = tosa.mul %6, %2, %0 : (tensor<2x4x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x4x1xf64>
+    %8 = tosa.sub %5, %7 : (tensor<2x4x32xf64>, tensor<2x4x1xf64>) -> tensor<2x4x32xf64>
+    %9 = tosa.mul %8, %8, %0 : (tensor<2x4x32xf64>, tensor<2x4x32xf64>, tensor<1xi8>) -> tensor<2x4x32xf64>
+    %10 = tosa.reduce_sum %9 {axis = 2 : i32} : (tensor<2x4x32xf64>) -> tensor<2x4x1xf64>
+    %11 = tosa.mul %10, %2, %0 : (tensor<2x4x1xf64>, tensor<1x1x1xf64>, tensor<1xi8>) -> tensor<2x4x1xf64>
+    %12 = tosa.cast %11 : (tensor<2x4x1xf64>) -> tensor<2x4x1xf32>
+    %13 = tosa.reduce_sum %arg2 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %14 = tosa.mul %13, %3, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %15 = tosa.add %12, %4 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %16 = tosa.rsqrt %15 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %17 = tosa.sub %arg2, %14 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %18 = tosa.mul %17, %16, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %19 = tosa.reshape %arg0, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %20 = tosa.mul %18, %19, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %21 = tosa.reshape %arg1, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %22 = tosa.add %20, %21 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>) -> tensor<2x4x32xf32>
+    return %22, %arg0, %arg2, %14, %16 : tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>
+  }
+}
+
+// -----
+
+// Case layer_norm_aot_default_bw: nn.LayerNorm, aot_autograd's default partitioner (the backward reads the saved normalized input and rstd), aot_autograd's backward graph (float32).
+module {
+  func.func @layer_norm_aot_default_bw(%arg0: tensor<32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<2x4x1xf32>, %arg3: tensor<2x4x1xf32>, %arg4: tensor<2x4x32xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %3 = "tosa.const"() <{values = dense<3.200000e+01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = tosa.sub %arg1, %arg2 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %6 = tosa.mul %5, %arg3, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %7 = tosa.reshape %arg0, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %8 = tosa.mul %arg4, %7, %0 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %9 = tosa.mul %8, %3, %0 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %10 = tosa.reduce_sum %8 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %11 = tosa.mul %8, %6, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %12 = tosa.reduce_sum %11 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %13 = tosa.mul %6, %12, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %14 = tosa.sub %9, %10 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>) -> tensor<2x4x32xf32>
+    %15 = tosa.sub %14, %13 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    %16 = tosa.mul %arg3, %4, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %17 = tosa.mul %16, %15, %0 : (tensor<2x4x1xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %18 = tosa.mul %arg4, %6, %0 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %19 = tosa.reduce_sum %18 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %20 = tosa.reduce_sum %19 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %21 = tosa.reshape %20, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %22 = tosa.reduce_sum %arg4 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %23 = tosa.reduce_sum %22 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %24 = tosa.reshape %23, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    return %21, %24, %17 : tensor<32xf32>, tensor<32xf32>, tensor<2x4x32xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_aot_default_fw: LlamaRMSNorm, aot_autograd's default partitioner, aot_autograd's forward graph (float32).
+module {
+  func.func @rms_norm_aot_default_fw(%arg0: tensor<32xf32>, %arg1: tensor<2x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<2x4x32xf32>) {
+    %0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %1 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %2 = "tosa.const"() <{values = dense<2.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %3 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<9.99999997E-7> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = tosa.pow %arg1, %2 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %6 = tosa.reduce_sum %5 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %7 = tosa.mul %6, %3, %0 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %8 = tosa.add %7, %4 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %9 = tosa.rsqrt %8 : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+    %10 = tosa.mul %arg1, %9, %0 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %11 = tosa.reshape %arg0, %1 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %12 = tosa.mul %11, %10, %0 : (tensor<1x1x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    return %12, %arg0, %arg1, %9, %9, %10 : tensor<2x4x32xf32>, tensor<32xf32>, tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<2x4x32xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_aot_default_bw: LlamaRMSNorm, aot_autograd's default partitioner, aot_autograd's backward graph (float32).
+module {
+  func.func @rms_norm_aot_default_bw(%arg0: tensor<32xf32>, %arg1: tensor<2x4x32xf32>, %arg2: tensor<2x4x1xf32>, %arg3: tensor<2x4x1xf32>, %arg4: tensor<2x4x32xf32>, %arg5: tensor<2x4x32xf32>) -> (tensor<32xf32>, tensor<2x4x32xf32>) {
+    %0 = tosa.const_shape  {values = dense<[1, 1, 32]> : tensor<3xindex>} : () -> !tosa.shape<3>
+    %1 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %2 = tosa.const_shape  {values = dense<32> : tensor<1xindex>} : () -> !tosa.shape<1>
+    %3 = "tosa.const"() <{values = dense<3.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %4 = "tosa.const"() <{values = dense<-5.000000e-01> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %5 = "tosa.const"() <{values = dense<3.125000e-02> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %6 = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %7 = "tosa.const"() <{values = dense<2.000000e+00> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+    %8 = tosa.reshape %arg0, %0 : (tensor<32xf32>, !tosa.shape<3>) -> tensor<1x1x32xf32>
+    %9 = tosa.mul %arg5, %8, %1 : (tensor<2x4x32xf32>, tensor<1x1x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %10 = tosa.mul %arg5, %arg4, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %11 = tosa.reduce_sum %10 {axis = 0 : i32} : (tensor<2x4x32xf32>) -> tensor<1x4x32xf32>
+    %12 = tosa.reduce_sum %11 {axis = 1 : i32} : (tensor<1x4x32xf32>) -> tensor<1x1x32xf32>
+    %13 = tosa.reshape %12, %2 : (tensor<1x1x32xf32>, !tosa.shape<1>) -> tensor<32xf32>
+    %14 = tosa.mul %9, %arg1, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %15 = tosa.mul %9, %arg2, %1 : (tensor<2x4x32xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %16 = tosa.reduce_sum %14 {axis = 2 : i32} : (tensor<2x4x32xf32>) -> tensor<2x4x1xf32>
+    %17 = tosa.pow %arg3, %3 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>) -> tensor<2x4x1xf32>
+    %18 = tosa.mul %16, %4, %1 : (tensor<2x4x1xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %19 = tosa.mul %18, %17, %1 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>, tensor<1xi8>) -> tensor<2x4x1xf32>
+    %20 = tosa.tile %19, %0 : (tensor<2x4x1xf32>, !tosa.shape<3>) -> tensor<2x4x32xf32>
+    %21 = tosa.mul %20, %5, %1 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %22 = tosa.pow %arg1, %6 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>) -> tensor<2x4x32xf32>
+    %23 = tosa.mul %22, %7, %1 : (tensor<2x4x32xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %24 = tosa.mul %21, %23, %1 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>, tensor<1xi8>) -> tensor<2x4x32xf32>
+    %25 = tosa.add %15, %24 : (tensor<2x4x32xf32>, tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+    return %13, %25 : tensor<32xf32>, tensor<2x4x32xf32>
+  }
+}

@@ -530,9 +530,14 @@ void NormRaisePass::runOnOperation() {
   // gradient is a norm op; the forward then returns the statistics the
   // gradient op reads. Rounds repeat while one raises something.
   constexpr int kMaxRounds = 8;
+  // The gradients left decomposed, as the last gradient sweep saw them
+  // (valid while nothing was raised since).
+  SmallVector<DeclinedGradient> declinedGradients;
+  bool declinedStale = true;
   for (int round = 0; round < kMaxRounds; ++round) {
-    unsigned gradients = raiseGradients(root);
+    unsigned gradients = raiseGradients(root, &declinedGradients);
     numRaisedGrad += gradients;
+    declinedStale = gradients != 0;
     bool raisedForward = false;
     for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
       SmallVector<Operation *> ops = collectOps(root);
@@ -551,8 +556,16 @@ void NormRaisePass::runOnOperation() {
         break;
       raisedForward = true;
     }
+    declinedStale |= raisedForward;
     if (!gradients && !raisedForward)
       break;
+  }
+  if (declinedStale)
+    numRaisedGrad += raiseGradients(root, &declinedGradients);
+  for (const DeclinedGradient &gradient : declinedGradients) {
+    ++numDeclinedGrad;
+    if (remarks)
+      gradient.op->emitRemark("gradient not raised: ") << gradient.reason;
   }
 
   numRaisedLayerNorm += after[0] - before[0];

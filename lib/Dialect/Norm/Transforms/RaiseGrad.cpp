@@ -31,6 +31,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -277,7 +278,21 @@ public:
   /// Materialized values of the root's shape, by expression.
   DenseMap<TensorExpr *, Value> fullValues;
 
+  /// Whether the root reads like a norm gradient (set by match(), whatever
+  /// its result): a row sum of the product of two different tensors of its
+  /// shape (`Sum(g * xh)`), or DyT's `tanh(alpha * v)` times a tensor of
+  /// its shape that the tanh does not read. Then `anchors` holds its row
+  /// sums and tanh nodes, and `reason` why no formula matched.
+  bool isCandidate = false;
+  SmallVector<TensorExpr *> anchors;
+  std::string reason;
+
 private:
+  bool decline(const Twine &why) {
+    reason = why.str();
+    return false;
+  }
+  void classify(ArrayRef<TensorExpr *> nodes);
   bool tryRoles(GradMatch &m);
   TensorExpr *formula(const GradMatch &m);
   /// True for `[leading...]` or `[leading..., 1...]` (leading: the frame's
@@ -306,6 +321,72 @@ private:
   /// with the formula: none, each tensor added as is, all of them.
   SmallVector<SmallVector<TensorExpr *, 2>> targets;
 };
+
+/// The leaves of `e` of the full frame read as is.
+static void collectFullLeaves(TensorExpr *e, uint64_t fullMask,
+                              SmallPtrSetImpl<TensorExpr *> &out) {
+  SmallVector<TensorExpr *> nodes;
+  collectNodes(e, nodes);
+  for (TensorExpr *node : nodes)
+    if (node->is(Kind::Leaf) && node->deps == fullMask)
+      out.insert(node);
+}
+
+void GradMatcher::classify(ArrayRef<TensorExpr *> nodes) {
+  uint64_t fullMask = (uint64_t(1) << rank) - 1;
+  auto differentTensors = [&](TensorExpr *a, TensorExpr *b) {
+    if (a == b || a->deps != fullMask || b->deps != fullMask)
+      return false;
+    SmallPtrSet<TensorExpr *, 4> la, lb;
+    collectFullLeaves(a, fullMask, la);
+    collectFullLeaves(b, fullMask, lb);
+    return !la.empty() && !lb.empty() && la != lb;
+  };
+  anchors.clear();
+  isCandidate = false;
+  bool hasTanh = llvm::any_of(
+      nodes, [](TensorExpr *node) { return node->is(Kind::Tanh); });
+  for (TensorExpr *node : nodes) {
+    if (node->is(Kind::Sum)) {
+      anchors.push_back(node);
+      SmallVector<TensorExpr *> factors, pending{node->getOperand(0)};
+      while (!pending.empty()) {
+        TensorExpr *factor = pending.pop_back_val();
+        if (factor->is(Kind::Mul))
+          pending.append(factor->operands.begin(), factor->operands.end());
+        else
+          factors.push_back(factor);
+      }
+      for (size_t i = 0; i < factors.size() && !isCandidate; ++i)
+        for (size_t j = i + 1; j < factors.size() && !isCandidate; ++j)
+          isCandidate = differentTensors(factors[i], factors[j]);
+    } else if (node->is(Kind::Tanh)) {
+      anchors.push_back(node);
+    } else if (node->is(Kind::Mul) && !isCandidate && hasTanh) {
+      // DyT: tanh(alpha * v) (alpha a scalar tensor) times a tensor the
+      // tanh does not read.
+      for (unsigned i = 0; i < 2 && !isCandidate; ++i) {
+        TensorExpr *t = node->getOperand(i), *other = node->getOperand(1 - i);
+        SmallVector<TensorExpr *> inner;
+        collectNodes(t, inner);
+        for (TensorExpr *tanh : inner) {
+          if (!tanh->is(Kind::Tanh) || !tanh->getOperand(0)->is(Kind::Mul))
+            continue;
+          TensorExpr *arg = tanh->getOperand(0);
+          bool scalarAlpha = llvm::any_of(arg->operands, [](TensorExpr *a) {
+            return a->is(Kind::Leaf) && a->deps == 0;
+          });
+          if (scalarAlpha && differentTensors(arg, other)) {
+            isCandidate = true;
+            break;
+          }
+        }
+      }
+    }
+  }
+  llvm::sort(anchors,
+             [](TensorExpr *a, TensorExpr *b) { return a->id < b->id; });
+}
 
 TensorExpr *GradMatcher::formula(const GradMatch &m) {
   TensorExprBuilder &b = builder;
@@ -405,6 +486,7 @@ std::optional<GradMatch> GradMatcher::match() {
   });
   if (nodes.size() > 4096)
     return std::nullopt;
+  classify(nodes);
 
   // The normalized dims: those of the row sums (LayerNorm, RMSNorm), or
   // of a weight, or the last dim (DyT).
@@ -413,8 +495,10 @@ std::optional<GradMatch> GradMatcher::match() {
   for (TensorExpr *node : nodes) {
     hasTanh |= node->is(Kind::Tanh);
     if (node->is(Kind::Sum)) {
-      if (sumMask && sumMask != node->reducedDims)
+      if (sumMask && sumMask != node->reducedDims) {
+        decline("its row sums are over different dims");
         return std::nullopt;
+      }
       sumMask = node->reducedDims;
     }
   }
@@ -433,7 +517,13 @@ std::optional<GradMatch> GradMatcher::match() {
       params.push_back(node);
   }
   // dy, x and the tensors added to dx as they are.
-  if (full.empty() || full.size() > 6)
+  if (full.size() > 6) {
+    decline("it reads " + Twine(full.size()) +
+            " tensors of its shape; at most 6 are tried as dy, x and "
+            "tensors added to dx");
+    return std::nullopt;
+  }
+  if (full.empty())
     return std::nullopt;
   // x may also be a value the expression computes (a residual sum, which a
   // backward graph may recompute): what the row sums or DyT's tanh are
@@ -471,8 +561,12 @@ std::optional<GradMatch> GradMatcher::match() {
       addInput(node->getOperand(0)->getOperand(1));
     }
   }
-  if (inputs.size() < 2 || inputs.size() > 8)
+  if (inputs.size() < 2 || inputs.size() > 8) {
+    decline(inputs.size() < 2
+                ? "it reads no tensor of its shape besides dy to take as x"
+                : "more than 8 tensors of its shape could be x");
     return std::nullopt;
+  }
 
   SmallVector<uint64_t, 2> masks;
   if (sumMask) {
@@ -491,8 +585,10 @@ std::optional<GradMatch> GradMatcher::match() {
     int64_t axis = rank;
     while (axis > 0 && (mask >> (axis - 1) & 1))
       --axis;
-    if (axis == rank || mask != (fullMask & ~((uint64_t(1) << axis) - 1)))
+    if (axis == rank || mask != (fullMask & ~((uint64_t(1) << axis) - 1))) {
+      decline("its row sums are not over trailing dims");
       continue;
+    }
     count = 1.0;
     SmallVector<int64_t> sizes;
     bool staticNormalized = true;
@@ -507,8 +603,15 @@ std::optional<GradMatch> GradMatcher::match() {
                             : std::min<int64_t>(shape[d], 2));
       }
     }
-    if (!staticNormalized || count == 0.0 || count > double(1 << 22))
+    if (!staticNormalized || count == 0.0 || count > double(1 << 22)) {
+      decline(!staticNormalized ? "the normalized dims are dynamic"
+              : count == 0.0    ? "the normalized dims have no elements"
+                                : "the rows have more than 2^22 elements");
       continue;
+    }
+    decline("no assignment of its tensors to dy, x, the statistics and the "
+            "parameters computes the LayerNorm, RMSNorm or DyT gradient of "
+            "DESIGN 2b");
     // Sample elements: the first and last (clamped) row, a few columns.
     points.clear();
     for (int64_t row = 0; row < 2; ++row) {
@@ -733,8 +836,21 @@ static bool isRowShaped(Type type, ArrayRef<int64_t> frame) {
 }
 
 /// Tries to raise the gradient whose dx is `rootOp`.
+/// Why a candidate gradient stayed decomposed.
+struct GradDecline {
+  bool isCandidate = false;
+  /// The builder of its frame, whose node ids `anchors` are.
+  const TensorExprBuilder *builder = nullptr;
+  std::string reason;
+  /// Ids of its row sums and tanh nodes.
+  SmallVector<unsigned> anchors;
+};
+
+/// Raises the gradient whose dx `rootOp` computes, if it is one; otherwise
+/// says in `decline` whether it reads like one and why it was not raised.
 static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
-                    function_ref<void(Operation *)> forget) {
+                    function_ref<void(Operation *)> forget,
+                    GradDecline *decline = nullptr) {
   Value rootValue = rootOp->getResult(0);
   TensorExpr *expr = builder.evaluate(rootValue);
   if (!expr || expr->is(Kind::Leaf) || expr->is(Kind::Const))
@@ -767,6 +883,18 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
           matcher.rowValues.try_emplace(e.expr, e.value);
       });
   std::optional<GradMatch> found = matcher.match();
+  if (decline) {
+    decline->isCandidate = matcher.isCandidate;
+    decline->builder = &builder;
+    decline->reason =
+        found ? "the gradient matched but could not be rewritten (operand "
+                "types, operands defined after the values it replaces, or "
+                "the op does not verify)"
+        : matcher.reason.empty() ? "it matches no gradient form"
+                                 : matcher.reason;
+    for (TensorExpr *anchor : matcher.anchors)
+      decline->anchors.push_back(anchor->id);
+  }
   if (!found)
     return false;
   GradMatch &m = *found;
@@ -1046,7 +1174,9 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
 
 } // namespace
 
-unsigned mlir::norm::raiseGradients(Operation *root) {
+unsigned
+mlir::norm::raiseGradients(Operation *root,
+                           SmallVectorImpl<DeclinedGradient> *declined) {
   unsigned raised = 0;
   DenseMap<Type, std::unique_ptr<TensorExprBuilder>> builders;
   SmallVector<Operation *> candidates;
@@ -1066,6 +1196,7 @@ unsigned mlir::norm::raiseGradients(Operation *root) {
       for (auto &entry : builders)
         entry.second->forget(result);
   };
+  llvm::MapVector<Operation *, GradDecline> declines;
   // Producers first: a gradient's dx is raised once every gradient it adds
   // (a later block's, reaching x through the residual) is a norm op, so
   // one walk raises the backward of a whole stack of blocks. The values a
@@ -1080,11 +1211,35 @@ unsigned mlir::norm::raiseGradients(Operation *root) {
     std::unique_ptr<TensorExprBuilder> &builder = builders[key];
     if (!builder)
       builder = std::make_unique<TensorExprBuilder>(type);
-    if (raiseAt(op, *builder, forget)) {
+    GradDecline decline;
+    if (raiseAt(op, *builder, forget, declined ? &decline : nullptr)) {
       ++raised;
       // The rewrite changed the block; start the evaluations afresh.
       builders.clear();
+    } else if (decline.isCandidate) {
+      declines.insert({op, std::move(decline)});
     }
+  }
+  if (!declined)
+    return raised;
+  declined->clear();
+  // Ops may have been erased since they were analyzed.
+  if (raised)
+    return raised;
+  // One report per gradient: a term of a dx is left to the candidate using
+  // it that reads all its row sums and tanh nodes (the dx, the sum adding
+  // the residual's gradient to it). Through the adds of a residual stream,
+  // that makes one report for the gradients of a stack of blocks.
+  for (auto &[op, decline] : declines) {
+    bool completedByUser = llvm::any_of(op->getUsers(), [&](Operation *user) {
+      auto it = declines.find(user);
+      return it != declines.end() && it->second.builder == decline.builder &&
+             llvm::all_of(decline.anchors, [&](unsigned id) {
+               return llvm::is_contained(it->second.anchors, id);
+             });
+    });
+    if (!completedByUser)
+      declined->push_back({op, decline.reason});
   }
   return raised;
 }

@@ -10,13 +10,28 @@
 #ifndef LIB_DIALECT_NORM_TRANSFORMS_RAISEGRAD_H
 #define LIB_DIALECT_NORM_TRANSFORMS_RAISEGRAD_H
 
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
 namespace mlir {
 class Operation;
 namespace norm {
 
+/// A value that reads like the dx of a norm gradient but stayed decomposed,
+/// and why.
+struct DeclinedGradient {
+  Operation *op;
+  std::string reason;
+};
+
 /// Raises the decomposed gradients under `root`, producers first; returns
-/// how many gradient ops were created.
-unsigned raiseGradients(Operation *root);
+/// how many gradient ops were created. With `declined`, and when nothing
+/// was raised, it is set to the candidates left (one per gradient, in
+/// program order); it is cleared when something was raised.
+unsigned raiseGradients(Operation *root,
+                        SmallVectorImpl<DeclinedGradient> *declined = nullptr);
 
 } // namespace norm
 } // namespace mlir

@@ -84,6 +84,8 @@ def NormRaisePass : Pass<"norm-raise"> {
               "Number of normalization candidates left unchanged">,
     Statistic<"numRaisedGrad", "raised-grad",
               "Number of gradients raised to norm.*_grad ops">,
+    Statistic<"numDeclinedGrad", "declined-grad",
+              "Number of gradient candidates left unchanged">,
     Statistic<"numRaisedQuantize", "raised-quantize",
               "Number of quantizations raised to norm.quantize">,
     Statistic<"numDeclinedQuantize", "declined-quantize",
