@@ -169,14 +169,23 @@
 
 // A GPT-2 style block and a final LayerNorm: the backward recomputes the
 // residual sums (biases included); x of the second norm is such a value,
-// found from `x - mean`. The final norm's gradient is not raised yet: the
-// backward reads that norm's normalized `(x - mean) * rstd` as an argument,
-// in place of x and the mean; its forward keeps the weight and bias out
-// of the op, as the backward reads the value before them.
+// found from `x - mean`. The final norm's backward reads that norm's
+// normalized `(x - mean) * rstd` and `rstd / N` as arguments, in place of
+// x, the mean and rstd: its gradient op gets that input, mean 0 and rstd 1,
+// and dx is scaled by `(rstd / N) * N` after it. The forward keeps the
+// weight and bias out of the final norm, as the backward reads the value
+// before them.
 // CHECK-LABEL: func.func @layer_norm_block_aot_fw(
 // CHECK-COUNT-2: norm.layer_norm %{{.*}} weight(%{{.*}}) bias(%{{.*}}) {return_stats}
 //         CHECK: norm.layer_norm %{{.*}} {return_stats}
 // CHECK-LABEL: func.func @layer_norm_block_aot_bw(
+//         CHECK: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x4xf32>)
+//         CHECK: %[[ONE:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x4xf32>)
+//         CHECK: %[[G:.*]]:3 = norm.layer_norm_grad %{{.*}}, %{{.*}} mean(%[[ZERO]]) rstd(%[[ONE]]) weight(%{{.*}}) {has_bias}
+//         CHECK: linalg.generic {{.*}} ins(%[[G]]#0, %{{.*}} : tensor<2x4x32xf32>, tensor<2x4xf32>)
+//         CHECK:   arith.constant 3.200000e+01 : f32
+//         CHECK:   arith.mulf
+//         CHECK:   arith.mulf
 // CHECK-COUNT-2: norm.layer_norm_grad %{{.*}}, %{{.*}} mean(%{{.*}}) rstd(%{{.*}}) weight(%{{.*}}) {has_bias}
 //     CHECK-NOT: norm.layer_norm_grad
 //         CHECK: return
@@ -198,10 +207,8 @@
 //   CHECK-NOT: norm.
 //       CHECK: return
 
-// One remark per gradient left decomposed: the final LayerNorm's of the
-// GPT-2 style block (at the sum that completes x's gradient) and the
-// default partitioner's RMSNorm.
-// REMARK: remark: gradient not raised: no assignment of its tensors to dy, x, the statistics and the parameters computes the LayerNorm, RMSNorm or DyT gradient of DESIGN 2b
+// One remark per gradient left decomposed: the default partitioner's
+// RMSNorm, at the sum that completes dx.
 // REMARK: remark: gradient not raised: no assignment of its tensors to dy, x, the statistics and the parameters computes the LayerNorm, RMSNorm or DyT gradient of DESIGN 2b
 // REMARK-NOT: remark
 
@@ -239,6 +246,88 @@ func.func @layer_norm_backward_rows(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %
     linalg.yield %o : f32
   } -> tensor<4x8xf32>
   return %dx : tensor<4x8xf32>
+}
+
+// -----
+
+// The normalized input (x - mean) * rstd as an argument, with rstd: the
+// gradient op gets it with mean 0 and rstd 1, dx is scaled by rstd.
+// HAND-LABEL: func @layer_norm_backward_normalized_input
+//  HAND-SAME: (%[[DY:.*]]: tensor<4x8xf32>, %[[XH:.*]]: tensor<4x8xf32>, %[[R:.*]]: tensor<4xf32>)
+//       HAND: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4xf32>)
+//       HAND: %[[ONE:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4xf32>)
+//       HAND: %[[G:.*]] = norm.layer_norm_grad %[[DY]], %[[XH]] mean(%[[ZERO]]) rstd(%[[ONE]])
+//       HAND: %[[DX:.*]] = linalg.generic {{.*}} ins(%[[G]], %[[R]] : tensor<4x8xf32>, tensor<4xf32>)
+//  HAND-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32):
+//  HAND-NEXT:   %[[P:.*]] = arith.mulf %[[A]], %[[B]] : f32
+//  HAND-NEXT:   linalg.yield %[[P]]
+//       HAND: return %[[DX]]
+func.func @layer_norm_backward_normalized_input(%dy: tensor<4x8xf32>, %xh: tensor<4x8xf32>, %rstd: tensor<4xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 8.0 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %full = tensor.empty() : tensor<4x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %sums:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%dy, %xh : tensor<4x8xf32>, tensor<4x8xf32>) outs(%acc, %acc : tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%g: f32, %v: f32, %sg: f32, %sgx: f32):
+    %gx = arith.mulf %g, %v : f32
+    %a = arith.addf %g, %sg : f32
+    %b = arith.addf %gx, %sgx : f32
+    linalg.yield %a, %b : f32, f32
+  } -> (tensor<4xf32>, tensor<4xf32>)
+  %dx = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%dy, %xh, %rstd, %sums#0, %sums#1 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%g: f32, %v: f32, %r: f32, %sg: f32, %sgx: f32, %out: f32):
+    %mg = arith.divf %sg, %n : f32
+    %mgx = arith.divf %sgx, %n : f32
+    %t = arith.mulf %v, %mgx : f32
+    %d0 = arith.subf %g, %mg : f32
+    %d1 = arith.subf %d0, %t : f32
+    %o = arith.mulf %r, %d1 : f32
+    linalg.yield %o : f32
+  } -> tensor<4x8xf32>
+  return %dx : tensor<4x8xf32>
+}
+
+// -----
+
+// RMSNorm's normalized input x * rstd with a weight, and dweight from it.
+// HAND-LABEL: func @rms_norm_backward_normalized_input
+//  HAND-SAME: (%[[DY:.*]]: tensor<4x8xf32>, %[[XH:.*]]: tensor<4x8xf32>, %[[R:.*]]: tensor<4xf32>, %[[W:.*]]: tensor<8xf32>)
+//       HAND: %[[ONE:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4xf32>)
+//       HAND: %[[G:.*]]:2 = norm.rms_norm_grad %[[DY]], %[[XH]] rstd(%[[ONE]]) weight(%[[W]])
+//       HAND: %[[DX:.*]] = linalg.generic {{.*}} ins(%[[G]]#0, %[[R]] : tensor<4x8xf32>, tensor<4xf32>)
+//       HAND: return %[[DX]], %[[G]]#1
+func.func @rms_norm_backward_normalized_input(%dy: tensor<4x8xf32>, %xh: tensor<4x8xf32>, %rstd: tensor<4xf32>, %w: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 8.0 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %col = tensor.empty() : tensor<8xf32>
+  %full = tensor.empty() : tensor<4x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %cacc = linalg.fill ins(%zero : f32) outs(%col : tensor<8xf32>) -> tensor<8xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%dy, %xh, %w : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%d: f32, %v: f32, %wv: f32, %s: f32):
+    %g = arith.mulf %d, %wv : f32
+    %gx = arith.mulf %g, %v : f32
+    %a = arith.addf %gx, %s : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %dx = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%dy, %xh, %rstd, %w, %sum : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%d: f32, %v: f32, %r: f32, %wv: f32, %s: f32, %out: f32):
+    %g = arith.mulf %d, %wv : f32
+    %m = arith.divf %s, %n : f32
+    %t = arith.mulf %v, %m : f32
+    %d1 = arith.subf %g, %t : f32
+    %o = arith.mulf %r, %d1 : f32
+    linalg.yield %o : f32
+  } -> tensor<4x8xf32>
+  %dw = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%dy, %xh : tensor<4x8xf32>, tensor<4x8xf32>) outs(%cacc : tensor<8xf32>) {
+  ^bb0(%d: f32, %v: f32, %s: f32):
+    %p = arith.mulf %d, %v : f32
+    %a = arith.addf %p, %s : f32
+    linalg.yield %a : f32
+  } -> tensor<8xf32>
+  return %dx, %dw : tensor<4x8xf32>, tensor<8xf32>
 }
 
 // -----

@@ -22,6 +22,7 @@
 #include "TensorExpr.h"
 
 #include "norm/Dialect/Norm/IR/NormOps.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -231,6 +232,13 @@ struct GradMatch {
   SmallVector<TensorExpr *, 2> extras;
   /// RMSNorm: the constant added to the weight (Gemma's `1 + w`).
   double weightOffset = 0.0;
+  /// LayerNorm and RMSNorm: `x` is the normalized input `(x - mean) * rstd`
+  /// or `x * rstd` (no mean role). The gradient is then that of the op
+  /// with mean 0 and rstd 1, times rstd.
+  bool normalizedInput = false;
+  /// With `normalizedInput`: the row value read is rstd divided by this
+  /// (1, or N where the forward saved `rstd / N`).
+  double rstdDivisor = 1.0;
   int64_t axis = 0;
   uint64_t normalizedMask = 0;
   /// The expressions of dweight, dbias and dalpha in the frame of dx.
@@ -295,6 +303,8 @@ private:
   void classify(ArrayRef<TensorExpr *> nodes);
   bool tryRoles(GradMatch &m);
   TensorExpr *formula(const GradMatch &m);
+  /// What dx is scaled by: rstd.
+  TensorExpr *scaleOf(const GradMatch &m);
   /// True for `[leading...]` or `[leading..., 1...]` (leading: the frame's
   /// dims before `axis`).
   bool isRowValue(Type type, int64_t axis) const {
@@ -388,6 +398,12 @@ void GradMatcher::classify(ArrayRef<TensorExpr *> nodes) {
              [](TensorExpr *a, TensorExpr *b) { return a->id < b->id; });
 }
 
+TensorExpr *GradMatcher::scaleOf(const GradMatch &m) {
+  if (!m.normalizedInput || m.rstdDivisor == 1.0)
+    return m.rstd;
+  return builder.getBinary(Kind::Mul, m.rstd, constant(m.rstdDivisor, m.dy));
+}
+
 TensorExpr *GradMatcher::formula(const GradMatch &m) {
   TensorExprBuilder &b = builder;
   TensorExpr *weight = m.weight;
@@ -401,18 +417,22 @@ TensorExpr *GradMatcher::formula(const GradMatch &m) {
   switch (m.kind) {
   case GradKind::LayerNorm: {
     TensorExpr *xh =
-        b.getBinary(Kind::Mul, b.getBinary(Kind::Sub, m.x, m.mean), m.rstd);
+        m.normalizedInput
+            ? m.x
+            : b.getBinary(Kind::Mul, b.getBinary(Kind::Sub, m.x, m.mean),
+                          m.rstd);
     TensorExpr *inner = b.getBinary(
         Kind::Sub, b.getBinary(Kind::Sub, g, rowMean(g)),
         b.getBinary(Kind::Mul, xh, rowMean(b.getBinary(Kind::Mul, g, xh))));
-    return b.getBinary(Kind::Mul, m.rstd, inner);
+    return b.getBinary(Kind::Mul, scaleOf(m), inner);
   }
   case GradKind::RMSNorm: {
-    TensorExpr *xh = b.getBinary(Kind::Mul, m.x, m.rstd);
+    TensorExpr *xh =
+        m.normalizedInput ? m.x : b.getBinary(Kind::Mul, m.x, m.rstd);
     TensorExpr *inner = b.getBinary(
         Kind::Sub, g,
         b.getBinary(Kind::Mul, xh, rowMean(b.getBinary(Kind::Mul, g, xh))));
-    return b.getBinary(Kind::Mul, m.rstd, inner);
+    return b.getBinary(Kind::Mul, scaleOf(m), inner);
   }
   case GradKind::DyT: {
     TensorExpr *t =
@@ -699,6 +719,21 @@ std::optional<GradMatch> GradMatcher::match() {
               if (tryRoles(m))
                 return m;
             }
+          // The normalized input as x: `(x - mean) * rstd` (LayerNorm) or
+          // `x * rstd` (RMSNorm) that the forward saved and the backward
+          // reads in place of x and the mean.
+          m.mean = nullptr;
+          m.normalizedInput = true;
+          for (GradKind kind : {GradKind::LayerNorm, GradKind::RMSNorm})
+            for (double divisor : {1.0, count}) {
+              m.kind = kind;
+              m.rstdDivisor = divisor;
+              for (TensorExpr *rstd : rows) {
+                m.rstd = rstd;
+                if (tryRoles(m))
+                  return m;
+              }
+            }
         }
       }
     }
@@ -918,7 +953,9 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
   // Parameter gradients among the block's values.
   TensorExprBuilder &b = builder;
   TensorExpr *xh = nullptr, *t = nullptr, *d = nullptr;
-  if (m.kind == GradKind::LayerNorm)
+  if (m.normalizedInput)
+    xh = m.x;
+  else if (m.kind == GradKind::LayerNorm)
     xh = b.getBinary(Kind::Mul, b.getBinary(Kind::Sub, m.x, m.mean), m.rstd);
   else if (m.kind == GradKind::RMSNorm)
     xh = b.getBinary(Kind::Mul, m.x, m.rstd);
@@ -1052,6 +1089,24 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
     if (!rstd)
       return rollback();
   }
+  // With the normalized input, the op gets mean 0 and rstd 1; dx is scaled
+  // by rstd after it.
+  Value scale;
+  if (m.normalizedInput) {
+    scale = rstd;
+    SmallVector<OpFoldResult> rowSizes(
+        ArrayRef(tensor::getMixedSizes(ob, loc, x)).take_front(m.axis));
+    auto rowConstant = [&](double value) {
+      Value empty =
+          track(tensor::EmptyOp::create(ob, loc, rowSizes, computeType));
+      Value fill = buildFloatConstant(ob, loc, computeType, value);
+      track(fill);
+      return track(linalg::FillOp::create(ob, loc, fill, empty).getResult(0));
+    };
+    if (m.kind == GradKind::LayerNorm)
+      mean = rowConstant(0.0);
+    rstd = rowConstant(1.0);
+  }
   Value alpha;
   if (m.alpha) {
     alpha = m.alpha->value;
@@ -1107,6 +1162,32 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
   // gradients, reshaped and converted to the values they replace.
   ob.setInsertionPoint(rootOp);
   Value dx = gradOp->getResult(0);
+  if (scale) {
+    // dx * rstd, rstd read per row.
+    SmallVector<OpFoldResult> sizesOf = tensor::getMixedSizes(ob, loc, x);
+    Value empty = tensor::EmptyOp::create(ob, loc, sizesOf, xElement);
+    MLIRContext *context = rootOp->getContext();
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, context);
+    AffineMap rows =
+        AffineMap::getMultiDimIdentityMap(rank, context).getMajorSubMap(m.axis);
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    dx = linalg::GenericOp::create(
+             ob, loc, xType, ValueRange{dx, scale}, ValueRange{empty},
+             ArrayRef<AffineMap>{identity, rows, identity}, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value factor = args[1];
+               if (m.rstdDivisor != 1.0)
+                 factor = arith::MulFOp::create(
+                     nb, nloc, factor,
+                     buildFloatConstant(nb, nloc, computeType, m.rstdDivisor));
+               Value product = arith::MulFOp::create(
+                   nb, nloc, castFloat(nb, nloc, args[0], computeType), factor);
+               linalg::YieldOp::create(nb, nloc,
+                                       castFloat(nb, nloc, product, xElement));
+             })
+             .getResult(0);
+  }
   for (Value added : extras) {
     SmallVector<OpFoldResult> sizesOf = tensor::getMixedSizes(ob, loc, x);
     Value empty = tensor::EmptyOp::create(ob, loc, sizesOf, xElement);
