@@ -163,6 +163,20 @@ class NativeLayerNorm(nn.Module):
         return (y, mean, rstd) if self.stats else y
 
 
+class WeightlessRMSNorm(nn.Module):
+    """x * rsqrt(mean(x^2) + eps), no parameter (any row length)."""
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+
+class WeightlessLayerNorm(nn.Module):
+    """F.layer_norm over the last dim, whatever its size."""
+
+    def forward(self, x):
+        return F.layer_norm(x, (x.shape[-1],))
+
+
 class UnbiasedLayerNorm(nn.Module):
     """Normalizes by the unbiased variance (not a LayerNorm)."""
 
@@ -327,6 +341,12 @@ CASES = [
      "epsilon inside and outside the root"),
     ("neg_tanh_gelu", lambda: TanhGELU(), F32,
      "tanh-approximated GELU (not a candidate)"),
+    # Normalized dims of dynamic size: torch-mlir divides by
+    # sitofp(tensor.dim).
+    ("rms_norm_dynamic_hidden", lambda: WeightlessRMSNorm(), F32,
+     "an RMSNorm without parameters, batch and hidden dims dynamic"),
+    ("layer_norm_dynamic_hidden", lambda: WeightlessLayerNorm(), F32,
+     "F.layer_norm over the last dim, batch and hidden dims dynamic"),
 ]
 
 
@@ -580,6 +600,9 @@ def export(module, dtype, name, output_type):
     dynamic = None
     if name.endswith("_dynamic"):
         dynamic = ({0: torch.export.Dim("batch")},)
+    elif name.endswith("_dynamic_hidden"):
+        dynamic = ({0: torch.export.Dim("batch"),
+                    2: torch.export.Dim("hidden")},)
     return str(fx.export_and_import(module, example, output_type=output_type,
                                     func_name=name, dynamic_shapes=dynamic))
 

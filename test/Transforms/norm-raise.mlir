@@ -568,6 +568,152 @@ func.func @neg_other_tensor(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -> tensor<
 
 // -----
 
+// A row length of dynamic size: the mean square divides by the row's
+// element count read from x (tensor.dim, index_cast, sitofp inside the body).
+// CHECK-LABEL: func @rms_norm_dynamic_row
+//  CHECK-SAME: (%[[X:.*]]: tensor<4x?xf32>)
+//       CHECK: %[[Y:.*]] = norm.rms_norm %[[X]] {epsilon = 9.99999974E-6 : f32} : (tensor<4x?xf32>) -> tensor<4x?xf32>
+//       CHECK: return %[[Y]]
+func.func @rms_norm_dynamic_row(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %c1 = arith.constant 1 : index
+  %dn = tensor.dim %x, %c1 : tensor<4x?xf32>
+  %n = arith.index_cast %dn : index to i64
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x?xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty(%dn) : tensor<4x?xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %ss : tensor<4x?xf32>, tensor<4xf32>) outs(%full : tensor<4x?xf32>) {
+  ^bb0(%v: f32, %s: f32, %out: f32):
+    %nf = arith.sitofp %n : i64 to f32
+    %ms = arith.divf %s, %nf : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    linalg.yield %o : f32
+  } -> tensor<4x?xf32>
+  return %y : tensor<4x?xf32>
+}
+
+// -----
+
+// Two dynamic normalized dims: N is the product of the two sizes (muli),
+// converted outside the body, as a multiplier 1 / N.
+// CHECK-LABEL: func @rms_norm_dynamic_two_dims
+//       CHECK: norm.rms_norm %{{.*}} {axis = -2 : i64, epsilon = 9.99999974E-6 : f32} : (tensor<4x?x?xf32>) -> tensor<4x?x?xf32>
+//   CHECK-NOT: linalg.generic
+func.func @rms_norm_dynamic_two_dims(%x: tensor<4x?x?xf32>) -> tensor<4x?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %d1 = tensor.dim %x, %c1 : tensor<4x?x?xf32>
+  %d2 = tensor.dim %x, %c2 : tensor<4x?x?xf32>
+  %count = arith.muli %d1, %d2 : index
+  %ci = arith.index_cast %count : index to i64
+  %nf = arith.sitofp %ci : i64 to f32
+  %inv = arith.divf %one, %nf : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0)>], iterator_types = ["parallel", "reduction", "reduction"]} ins(%x : tensor<4x?x?xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty(%d1, %d2) : tensor<4x?x?xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %ss : tensor<4x?x?xf32>, tensor<4xf32>) outs(%full : tensor<4x?x?xf32>) {
+  ^bb0(%v: f32, %s: f32, %out: f32):
+    %ms = arith.mulf %s, %inv : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    linalg.yield %o : f32
+  } -> tensor<4x?x?xf32>
+  return %y : tensor<4x?x?xf32>
+}
+
+// -----
+
+// Negative: the count is read from another tensor than the one normalized
+// (equal sizes are not known).
+// CHECK-LABEL: func @neg_dynamic_row_other_tensor
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_dynamic_row_other_tensor(%x: tensor<4x?xf32>, %z: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %c1 = arith.constant 1 : index
+  %dx = tensor.dim %x, %c1 : tensor<4x?xf32>
+  %dz = tensor.dim %z, %c1 : tensor<4x?xf32>
+  %n = arith.index_cast %dz : index to i64
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x?xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty(%dx) : tensor<4x?xf32>
+  // expected-remark @below {{normalization not raised: the number of normalized elements is read from the sizes of another tensor than the input}}
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %ss : tensor<4x?xf32>, tensor<4xf32>) outs(%full : tensor<4x?xf32>) {
+  ^bb0(%v: f32, %s: f32, %out: f32):
+    %nf = arith.sitofp %n : i64 to f32
+    %ms = arith.divf %s, %nf : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    linalg.yield %o : f32
+  } -> tensor<4x?xf32>
+  return %y : tensor<4x?xf32>
+}
+
+// -----
+
+// Negative: the sum over the row is divided by the number of rows.
+// CHECK-LABEL: func @neg_dynamic_divided_by_rows
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_dynamic_divided_by_rows(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d0 = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %d1 = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %n = arith.index_cast %d0 : index to i64
+  %row = tensor.empty(%d0) : tensor<?xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<?xf32>) -> tensor<?xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<?x?xf32>) outs(%acc : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  %full = tensor.empty(%d0, %d1) : tensor<?x?xf32>
+  // expected-remark @below {{normalization not raised: the sum is divided by the size of other dims than those it sums over}}
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %ss : tensor<?x?xf32>, tensor<?xf32>) outs(%full : tensor<?x?xf32>) {
+  ^bb0(%v: f32, %s: f32, %out: f32):
+    %nf = arith.sitofp %n : i64 to f32
+    %ms = arith.divf %s, %nf : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    linalg.yield %o : f32
+  } -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+
+// -----
+
 // Not a candidate: a softmax has a row sum but is no normalization; it is
 // neither raised nor reported.
 // CHECK-LABEL: func @softmax_is_no_candidate
@@ -725,6 +871,14 @@ func.func @softmax_is_no_candidate(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 //    TORCH-NOT: norm.
 // TORCH-LABEL: func.func @neg_tanh_gelu(
 //    TORCH-NOT: norm.
+// The normalized dim of dynamic size: the chain divides by
+// sitofp(tensor.dim %x); the sizes are x's, so N is the op's.
+// LINALG-LABEL: func.func @rms_norm_dynamic_hidden(
+//       LINALG: norm.rms_norm %arg0 : (tensor<?x4x?xf32>) -> tensor<?x4x?xf32>
+//   LINALG-NOT: linalg.generic
+// LINALG-LABEL: func.func @layer_norm_dynamic_hidden(
+//       LINALG: norm.layer_norm %arg0 : (tensor<?x4x?xf32>) -> tensor<?x4x?xf32>
+//   LINALG-NOT: linalg.generic
 
 // One remark per declined candidate, and none for the tanh-GELU.
 //      REMARK: remark: normalization not raised: the sum over 32 elements is {{divided by 31, not by N|scaled by 0.0322580645, not by 1 / N}} (unbiased variance)

@@ -2067,3 +2067,156 @@ module {
     return %1 : tensor<2x4x32xf32>
   }
 }
+
+// -----
+
+// Case rms_norm_dynamic_hidden: an RMSNorm without parameters, batch and hidden dims dynamic (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+module {
+  func.func @rms_norm_dynamic_hidden(%arg0: tensor<?x4x?xf32>) -> tensor<?x4x?xf32> {
+    %c2_i64 = arith.constant 2 : i64
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 9.9999999999999995E-7 : f64
+    %dim = tensor.dim %arg0, %c0 : tensor<?x4x?xf32>
+    %dim_1 = tensor.dim %arg0, %c2 : tensor<?x4x?xf32>
+    %0 = tensor.empty(%dim, %dim_1) : tensor<?x4x?xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<?x4x?xf32>) outs(%0 : tensor<?x4x?xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %10 : f32
+    } -> tensor<?x4x?xf32>
+    %2 = tensor.empty(%dim) : tensor<?x4x1xf32>
+    %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<?x4x1xf32>) -> tensor<?x4x1xf32>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<?x4x?xf32>) outs(%3 : tensor<?x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = arith.addf %in, %out : f32
+      linalg.yield %10 : f32
+    } -> tensor<?x4x1xf32>
+    %5 = arith.index_cast %dim_1 : index to i64
+    %6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<?x4x1xf32>) outs(%2 : tensor<?x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = arith.sitofp %5 : i64 to f32
+      %11 = arith.divf %in, %10 : f32
+      linalg.yield %11 : f32
+    } -> tensor<?x4x1xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6 : tensor<?x4x1xf32>) outs(%2 : tensor<?x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = arith.truncf %cst_0 : f64 to f32
+      %11 = arith.addf %in, %10 : f32
+      linalg.yield %11 : f32
+    } -> tensor<?x4x1xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7 : tensor<?x4x1xf32>) outs(%2 : tensor<?x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %10 = math.rsqrt %in : f32
+      linalg.yield %10 : f32
+    } -> tensor<?x4x1xf32>
+    %9 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %8 : tensor<?x4x?xf32>, tensor<?x4x1xf32>) outs(%0 : tensor<?x4x?xf32>) {
+    ^bb0(%in: f32, %in_2: f32, %out: f32):
+      %10 = arith.mulf %in, %in_2 : f32
+      linalg.yield %10 : f32
+    } -> tensor<?x4x?xf32>
+    return %9 : tensor<?x4x?xf32>
+  }
+}
+
+// -----
+
+// Case layer_norm_dynamic_hidden: F.layer_norm over the last dim, batch and hidden dims dynamic (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+module {
+  func.func @layer_norm_dynamic_hidden(%arg0: tensor<?x4x?xf32>) -> tensor<?x4x?xf32> {
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %cst = arith.constant 0.000000e+00 : f64
+    %cst_0 = arith.constant 0.000000e+00 : f32
+    %cst_1 = arith.constant 1.000000e-05 : f64
+    %dim = tensor.dim %arg0, %c0 : tensor<?x4x?xf32>
+    %dim_2 = tensor.dim %arg0, %c2 : tensor<?x4x?xf32>
+    %0 = tensor.empty(%dim, %dim_2) : tensor<?x4x?xf64>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<?x4x?xf32>) outs(%0 : tensor<?x4x?xf64>) {
+    ^bb0(%in: f32, %out: f64):
+      %21 = arith.extf %in : f32 to f64
+      linalg.yield %21 : f64
+    } -> tensor<?x4x?xf64>
+    %2 = tensor.empty(%dim) : tensor<?x4x1xf64>
+    %3 = linalg.fill ins(%cst : f64) outs(%2 : tensor<?x4x1xf64>) -> tensor<?x4x1xf64>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<?x4x?xf64>) outs(%3 : tensor<?x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %21 = arith.addf %in, %out : f64
+      linalg.yield %21 : f64
+    } -> tensor<?x4x1xf64>
+    %5 = arith.index_cast %dim_2 : index to i64
+    %6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<?x4x1xf64>) outs(%2 : tensor<?x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %21 = arith.sitofp %5 : i64 to f64
+      %22 = arith.divf %in, %21 : f64
+      linalg.yield %22 : f64
+    } -> tensor<?x4x1xf64>
+    %7 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %6 : tensor<?x4x?xf64>, tensor<?x4x1xf64>) outs(%0 : tensor<?x4x?xf64>) {
+    ^bb0(%in: f64, %in_3: f64, %out: f64):
+      %21 = arith.subf %in, %in_3 : f64
+      linalg.yield %21 : f64
+    } -> tensor<?x4x?xf64>
+    %8 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7, %7 : tensor<?x4x?xf64>, tensor<?x4x?xf64>) outs(%0 : tensor<?x4x?xf64>) {
+    ^bb0(%in: f64, %in_3: f64, %out: f64):
+      %21 = arith.mulf %in, %in_3 : f64
+      linalg.yield %21 : f64
+    } -> tensor<?x4x?xf64>
+    %9 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%8 : tensor<?x4x?xf64>) outs(%3 : tensor<?x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %21 = arith.addf %in, %out : f64
+      linalg.yield %21 : f64
+    } -> tensor<?x4x1xf64>
+    %10 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9 : tensor<?x4x1xf64>) outs(%2 : tensor<?x4x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %21 = arith.sitofp %5 : i64 to f64
+      %22 = arith.divf %in, %21 : f64
+      linalg.yield %22 : f64
+    } -> tensor<?x4x1xf64>
+    %11 = tensor.empty(%dim) : tensor<?x4x1xf32>
+    %12 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%10 : tensor<?x4x1xf64>) outs(%11 : tensor<?x4x1xf32>) {
+    ^bb0(%in: f64, %out: f32):
+      %21 = arith.truncf %in : f64 to f32
+      linalg.yield %21 : f32
+    } -> tensor<?x4x1xf32>
+    %13 = linalg.fill ins(%cst_0 : f32) outs(%11 : tensor<?x4x1xf32>) -> tensor<?x4x1xf32>
+    %14 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0 : tensor<?x4x?xf32>) outs(%13 : tensor<?x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.addf %in, %out : f32
+      linalg.yield %21 : f32
+    } -> tensor<?x4x1xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%14 : tensor<?x4x1xf32>) outs(%11 : tensor<?x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.sitofp %5 : i64 to f32
+      %22 = arith.divf %in, %21 : f32
+      linalg.yield %22 : f32
+    } -> tensor<?x4x1xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%12 : tensor<?x4x1xf32>) outs(%11 : tensor<?x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = arith.truncf %cst_1 : f64 to f32
+      %22 = arith.addf %in, %21 : f32
+      linalg.yield %22 : f32
+    } -> tensor<?x4x1xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16 : tensor<?x4x1xf32>) outs(%11 : tensor<?x4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %21 = math.rsqrt %in : f32
+      linalg.yield %21 : f32
+    } -> tensor<?x4x1xf32>
+    %18 = tensor.empty(%dim, %dim_2) : tensor<?x4x?xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %15 : tensor<?x4x?xf32>, tensor<?x4x1xf32>) outs(%18 : tensor<?x4x?xf32>) {
+    ^bb0(%in: f32, %in_3: f32, %out: f32):
+      %21 = arith.subf %in, %in_3 : f32
+      linalg.yield %21 : f32
+    } -> tensor<?x4x?xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19, %17 : tensor<?x4x?xf32>, tensor<?x4x1xf32>) outs(%18 : tensor<?x4x?xf32>) {
+    ^bb0(%in: f32, %in_3: f32, %out: f32):
+      %21 = arith.mulf %in, %in_3 : f32
+      linalg.yield %21 : f32
+    } -> tensor<?x4x?xf32>
+    return %20 : tensor<?x4x?xf32>
+  }
+}

@@ -135,6 +135,12 @@ double NumericEvaluator::eval(TensorExpr *e, SmallVectorImpl<int64_t> &coords) {
   case Kind::Const:
     r = e->constant;
     break;
+  case Kind::DimSize:
+    r = 1.0;
+    for (unsigned d = 0; d < sizes.size(); ++d)
+      if (e->reducedDims >> d & 1)
+        r *= static_cast<double>(sizes[d]);
+    break;
   case Kind::Acc:
     break;
   case Kind::Add:

@@ -82,7 +82,7 @@ bool NormChainMatcher::matchMeanSquare(TensorExpr *ms, NormMatch &m) {
     square = ms->getOperand(0);
     dims = ms->reducedDims;
     sumOfSquares = true;
-  } else if (!matchMean(ms, square, dims)) {
+  } else if (!matchMean(ms, square, dims, m)) {
     return false;
   }
   if (!square->is(Kind::Mul) || square->getOperand(0) != square->getOperand(1))
@@ -197,7 +197,7 @@ bool NormChainMatcher::matchVariance(TensorExpr *v, NormMatch &m) {
   }
   TensorExpr *square;
   uint64_t dims;
-  if (!matchMean(variance, square, dims))
+  if (!matchMean(variance, square, dims, m))
     return false;
   if (!square->is(Kind::Mul) || square->getOperand(0) != square->getOperand(1))
     return fail(kStructure, "the second statistic is not a mean of squares");
@@ -208,7 +208,7 @@ bool NormChainMatcher::matchVariance(TensorExpr *v, NormMatch &m) {
   TensorExpr *xk = centered->getOperand(0);
   TensorExpr *meanSummand;
   uint64_t meanDims;
-  if (!matchMean(centered->getOperand(1), meanSummand, meanDims))
+  if (!matchMean(centered->getOperand(1), meanSummand, meanDims, m))
     return fail(kStructure, "the variance is not centered on the mean");
   if (meanSummand != xk)
     return fail(kStructure, "the variance is centered on the mean of "
@@ -241,7 +241,7 @@ bool NormChainMatcher::matchLayerNorm(TensorExpr *n, NormMatch &m) {
     NormMatch attempt = m;
     TensorExpr *summand;
     uint64_t dims;
-    if (!matchMean(centered->getOperand(1), summand, dims))
+    if (!matchMean(centered->getOperand(1), summand, dims, m))
       continue;
     if (summand != centered->getOperand(0)) {
       fail(kShape, "the value centered is not the input of the mean");

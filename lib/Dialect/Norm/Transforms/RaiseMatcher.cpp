@@ -215,25 +215,45 @@ bool NormChainMatcher::setDims(uint64_t dims, NormMatch &m) {
 }
 
 bool NormChainMatcher::matchMean(TensorExpr *e, TensorExpr *&summand,
-                                 uint64_t &dims) {
+                                 uint64_t &dims, NormMatch &m) {
   // sum / N, sum * (1/N), (1/N) * sum.
   TensorExpr *sum = nullptr, *scale = nullptr;
   bool divides = false;
+  auto isCount = [](TensorExpr *n) {
+    return n->is(Kind::Const) || n->is(Kind::DimSize);
+  };
   if (e->is(Kind::Div) && e->getOperand(0)->is(Kind::Sum) &&
-      e->getOperand(1)->is(Kind::Const)) {
+      isCount(e->getOperand(1))) {
     sum = e->getOperand(0);
     scale = e->getOperand(1);
     divides = true;
   } else if (e->is(Kind::Mul)) {
     for (unsigned i = 0; i < 2; ++i)
       if (e->getOperand(i)->is(Kind::Sum) &&
-          e->getOperand(1 - i)->is(Kind::Const)) {
+          (e->getOperand(1 - i)->is(Kind::Const) ||
+           (e->getOperand(1 - i)->is(Kind::Recip) &&
+            e->getOperand(1 - i)->getOperand(0)->is(Kind::DimSize)))) {
         sum = e->getOperand(i);
         scale = e->getOperand(1 - i);
       }
   }
   if (!sum)
     return false;
+  // The count read from the dynamic sizes: it must be that of the summed
+  // dims.
+  TensorExpr *size = scale->is(Kind::Recip) ? scale->getOperand(0) : scale;
+  if (size->is(Kind::DimSize)) {
+    // N read at run time (the count converted to the arithmetic type, as
+    // the op's lowering does); finish() checks whose sizes they are.
+    if (size->reducedDims != sum->reducedDims)
+      return fail(kStatistic, "the sum is divided by the size of other dims "
+                              "than those it sums over");
+    if (!llvm::is_contained(m.countTensors, size->value))
+      m.countTensors.push_back(size->value);
+    summand = sum->getOperand(0);
+    dims = sum->reducedDims;
+    return true;
+  }
   int64_t count = 1;
   ArrayRef<int64_t> shape = builder.getFrameShape();
   for (int64_t d = 0; d < rank; ++d) {
@@ -368,6 +388,10 @@ bool NormChainMatcher::checkParam(TensorExpr *p, StringRef name,
 
 bool NormChainMatcher::finish(NormMatch &m) {
   Type inputType = m.inputType, computeType = m.computeType;
+  for (Value tensor : m.countTensors)
+    if (!m.x->is(Kind::Leaf) || tensor != m.x->value)
+      return fail(kCore, "the number of normalized elements is read from "
+                         "the sizes of another tensor than the input");
   if (!isSupportedFloat(inputType))
     return fail(kCore, "the element type is not f16, bf16, f32 or f64");
   if (m.x->type != inputType)

@@ -72,6 +72,8 @@ struct NormMatch {
   /// The mean the variance is centered on (LayerNorm; torch-mlir's is an
   /// f64 mean beside the f32 one the chain subtracts).
   TensorExpr *varianceMean = nullptr;
+  /// The tensors whose dynamic sizes give N where the chain divides by it.
+  SmallVector<Value, 1> countTensors;
 };
 
 /// Bit width of an integer or float type.
@@ -132,7 +134,8 @@ private:
   bool matchMeanSquare(TensorExpr *ms, NormMatch &m);
   bool matchLayerNorm(TensorExpr *n, NormMatch &m);
   bool matchVariance(TensorExpr *v, NormMatch &m);
-  bool matchMean(TensorExpr *e, TensorExpr *&summand, uint64_t &dims);
+  bool matchMean(TensorExpr *e, TensorExpr *&summand, uint64_t &dims,
+                 NormMatch &m);
   bool matchEpsilonAdd(TensorExpr *e, TensorExpr *&stat, NormMatch &m);
   bool matchEpsilonOrNone(TensorExpr *e, TensorExpr *&stat, NormMatch &m);
   bool bindInput(TensorExpr *xc, NormMatch &m);

@@ -194,6 +194,11 @@ TensorExpr *TensorExprBuilder::getConst(double value, Type type) {
                 roundToType(value, type));
 }
 
+TensorExpr *TensorExprBuilder::getDimSize(Value tensor, uint64_t dims,
+                                          Type type) {
+  return intern(TensorExprKind::DimSize, type, {}, tensor, {}, 0.0, dims);
+}
+
 TensorExpr *TensorExprBuilder::getAcc(Type type) {
   return intern(TensorExprKind::Acc, type, {});
 }
@@ -278,6 +283,9 @@ TensorExpr *TensorExprBuilder::getCast(TensorExpr *operand, Type type) {
     return operand;
   if (operand->is(TensorExprKind::Const))
     return getConst(operand->constant, type);
+  // A count of elements is exact in every float type the frames use.
+  if (operand->is(TensorExprKind::DimSize))
+    return getDimSize(operand->value, operand->reducedDims, type);
   unsigned fromWidth = from.getIntOrFloatBitWidth();
   unsigned toWidth = type.getIntOrFloatBitWidth();
   bool widening =

@@ -32,6 +32,10 @@ enum class TensorExprKind {
   Leaf,
   /// A floating-point constant (splat tensors and scalar constants).
   Const,
+  /// The number of elements over the frame dims in `reducedDims`, read
+  /// from the dynamic sizes of the tensor `value` (of the frame's rank):
+  /// `tensor.dim`s, multiplied, converted to an integer or float `type`.
+  DimSize,
   /// The accumulator of a reduction body (only while a body is evaluated).
   Acc,
   Add,
@@ -176,6 +180,7 @@ public:
 
   TensorExpr *getLeaf(Value value, AffineMap map, Type type);
   TensorExpr *getConst(double value, Type type);
+  TensorExpr *getDimSize(Value tensor, uint64_t dims, Type type);
   TensorExpr *getUnary(TensorExprKind kind, TensorExpr *operand);
   TensorExpr *getBinary(TensorExprKind kind, TensorExpr *lhs, TensorExpr *rhs);
   TensorExpr *getPow(TensorExpr *base, double exponent);
@@ -214,6 +219,9 @@ private:
   TensorExpr *evaluateOp(Operation *op, unsigned resultIndex, AffineMap map);
   TensorExpr *evaluateLinalg(Operation *op, unsigned resultIndex,
                              AffineMap map);
+  /// `1 / N`, `c * N`...: a float `arith.divf`/`mulf` outside a body of an
+  /// element count (see DimSize) and a constant; null for anything else.
+  TensorExpr *evaluateCountArithmetic(Operation *op);
   TensorExpr *evaluateScalar(Value scalar,
                              DenseMap<Value, TensorExpr *> &environment,
                              function_ref<TensorExpr *(Value)> blockArgExpr);

@@ -216,6 +216,57 @@ static std::optional<double> getSplatFloat(Value value) {
   return std::nullopt;
 }
 
+/// `value` as the number of elements over some dims of a tensor of rank
+/// `rank`: `tensor.dim`s of that tensor (constant dims), multiplied
+/// (`arith.muli`), through index and integer casts and `sitofp`/`uitofp`.
+/// Returns the tensor and the dims.
+static std::optional<std::pair<Value, uint64_t>> matchDimCount(Value value,
+                                                               int64_t rank) {
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+          arith::ExtUIOp, arith::SIToFPOp, arith::UIToFPOp>(op))
+    return matchDimCount(op->getOperand(0), rank);
+  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+    auto type = dyn_cast<RankedTensorType>(dim.getSource().getType());
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (!type || type.getRank() != rank || !index || *index < 0 ||
+        *index >= rank)
+      return std::nullopt;
+    return std::make_pair(dim.getSource(), uint64_t(1) << *index);
+  }
+  if (auto mul = dyn_cast<arith::MulIOp>(op)) {
+    auto lhs = matchDimCount(mul.getLhs(), rank);
+    auto rhs = matchDimCount(mul.getRhs(), rank);
+    if (!lhs || !rhs || lhs->first != rhs->first || (lhs->second & rhs->second))
+      return std::nullopt;
+    return std::make_pair(lhs->first, lhs->second | rhs->second);
+  }
+  return std::nullopt;
+}
+
+TensorExpr *TensorExprBuilder::evaluateCountArithmetic(Operation *op) {
+  SmallVector<TensorExpr *, 2> operands;
+  bool count = false;
+  for (Value operand : op->getOperands()) {
+    TensorExpr *e = nullptr;
+    if (std::optional<double> splat = getSplatFloat(operand))
+      e = getConst(*splat, operand.getType());
+    else if (auto dims = matchDimCount(operand, getRank()))
+      e = getDimSize(dims->first, dims->second, operand.getType());
+    if (!e)
+      return nullptr;
+    count |= e->is(TensorExprKind::DimSize);
+    operands.push_back(e);
+  }
+  if (!count)
+    return nullptr;
+  return getBinary(isa<arith::DivFOp>(op) ? TensorExprKind::Div
+                                          : TensorExprKind::Mul,
+                   operands[0], operands[1]);
+}
+
 TensorExpr *TensorExprBuilder::evaluateImpl(Value value, AffineMap map) {
   Operation *op = value.getDefiningOp();
   if (!op)
@@ -525,11 +576,17 @@ TensorExpr *TensorExprBuilder::evaluateScalar(
                : nullptr;
   } else if (std::optional<double> integer = getSplatInteger(scalar)) {
     expr = getConst(*integer, Float64Type::get(context));
+  } else if (std::optional<std::pair<Value, uint64_t>> count =
+                 !inBody ? matchDimCount(scalar, getRank()) : std::nullopt) {
+    expr = getDimSize(count->first, count->second, scalar.getType());
   } else if (op && inBody) {
     expr = buildElementwise(
         op, llvm::to_vector(op->getOperands()), [&](Value operand) {
           return evaluateScalar(operand, environment, blockArgExpr);
         });
+  } else if (op && isa<arith::DivFOp, arith::MulFOp>(op) &&
+             (expr = evaluateCountArithmetic(op))) {
+    // Arithmetic on an element count outside the body (`1 / N`).
   } else if (isSupportedFloat(scalar.getType())) {
     expr = getLeaf(scalar, AffineMap::get(getRank(), 0, {}, context),
                    scalar.getType());
@@ -593,9 +650,12 @@ TensorExpr *TensorExprBuilder::buildElementwise(
   };
 
   return llvm::TypeSwitch<Operation *, TensorExpr *>(op)
-      .Case<arith::SIToFPOp>([&](auto) -> TensorExpr * {
-        // Only of integer constants (see getSplatInteger).
+      .Case<arith::SIToFPOp, arith::UIToFPOp>([&](auto) -> TensorExpr * {
+        // Only of integer constants (see getSplatInteger) and of element
+        // counts.
         TensorExpr *a = operandExpr(operands[0]);
+        if (a && a->is(Kind::DimSize))
+          return getDimSize(a->value, a->reducedDims, resultType);
         if (!a || !a->is(Kind::Const))
           return nullptr;
         return getConst(a->constant, resultType);
