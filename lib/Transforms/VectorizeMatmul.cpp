@@ -63,9 +63,16 @@ static FailureOr<ContractionTiling> matchContraction(linalg::LinalgOp op) {
   Type elementType = getElementTypeOrSelf(op->getResult(0).getType());
   if (!elementType.isF32() && !elementType.isF64())
     return failure();
-  for (Value operand : op->getOperands())
+  for (Value operand : op->getOperands()) {
     if (getElementTypeOrSelf(operand.getType()) != elementType)
       return failure();
+    // A constant of a dynamically shaped type has no sizes to tile by
+    // (upstream's value bounds fail on it).
+    Operation *def = operand.getDefiningOp();
+    if (def && def->hasTrait<OpTrait::ConstantLike>() &&
+        !cast<ShapedType>(operand.getType()).hasStaticShape())
+      return failure();
+  }
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||

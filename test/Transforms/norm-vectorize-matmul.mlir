@@ -115,3 +115,24 @@ func.func @not_handled(%a: tensor<4x4xbf16>, %h: tensor<4x4xf16>, %f: tensor<4x4
   %t = linalg.add ins(%f, %f : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %r, %s, %t : tensor<4x4xbf16>, tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// Left alone (no crash): a constant operand of a dynamically shaped type,
+// which has no sizes to tile by.
+// CHECK-LABEL: func @dynamic_constant
+//       CHECK:   linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x2xf32>, tensor<2x?xf32>)
+//   CHECK-NOT:   scf.forall
+func.func @dynamic_constant(%x: tensor<4x2xf32>, %z: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  %m = arith.constant dense_resource<dynamic_rhs> : tensor<2x?xf32>
+  %o = linalg.matmul ins(%x, %m : tensor<4x2xf32>, tensor<2x?xf32>) outs(%z : tensor<4x?xf32>) -> tensor<4x?xf32>
+  return %o : tensor<4x?xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      dynamic_rhs: "0x040000000000803F0000803F0000803F0000803F"
+    }
+  }
+#-}
