@@ -21,24 +21,25 @@ Type mlir::norm::getTypeLike(Type like, Type elementType) {
   return elementType;
 }
 
-Value mlir::norm::buildFloatConstant(OpBuilder &b, Location loc, Type type,
-                                     double value) {
-  auto elementType = cast<FloatType>(getElementTypeOrSelf(type));
-  FloatAttr scalar = b.getFloatAttr(elementType, value);
+/// `scalar` as a constant of `type`: itself, or splatted over a vector.
+static Value buildSplatConstant(OpBuilder &b, Location loc, Type type,
+                                TypedAttr scalar) {
   if (auto vectorType = dyn_cast<VectorType>(type))
     return arith::ConstantOp::create(
         b, loc, vectorType, DenseElementsAttr::get(vectorType, scalar));
-  return arith::ConstantOp::create(b, loc, elementType, scalar);
+  return arith::ConstantOp::create(b, loc, scalar.getType(), scalar);
+}
+
+Value mlir::norm::buildFloatConstant(OpBuilder &b, Location loc, Type type,
+                                     double value) {
+  auto elementType = cast<FloatType>(getElementTypeOrSelf(type));
+  return buildSplatConstant(b, loc, type, b.getFloatAttr(elementType, value));
 }
 
 Value mlir::norm::buildIntConstant(OpBuilder &b, Location loc, Type type,
                                    int64_t value) {
   auto elementType = cast<IntegerType>(getElementTypeOrSelf(type));
-  IntegerAttr scalar = b.getIntegerAttr(elementType, value);
-  if (auto vectorType = dyn_cast<VectorType>(type))
-    return arith::ConstantOp::create(
-        b, loc, vectorType, DenseElementsAttr::get(vectorType, scalar));
-  return arith::ConstantOp::create(b, loc, elementType, scalar);
+  return buildSplatConstant(b, loc, type, b.getIntegerAttr(elementType, value));
 }
 
 Value mlir::norm::castFloat(OpBuilder &b, Location loc, Value value,

@@ -14,7 +14,6 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/TypeUtilities.h"
 
-
 using namespace mlir;
 using namespace mlir::norm;
 
