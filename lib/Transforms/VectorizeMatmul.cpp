@@ -69,8 +69,9 @@ static FailureOr<ContractionTiling> matchContraction(linalg::LinalgOp op) {
     // A constant of a dynamically shaped type has no sizes to tile by
     // (upstream's value bounds fail on it).
     Operation *def = operand.getDefiningOp();
-    if (def && def->hasTrait<OpTrait::ConstantLike>() &&
-        !cast<ShapedType>(operand.getType()).hasStaticShape())
+    auto shaped = dyn_cast<ShapedType>(operand.getType());
+    if (def && def->hasTrait<OpTrait::ConstantLike>() && shaped &&
+        !shaped.hasStaticShape())
       return failure();
   }
   FailureOr<linalg::ContractionDimensions> dims =
