@@ -306,7 +306,7 @@ private:
     reason = why.str();
     return false;
   }
-  void classify(ArrayRef<TensorExpr *> nodes);
+  void classify(ArrayRef<TensorExpr *> nodes, bool hasTanh);
   bool tryRoles(GradMatch &m);
   TensorExpr *formula(const GradMatch &m);
   /// What dx is scaled by: rstd.
@@ -348,7 +348,7 @@ static void collectFullLeaves(TensorExpr *e, uint64_t fullMask,
       out.insert(node);
 }
 
-void GradMatcher::classify(ArrayRef<TensorExpr *> nodes) {
+void GradMatcher::classify(ArrayRef<TensorExpr *> nodes, bool hasTanh) {
   uint64_t fullMask = (uint64_t(1) << rank) - 1;
   auto differentTensors = [&](TensorExpr *a, TensorExpr *b) {
     if (a == b || a->deps != fullMask || b->deps != fullMask)
@@ -360,8 +360,6 @@ void GradMatcher::classify(ArrayRef<TensorExpr *> nodes) {
   };
   anchors.clear();
   isCandidate = false;
-  bool hasTanh = llvm::any_of(
-      nodes, [](TensorExpr *node) { return node->is(Kind::Tanh); });
   for (TensorExpr *node : nodes) {
     if (node->is(Kind::Sum)) {
       anchors.push_back(node);
@@ -512,21 +510,22 @@ std::optional<GradMatch> GradMatcher::match() {
   });
   if (nodes.size() > 4096)
     return std::nullopt;
-  classify(nodes);
 
   // The normalized dims: those of the row sums (LayerNorm, RMSNorm), or
   // of a weight, or the last dim (DyT).
-  bool hasTanh = false;
+  bool hasTanh = false, sumsDiffer = false;
   uint64_t sumMask = 0;
   for (TensorExpr *node : nodes) {
     hasTanh |= node->is(Kind::Tanh);
     if (node->is(Kind::Sum)) {
-      if (sumMask && sumMask != node->reducedDims) {
-        decline("its row sums are over different dims");
-        return std::nullopt;
-      }
+      sumsDiffer |= sumMask && sumMask != node->reducedDims;
       sumMask = node->reducedDims;
     }
+  }
+  classify(nodes, hasTanh);
+  if (sumsDiffer) {
+    decline("its row sums are over different dims");
+    return std::nullopt;
   }
   if (!sumMask && !hasTanh)
     return std::nullopt;
@@ -876,7 +875,6 @@ static bool isRowShaped(Type type, ArrayRef<int64_t> frame) {
   return true;
 }
 
-/// Tries to raise the gradient whose dx is `rootOp`.
 /// Why a candidate gradient stayed decomposed.
 struct GradDecline {
   bool isCandidate = false;
@@ -1168,14 +1166,16 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
   // gradients, reshaped and converted to the values they replace.
   ob.setInsertionPoint(rootOp);
   Value dx = gradOp->getResult(0);
+  // x's sizes, for the elementwise ops on dx.
+  SmallVector<OpFoldResult> sizesOf;
+  if (scale || !extras.empty())
+    sizesOf = tensor::getMixedSizes(ob, loc, x);
   if (scale) {
     // dx * rstd, rstd read per row.
-    SmallVector<OpFoldResult> sizesOf = tensor::getMixedSizes(ob, loc, x);
     Value empty = tensor::EmptyOp::create(ob, loc, sizesOf, xElement);
-    MLIRContext *context = rootOp->getContext();
-    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, context);
-    AffineMap rows =
-        AffineMap::getMultiDimIdentityMap(rank, context).getMajorSubMap(m.axis);
+    AffineMap identity =
+        AffineMap::getMultiDimIdentityMap(rank, rootOp->getContext());
+    AffineMap rows = identity.getMajorSubMap(m.axis);
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
     dx = linalg::GenericOp::create(
@@ -1195,7 +1195,6 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
              .getResult(0);
   }
   for (Value added : extras) {
-    SmallVector<OpFoldResult> sizesOf = tensor::getMixedSizes(ob, loc, x);
     Value empty = tensor::EmptyOp::create(ob, loc, sizesOf, xElement);
     dx =
         linalg::AddOp::create(ob, loc, ValueRange{added, dx}, ValueRange{empty})
