@@ -288,12 +288,19 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
   Value rstdColumn = rstd ? toColumn(rstd) : Value();
   Value rowSizeFloat = buildIndexToFloat(b, loc, rowSize, b.getF64Type());
 
-  // Blocks of rows; their partial parameter gradients.
+  // Blocks of rows; their partial parameter gradients. A row length known
+  // only at run time chooses the block size there, by the same rule.
   int64_t staticBlockRows =
       !ShapedType::isDynamic(staticRowSize) && staticRowSize >= kLongRow
           ? kLongRowsPerBlock
           : kRowsPerBlock;
   Value rowsPerBlock = constantIndex(b, staticBlockRows);
+  if (ShapedType::isDynamic(staticRowSize))
+    rowsPerBlock = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, rowSize,
+                              constantIndex(b, kLongRow)),
+        constantIndex(b, kLongRowsPerBlock), rowsPerBlock);
   Value numBlocks =
       b.createOrFold<arith::CeilDivUIOp>(loc, numRows, rowsPerBlock);
   unsigned numPartials = (weight ? 1 : 0) + (hasBias ? 1 : 0);
@@ -370,7 +377,9 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
     forall->setAttr(NormDialect::SequentialAttrHelper::getNameStr(),
                     b.getUnitAttr());
   // A large dx bypasses the caches, as the forward's outputs do (with a
-  // dynamic row count: from enough rows on, decided at run time).
+  // dynamic row count and a static row length: from enough rows on,
+  // decided at run time; with a dynamic row length: whenever the rows are
+  // aligned).
   if (options.nontemporalThreshold >= 0) {
     int64_t bytesPerElement = elementType.getIntOrFloatBitWidth() / 8;
     if (!ShapedType::isDynamic(staticElements)) {
@@ -388,6 +397,9 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
         forall->setAttr(
             NormDialect::NontemporalMinTripsAttrHelper::getNameStr(),
             b.getI64IntegerAttr(minBlocks));
+    } else if (ShapedType::isDynamic(staticRowSize)) {
+      forall->setAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr(),
+                      b.getUnitAttr());
     }
   }
   // Then the last sweep of a group of rows fetches the same rows of the

@@ -68,6 +68,28 @@ func.func @rms_norm_grad_long_rows(%dy: tensor<600x2048xf32>, %x: tensor<600x204
 
 // -----
 
+// Rows of a length known only at run time: the block size is chosen there
+// by the same rule (256 rows from 2048 elements on, else 64), and dx is
+// written with non-temporal stores whenever its rows are aligned (no row
+// count threshold: the row length is unknown), as the forward's row loops.
+// CHECK-LABEL: func @rms_norm_grad_dynamic_row
+//  CHECK-SAME: %{{[a-z0-9]+}}: tensor<?x?xf32>, %[[X:[a-z0-9]+]]: tensor<?x?xf32>
+//       CHECK: %[[N:.*]] = tensor.dim %[[X]], %c1
+//       CHECK: %[[LONG:.*]] = arith.cmpi uge, %[[N]], %c2048 : index
+//       CHECK: %[[ROWS:.*]] = arith.select %[[LONG]], %c256, %c64 : index
+//       CHECK: %[[BLOCKS:.*]] = arith.ceildivui %{{.*}}, %[[ROWS]] : index
+//       CHECK: scf.forall (%[[B:.*]]) in (%[[BLOCKS]])
+//       CHECK:   arith.muli %[[B]], %[[ROWS]]
+//       CHECK: } {norm.nontemporal_stores, norm.prefetch_next_row}
+// SEQ-LABEL: func @rms_norm_grad_dynamic_row
+//       SEQ: } {norm.nontemporal_stores, norm.prefetch_next_row, norm.sequential}
+func.func @rms_norm_grad_dynamic_row(%dy: tensor<?x?xf32>, %x: tensor<?x?xf32>, %r: tensor<?xf32>, %w: tensor<?xf32>) -> (tensor<?x?xf32>, tensor<?xf32>) {
+  %dx, %dw = norm.rms_norm_grad %dy, %x rstd(%r) weight(%w) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) -> (tensor<?x?xf32>, tensor<?xf32>)
+  return %dx, %dw : tensor<?x?xf32>, tensor<?xf32>
+}
+
+// -----
+
 // rms_norm_grad over a 3-D input: the leading dims are collapsed into rows
 // and dx expanded back; one sum per row (no mean), no bias. The weight
 // offset is added to the weight once, before the loop over the blocks.

@@ -262,8 +262,10 @@ def make_case(seed, op, t, shape, params, dynamic=False, offset=0.0,
         stats = (normref.rnd(1 / np.sqrt((x * x).mean(axis=1) + eps), ct),)
     dx, dw, db, da = reference(op, dy, x, stats, w, offset, alpha, has_bias)
 
+    # dynamic: the rows; "all": the rows and the row length.
     rows = "?" if dynamic else m
-    xt = ttype((rows, n), t)
+    cols = "?" if dynamic == "all" else n
+    xt = ttype((rows, cols), t)
     st = ttype((rows,), ct)
     args = ["%%dy: %s" % xt, "%%x: %s" % xt]
     inputs = [((m, n), t, dy), ((m, n), t, x)]
@@ -287,7 +289,8 @@ def make_case(seed, op, t, shape, params, dynamic=False, offset=0.0,
     outputs = [((m, n), t, normref.rnd(dx, t))]
     restypes = [xt]
     if w is not None:
-        wt = ttype(w.shape, t)
+        wt = ttype(("?",) if dynamic == "all" and params != "scalar"
+                   else w.shape, t)
         args.append("%%w: %s" % wt)
         inputs.append((w.shape, t, w))
         optypes.append(wt)
@@ -295,7 +298,7 @@ def make_case(seed, op, t, shape, params, dynamic=False, offset=0.0,
         restypes.append(wt)
         outputs.append((w.shape, t, normref.rnd(dw, t)))
     if has_bias:
-        bt = ttype((n,), t)
+        bt = ttype((cols,), t)
         restypes.append(bt)
         outputs.append(((n,), t, normref.rnd(db, t)))
     if op == "dyt":
@@ -315,7 +318,8 @@ def make_case(seed, op, t, shape, params, dynamic=False, offset=0.0,
     desc = "%s_grad %s [%d,%d] %s%s%s%s" % (
         op, t, m, n, {"wb": "weight+bias", "w": "weight", "none": "no params",
                       "scalar": "scalar weight"}[params],
-        ", dynamic rows" if dynamic else "",
+        {False: "", True: ", dynamic rows",
+         "all": ", dynamic dims"}[dynamic],
         (", weight_offset %g" % offset) if offset else "",
         (", x offset %g" % shift) if shift else "")
     if op == "dyt":
@@ -565,6 +569,16 @@ def suite(name):
     # and must keep its relative accuracy, in dx and in dalpha.
     cases.append(make_case(seed + 10, "dyt", t, (4, 200), "wb", shift=2.0,
                            alpha=4.0))
+    # A row length known only at run time: the block size chosen there
+    # (64 rows, or 256 from 2048 elements on), a masked tail per row.
+    cases.append(make_case(seed + 11, "rms_norm", t, (70, 72), "w",
+                           dynamic="all"))
+    cases.append(make_case(seed + 12, "layer_norm", t, (300, 2100), "wb",
+                           dynamic="all"))
+    cases.append(make_case(seed + 13, "dyt", t, (65, 100), "wb",
+                           dynamic="all"))
+    cases.append(make_case(seed + 14, "layer_norm", t, (4, 40), "none",
+                           dynamic="all"))
     return cases
 
 
