@@ -1,8 +1,10 @@
 //===- Grad.cpp - Gradient cases for norm-bench -----------------*- C++ -*-===//
 //
-// Cases `layer_norm_grad` (weight and bias) and `rms_norm_grad` (weight),
-// f32 and bf16, one module each: @kernel(dy, x, [mean], rstd, w, dx, dw,
-// [db]).
+// Cases `layer_norm_grad` (weight and bias), `rms_norm_grad` (weight) and
+// `dyt_grad` (weight and bias), f32 and bf16, one module each:
+// @kernel(dy, x, [mean], rstd, w, dx, dw, [db]). Each is compiled for the
+// static shape and, as `<op>_grad/dyn/...`, for dynamic dims (`?x?`,
+// called with the same sizes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,9 +29,9 @@ const char *const kOps[] = {"layer_norm", "rms_norm", "dyt"};
 const char *const kDTypes[] = {"f32", "bf16"};
 
 std::string benchmarkName(llvm::StringRef op, GradShape shape,
-                          llvm::StringRef dtype) {
-  return llvm::formatv("{0}_grad/{1}x{2}/{3}", op, shape.rows, shape.cols,
-                       dtype)
+                          llvm::StringRef dtype, bool dynamic) {
+  return llvm::formatv("{0}_grad/{1}{2}x{3}/{4}", op, dynamic ? "dyn/" : "",
+                       shape.rows, shape.cols, dtype)
       .str();
 }
 
@@ -52,15 +54,15 @@ size_t gradBytes(llvm::StringRef op, GradShape shape, llvm::StringRef dtype) {
 }
 
 std::string gradSource(llvm::StringRef op, GradShape shape,
-                       llvm::StringRef dtype) {
-  std::string x = llvm::formatv("tensor<{0}x{1}x{2}>", shape.rows, shape.cols,
-                                dtype),
-              xm = llvm::formatv("memref<{0}x{1}x{2}>", shape.rows, shape.cols,
-                                 dtype),
-              w = llvm::formatv("tensor<{0}x{1}>", shape.cols, dtype),
-              wm = llvm::formatv("memref<{0}x{1}>", shape.cols, dtype),
-              st = llvm::formatv("tensor<{0}xf32>", shape.rows),
-              stm = llvm::formatv("memref<{0}xf32>", shape.rows);
+                       llvm::StringRef dtype, bool dynamic) {
+  std::string rows = dynamic ? "?" : std::to_string(shape.rows),
+              cols = dynamic ? "?" : std::to_string(shape.cols);
+  std::string x = llvm::formatv("tensor<{0}x{1}x{2}>", rows, cols, dtype),
+              xm = llvm::formatv("memref<{0}x{1}x{2}>", rows, cols, dtype),
+              w = llvm::formatv("tensor<{0}x{1}>", cols, dtype),
+              wm = llvm::formatv("memref<{0}x{1}>", cols, dtype),
+              st = llvm::formatv("tensor<{0}xf32>", rows),
+              stm = llvm::formatv("memref<{0}xf32>", rows);
   std::string params = "%dym: " + xm + ", %xm: " + xm;
   std::string body = toTensor("dy", xm, x) + toTensor("x", xm, x);
   if (isDyT(op)) {
@@ -121,8 +123,9 @@ float readElement(const void *data, size_t i, bool f32) {
 
 /// The buffers and module of one case.
 struct norm_bench::GradKernel {
-  GradKernel(llvm::StringRef op, GradShape shape, llvm::StringRef dtype)
-      : op(op.str()), dtype(dtype.str()), shape(shape),
+  GradKernel(llvm::StringRef op, GradShape shape, llvm::StringRef dtype,
+             bool dynamic)
+      : op(op.str()), dtype(dtype.str()), shape(shape), dynamic(dynamic),
         elements(size_t(shape.rows) * size_t(shape.cols)),
         e(elementBytes(dtype)), dy(e * elements), x(e * elements),
         mean(4 * size_t(shape.rows)), rstd(4 * size_t(shape.rows)),
@@ -168,7 +171,7 @@ struct norm_bench::GradKernel {
     }
     std::string error;
     module = mlir::norm::JITModule::compile(
-        gradSource(op, shape, dtype),
+        gradSource(op, shape, dtype, dynamic),
         llvm::formatv("norm-cpu-pipeline{{threads={0}}", threads).str(), error,
         libs);
     entry = module ? module->lookupCInterface("kernel") : nullptr;
@@ -257,6 +260,7 @@ struct norm_bench::GradKernel {
 
   std::string op, dtype;
   GradShape shape;
+  bool dynamic;
   size_t elements, e;
   AlignedBuffer dy, x, mean, rstd, w, dx, dw, db, alpha, dalpha;
   size_t floorBytes;
@@ -284,19 +288,21 @@ bool GradKernels::registerBenchmarks(
   std::string runnerUtils =
       std::string(NORM_LLVM_LIBRARY_DIR) + "/libmlir_c_runner_utils.so";
   gradLibs.push_back(runnerUtils);
-  for (const char *op : kOps) {
-    for (const char *dtype : kDTypes) {
-      std::string name = benchmarkName(op, shape, dtype);
-      if (!selected(name))
-        continue;
-      auto kernel = std::make_unique<GradKernel>(op, shape, dtype);
-      if (!kernel->compile(threads, gradLibs) || !kernel->agrees())
-        return false;
-      GradKernel *raw = kernel.get();
-      add(
-          name, gradBytes(op, shape, dtype), [raw] { raw->call(); },
-          raw->floorSource.data, raw->floorDestination.data);
-      kernels.push_back(std::move(kernel));
+  for (bool dynamic : {false, true}) {
+    for (const char *op : kOps) {
+      for (const char *dtype : kDTypes) {
+        std::string name = benchmarkName(op, shape, dtype, dynamic);
+        if (!selected(name))
+          continue;
+        auto kernel = std::make_unique<GradKernel>(op, shape, dtype, dynamic);
+        if (!kernel->compile(threads, gradLibs) || !kernel->agrees())
+          return false;
+        GradKernel *raw = kernel.get();
+        add(
+            name, gradBytes(op, shape, dtype), [raw] { raw->call(); },
+            raw->floorSource.data, raw->floorDestination.data);
+        kernels.push_back(std::move(kernel));
+      }
     }
   }
   return true;
@@ -310,41 +316,46 @@ void norm_bench::printGradSummary(
   for (GradShape shape : {GradShape{8192, 4096}, GradShape{4096, 4096}}) {
     for (const char *op : kOps) {
       for (const char *dtype : kDTypes) {
-        std::string name = benchmarkName(op, shape, dtype);
-        auto time = times.find(name);
-        if (time == times.end())
-          continue;
-        if (!header) {
-          llvm::outs() << "\nGradients (GB/s of dy, x, statistics, weight "
-                          "read and dx, dweight, dbias written"
-                       << (paired ? "; x nt: paired ratio copy_nt time / "
-                                    "kernel time"
-                                  : "")
-                       << "):\n";
+        for (bool dynamic : {false, true}) {
+          std::string name = benchmarkName(op, shape, dtype, dynamic);
+          auto time = times.find(name);
+          if (time == times.end())
+            continue;
+          if (!header) {
+            llvm::outs() << "\nGradients (GB/s of dy, x, statistics, weight "
+                            "read and dx, dweight, dbias written"
+                         << (paired ? "; x nt: paired ratio copy_nt time / "
+                                      "kernel time"
+                                    : "")
+                         << "):\n";
+            llvm::outs() << llvm::formatv(
+                "{0,-18} {1,-10} {2,-7} {3,-5} {4,8} {5,7} {6,8} {7,9}\n",
+                "case", "shape", "dims", "dtype", "GB/s", "x nt", "torch",
+                "vs torch");
+            header = true;
+          }
+          auto ratio = ntRatios.find(name);
+          double rate =
+              double(gradBytes(op, shape, dtype)) / time->second * 1e-3;
+          std::string torchRate = "-", vsTorch = "-";
+          auto torch =
+              torchRates.find(llvm::formatv("{0}_grad/torch/{1}x{2}/{3}", op,
+                                            shape.rows, shape.cols, dtype)
+                                  .str());
+          if (torch != torchRates.end() && torch->second > 0) {
+            torchRate = llvm::formatv("{0:F1}", torch->second * 1e-9);
+            vsTorch = llvm::formatv("{0:F2}x", rate / (torch->second * 1e-9));
+          }
           llvm::outs() << llvm::formatv(
-              "{0,-18} {1,-10} {2,-5} {3,8} {4,7} {5,8} {6,9}\n", "case",
-              "shape", "dtype", "GB/s", "x nt", "torch", "vs torch");
-          header = true;
+              "{0,-18} {1,-10} {2,-7} {3,-5} {4,8:F1} {5,7} {6,8} {7,9}\n",
+              std::string(op) + "_grad",
+              llvm::formatv("{0}x{1}", shape.rows, shape.cols).str(),
+              dynamic ? "dynamic" : "static", dtype, rate,
+              paired && ratio != ntRatios.end()
+                  ? llvm::formatv("{0:F2}", ratio->second).str()
+                  : std::string("-"),
+              torchRate, vsTorch);
         }
-        auto ratio = ntRatios.find(name);
-        double rate = double(gradBytes(op, shape, dtype)) / time->second * 1e-3;
-        std::string torchRate = "-", vsTorch = "-";
-        auto torch =
-            torchRates.find(llvm::formatv("{0}_grad/torch/{1}x{2}/{3}", op,
-                                          shape.rows, shape.cols, dtype)
-                                .str());
-        if (torch != torchRates.end() && torch->second > 0) {
-          torchRate = llvm::formatv("{0:F1}", torch->second * 1e-9);
-          vsTorch = llvm::formatv("{0:F2}x", rate / (torch->second * 1e-9));
-        }
-        llvm::outs() << llvm::formatv(
-            "{0,-18} {1,-10} {2,-5} {3,8:F1} {4,7} {5,8} {6,9}\n",
-            std::string(op) + "_grad",
-            llvm::formatv("{0}x{1}", shape.rows, shape.cols).str(), dtype, rate,
-            paired && ratio != ntRatios.end()
-                ? llvm::formatv("{0:F2}", ratio->second).str()
-                : std::string("-"),
-            torchRate, vsTorch);
       }
     }
   }
