@@ -983,3 +983,43 @@ func.func @post_norm_stack(%arg0: tensor<2x4x32xf32>) -> tensor<2x4x32xf32> {
   } -> tensor<2x4x32xf32>
   return %b9 : tensor<2x4x32xf32>
 }
+
+// -----
+
+// x is more dynamic than the result (as a symbolic trace leaves it): the
+// shapes differ only where one is dynamic, so x is the chain's input, cast
+// to the result's shape for the op.
+// CHECK-LABEL: func @rms_norm_input_less_static
+//  CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<?x?xf32>, %[[W:[a-z0-9]+]]: tensor<8xf32>
+//       CHECK: %[[XC:.*]] = tensor.cast %[[X]] : tensor<?x?xf32> to tensor<?x8xf32>
+//       CHECK: %[[Y:.*]] = norm.rms_norm %[[XC]] weight(%[[W]]) : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+//       CHECK: return %[[Y]]
+func.func @rms_norm_input_less_static(%x: tensor<?x?xf32>, %w: tensor<8xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-6 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %ni = arith.index_cast %n : index to i64
+  %nf = arith.sitofp %ni : i64 to f32
+  %e = tensor.empty(%m) : tensor<?x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x1xf32>) -> tensor<?x1xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<?x?xf32>) outs(%f : tensor<?x1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %sq = arith.mulf %a, %a : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<?x1xf32>
+  %ey = tensor.empty(%m) : tensor<?x8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %ss, %w : tensor<?x?xf32>, tensor<?x1xf32>, tensor<8xf32>) outs(%ey : tensor<?x8xf32>) {
+  ^bb0(%a: f32, %s: f32, %wv: f32, %o: f32):
+    %mean = arith.divf %s, %nf : f32
+    %v = arith.addf %mean, %eps : f32
+    %r = math.rsqrt %v : f32
+    %p = arith.mulf %a, %r : f32
+    %q = arith.mulf %p, %wv : f32
+    linalg.yield %q : f32
+  } -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}

@@ -132,7 +132,15 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
   Location loc = root->getLoc();
   OpBuilder b(context);
   DetachedOps created;
-  auto xType = cast<RankedTensorType>(analysis.x.getType());
+  // x with the root's shape (more static, or less, than x's own: they
+  // differ only in dynamic sizes).
+  Value x = analysis.x;
+  auto rootShape =
+      cast<RankedTensorType>(root->getResult(0).getType()).getShape();
+  if (cast<RankedTensorType>(x.getType()).getShape() != rootShape)
+    x = created.track(tensor::CastOp::create(
+        b, loc, cast<RankedTensorType>(x.getType()).clone(rootShape), x));
+  auto xType = cast<RankedTensorType>(x.getType());
   int64_t rank = xType.getRank();
   ArrayRef<int64_t> normalizedShape = xType.getShape().drop_front(m.axis);
 
@@ -189,7 +197,7 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
 
   // Statistics used outside the chain come from `return_stats` results.
   bool withStats = !analysis.statistics.empty();
-  SmallVector<Type> resultTypes{analysis.x.getType()};
+  SmallVector<Type> resultTypes{xType};
   if (withStats)
     resultTypes.append(m.kind == NormKind::LayerNorm ? 2 : 1,
                        RankedTensorType::get(
@@ -200,10 +208,10 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
   case NormKind::LayerNorm: {
     auto op = created.track(
         withStats
-            ? LayerNormOp::create(b, loc, resultTypes, analysis.x, weight, bias,
-                                  Value(), FloatAttr(), IntegerAttr(),
-                                  TypeAttr(), CastModeAttr(), b.getUnitAttr())
-            : LayerNormOp::create(b, loc, analysis.x, weight, bias, Value()));
+            ? LayerNormOp::create(b, loc, resultTypes, x, weight, bias, Value(),
+                                  FloatAttr(), IntegerAttr(), TypeAttr(),
+                                  CastModeAttr(), b.getUnitAttr())
+            : LayerNormOp::create(b, loc, x, weight, bias, Value()));
     op.setEpsilonAttr(epsilonAttr);
     op.setAxisAttr(axisAttr);
     op.setComputeTypeAttr(computeTypeAttr);
@@ -213,11 +221,11 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
   }
   case NormKind::RMSNorm: {
     auto op = created.track(
-        withStats ? RMSNormOp::create(b, loc, resultTypes, analysis.x, weight,
-                                      Value(), FloatAttr(), EpsilonModeAttr(),
+        withStats ? RMSNormOp::create(b, loc, resultTypes, x, weight, Value(),
+                                      FloatAttr(), EpsilonModeAttr(),
                                       FloatAttr(), IntegerAttr(), TypeAttr(),
                                       CastModeAttr(), b.getUnitAttr())
-                  : RMSNormOp::create(b, loc, analysis.x, weight, Value()));
+                  : RMSNormOp::create(b, loc, x, weight, Value()));
     op.setEpsilonAttr(epsilonAttr);
     op.setEpsilonModeAttr(EpsilonModeAttr::get(context, m.epsilonMode));
     op.setWeightOffsetAttr(
@@ -229,8 +237,8 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
     break;
   }
   case NormKind::DyT: {
-    auto op = created.track(
-        DyTOp::create(b, loc, analysis.x, alpha, weight, bias, Value()));
+    auto op =
+        created.track(DyTOp::create(b, loc, x, alpha, weight, bias, Value()));
     op.setAxisAttr(axisAttr);
     op.setComputeTypeAttr(computeTypeAttr);
     op.setCastModeAttr(castModeAttr);

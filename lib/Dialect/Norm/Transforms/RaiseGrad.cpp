@@ -809,37 +809,56 @@ static Value convertElements(OpBuilder &b, Location loc, Value value,
   return arith::TruncFOp::create(b, loc, target, value);
 }
 
-/// `value` reshaped (unit dims added or dropped) and converted to `type`.
+/// `value` cast to `shape` when its own shape differs from it only in
+/// dynamic sizes (null when they are incompatible).
+static Value castToShape(OpBuilder &b, Location loc, Value value,
+                         ArrayRef<int64_t> shape) {
+  auto from = cast<RankedTensorType>(value.getType());
+  if (from.getShape() == shape)
+    return value;
+  if (failed(verifyCompatibleShape(from.getShape(), shape)))
+    return {};
+  return tensor::CastOp::create(b, loc, from.clone(shape), value);
+}
+
+/// `value` reshaped (unit dims added or dropped), cast to `type`'s shape
+/// and converted to `type`.
 static Value adapt(OpBuilder &b, Location loc, Value value,
                    RankedTensorType type) {
   auto from = cast<RankedTensorType>(value.getType());
-  if (from.getShape() != type.getShape()) {
-    auto reshaped =
-        RankedTensorType::get(type.getShape(), from.getElementType());
-    SmallVector<ReassociationIndices> groups;
-    auto small = from.getRank() < type.getRank() ? from : reshaped;
-    auto large = from.getRank() < type.getRank() ? reshaped : from;
+  if (from.getRank() != type.getRank()) {
+    int64_t smallRank = std::min(from.getRank(), type.getRank());
     // Unit dims join the next kept dim (or the last group).
-    int64_t lead = large.getRank() - small.getRank();
-    if (lead < 0)
-      return {};
-    for (int64_t i = 0; i < small.getRank(); ++i)
+    int64_t lead = std::max(from.getRank(), type.getRank()) - smallRank;
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i < smallRank; ++i)
       groups.push_back({lead + i});
     for (int64_t i = lead - 1; i >= 0; --i) {
       if (groups.empty())
         break;
       groups.front().insert(groups.front().begin(), i);
     }
-    if (from.getRank() < type.getRank())
-      value = tensor::ExpandShapeOp::create(b, loc, reshaped, value, groups);
-    else
-      value = tensor::CollapseShapeOp::create(b, loc, reshaped, value, groups);
+    if (groups.empty())
+      return {};
+    if (from.getRank() < type.getRank()) {
+      // The added dims are type's (unit), the kept ones value's own.
+      SmallVector<int64_t> shape(type.getShape());
+      for (int64_t i = 0; i < smallRank; ++i)
+        shape[lead + i] = from.getDimSize(i);
+      value = tensor::ExpandShapeOp::create(b, loc, from.clone(shape), value,
+                                            groups);
+    } else {
+      value = tensor::CollapseShapeOp::create(b, loc, value, groups);
+    }
   }
+  value = castToShape(b, loc, value, type.getShape());
+  if (!value)
+    return {};
   return convertElements(b, loc, value, type.getElementType());
 }
 
 /// `value` collapsed to the leading dims `shape` (dropping unit normalized
-/// dims) and converted to `element`.
+/// dims), cast to `shape` and converted to `element`.
 static Value adaptRow(OpBuilder &b, Location loc, Value value,
                       ArrayRef<int64_t> shape, Type element) {
   auto from = cast<RankedTensorType>(value.getType());
@@ -852,10 +871,11 @@ static Value adaptRow(OpBuilder &b, Location loc, Value value,
         break;
       groups.back().push_back(i);
     }
-    auto collapsed = RankedTensorType::get(
-        from.getShape().take_front(shape.size()), from.getElementType());
-    value = tensor::CollapseShapeOp::create(b, loc, collapsed, value, groups);
+    value = tensor::CollapseShapeOp::create(b, loc, value, groups);
   }
+  value = castToShape(b, loc, value, shape);
+  if (!value)
+    return {};
   return convertElements(b, loc, value, element);
 }
 
@@ -909,7 +929,8 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
         if (Operation *def = e.value.getDefiningOp())
           chainOps.insert(def);
         if (e.expr && e.materializes &&
-            e.value.getType() == rootValue.getType())
+            getElementTypeOrSelf(e.value.getType()) ==
+                getElementTypeOrSelf(rootValue.getType()))
           matcher.fullValues.try_emplace(e.expr, e.value);
         if (!e.expr || !isRowShaped(e.value.getType(), frame))
           return;
@@ -946,8 +967,15 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
   Value x = m.x->is(Kind::Leaf) ? m.x->value : matcher.fullValues.lookup(m.x);
   if (!x)
     return false;
-  auto xType = cast<RankedTensorType>(x.getType());
-  if (dy.getType() != xType || rootValue.getType() != xType)
+  // dy and x have the root's type, or one that differs from it only in
+  // dynamic sizes (then cast to it).
+  auto xType = cast<RankedTensorType>(rootValue.getType());
+  auto hasCompatibleType = [&](Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    return type.getElementType() == xType.getElementType() &&
+           succeeded(verifyCompatibleShape(type, xType));
+  };
+  if (!hasCompatibleType(dy) || !hasCompatibleType(x))
     return false;
   Type xElement = xType.getElementType();
   Type computeType =
@@ -1074,6 +1102,18 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
       op->erase();
     return false;
   };
+  // dy, x and the tensors added to dx with the root's type.
+  for (Value *value : {&dy, &x}) {
+    if (value->getType() != xType)
+      *value = track(tensor::CastOp::create(ob, loc, xType, *value));
+  }
+  for (Value &extra : extras) {
+    auto type = cast<RankedTensorType>(extra.getType());
+    if (type.getShape() != xType.getShape() &&
+        succeeded(verifyCompatibleShape(type.getShape(), xType.getShape())))
+      extra = track(
+          tensor::CastOp::create(ob, loc, type.clone(xType.getShape()), extra));
+  }
   Value weight;
   if (m.weight) {
     auto weightType = cast<RankedTensorType>(m.weight->value.getType());

@@ -460,8 +460,19 @@ mlir::norm::rewriteQuantize(RewriterBase &rewriter, Operation *root,
     created.push_back(collapse);
     scale = collapse;
   }
-  auto op = QuantizeOp::create(rewriter, loc, match.y, scale,
-                               match.quantizedType, /*groupSize=*/0);
+  // y with the root's shape (they differ only in dynamic sizes).
+  Value y = match.y;
+  auto yType = cast<RankedTensorType>(y.getType());
+  auto rootShape =
+      cast<RankedTensorType>(root->getResult(0).getType()).getShape();
+  if (yType.getShape() != rootShape) {
+    auto cast =
+        tensor::CastOp::create(rewriter, loc, yType.clone(rootShape), y);
+    created.push_back(cast);
+    y = cast;
+  }
+  auto op = QuantizeOp::create(rewriter, loc, y, scale, match.quantizedType,
+                               /*groupSize=*/0);
   created.push_back(op);
   if (match.dynamic) {
     if (!std::isinf(match.scaleUb))

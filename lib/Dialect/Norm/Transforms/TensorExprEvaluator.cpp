@@ -98,8 +98,12 @@ TensorExpr *TensorExprBuilder::evaluate(Value value, AffineMap map) {
   // Fetched again: the evaluations made above may have moved the records.
   TensorExprEvaluation &evaluation = evaluations[index];
   evaluation.expr = expr;
+  // A shape that differs from the frame's only where one of them is
+  // dynamic holds the same elements (the ops that relate them require equal
+  // sizes at run time): a tensor.cast makes it the frame's type.
   evaluation.materializes =
-      map == identityMap && type.getShape() == ArrayRef(frameShape);
+      map == identityMap &&
+      succeeded(verifyCompatibleShape(type.getShape(), frameShape));
   evaluation.reachesAnchor = expr->is(TensorExprKind::Sum) ||
                              expr->is(TensorExprKind::Tanh) ||
                              llvm::any_of(evaluation.uses, [&](unsigned use) {
