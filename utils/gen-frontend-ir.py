@@ -467,7 +467,7 @@ TRAIN_CASES = [
 ]
 
 
-def export_train(module, dtype, name, output_type):
+def export_train(module, dtype, name, output_type, symbolic=False):
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
     module = module.to(dtype)
@@ -482,18 +482,37 @@ def export_train(module, dtype, name, output_type):
     dy = torch.randn(*SHAPE, generator=gen).to(dtype)
     params = tuple(p.detach().clone().requires_grad_(True)
                    for p in module.parameters())
-    gm = make_fx(step, decomposition_table=get_decomposition_table())(
-        x, dy, *params)
+    mode = "symbolic" if symbolic else "real"
+    gm = make_fx(step, decomposition_table=get_decomposition_table(),
+                 tracing_mode=mode)(x, dy, *params)
     # The traced step may update values in place (nn.RMSNorm's backward
     # does): functionalized, as aot_autograd hands graphs to a backend.
     if any(str(n.target).split(".")[-2].endswith("_")
            for n in gm.graph.nodes if n.op == "call_function"
            and str(n.target).count(".") >= 2):
         gm = make_fx(torch.func.functionalize(gm),
-                     decomposition_table=get_decomposition_table())(
+                     decomposition_table=get_decomposition_table(),
+                     tracing_mode=mode)(
             x.detach(), dy, *(p.detach() for p in params))
     return str(fx.stateless_fx_import(gm, output_type=output_type,
                                       model_name=name))
+
+
+# The step traced with every size symbolic (make_fx's symbolic tracing, as
+# torch.compile's dynamic=True does): every dim of x and the parameters is
+# dynamic, the results keep the sizes the parameters' uses fixed, and
+# torch-mlir broadcasts some row values through tensor.extract at
+# linalg.index coordinates selected on the sizes.
+SYMBOLIC_TRAIN_CASES = [
+    ("layer_norm_train_symbolic", lambda: nn.LayerNorm(D), F32,
+     "nn.LayerNorm, every size symbolic"),
+    ("rms_norm_train_symbolic", lambda: HFRMSNorm(D), F32,
+     "LlamaRMSNorm, every size symbolic"),
+]
+
+
+def export_train_symbolic(module, dtype, name, output_type):
+    return export_train(module, dtype, name, output_type, symbolic=True)
 
 
 def export_layer_norm_backward(output_type):
@@ -672,6 +691,8 @@ def main():
                       "as arguments (float32).\n{}\n".format(
                           export_layer_norm_backward(output_type).rstrip()))
         chunks += export_cases(AOT_CASES, export_aot, 300, output_type)
+        chunks += export_cases(SYMBOLIC_TRAIN_CASES, export_train_symbolic,
+                               400, output_type)
         write_file(path("train-"), "Training steps (forward and gradients) "
                    "as torch-mlir imports them ({}).".format(output_type),
                    "\n// -----\n\n".join(chunks))

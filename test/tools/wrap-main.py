@@ -9,8 +9,8 @@ on deterministic constant inputs and prints every result.
 Scalar float arguments get the value 1e-5. Each chunk may carry its own `{-# dialect_resources #-}` section (as
 torch-mlir prints it) and its own `#map` aliases; both are renamed per chunk
 so that the chunks can share one module. Inputs are tensors of the
-function's argument types (dynamic dims get size 3, behind a tensor.cast);
-values are a smooth pseudo-random pattern, with an offset on some rows
+function's argument types (dynamic dims get size 3, or the size given
+with --dynamic-size, behind a tensor.cast); values are a smooth pseudo-random pattern, with an offset on some rows
 (times FACTOR for a function given with --scale: a deep graph whose values
 would otherwise overflow f32).
 Results are converted to f32 (quantized ones too: f8E4M3FN by extf, i8 by
@@ -164,7 +164,15 @@ def main():
     parser.add_argument("--scale", action="append", default=[],
                         metavar="FUNCTION=FACTOR",
                         help="multiply the inputs of FUNCTION by FACTOR")
+    parser.add_argument("--dynamic-size", action="append", default=[],
+                        metavar="FUNCTION=SIZE",
+                        help="give the dynamic dims of FUNCTION's arguments "
+                        "SIZE (instead of %d)" % DYNAMIC_SIZE)
     args = parser.parse_args()
+    dynamic_sizes = {}
+    for item in args.dynamic_size:
+        name, _, size = item.partition("=")
+        dynamic_sizes[name] = int(size)
     scales = {}
     for item in args.scale:
         name, _, factor = item.partition("=")
@@ -193,7 +201,8 @@ def main():
                 operands.append(value)
                 continue
             shape, element = parse_type(arg_type)
-            static = [DYNAMIC_SIZE if s is None else s for s in shape]
+            size = dynamic_sizes.get(name, DYNAMIC_SIZE)
+            static = [size if s is None else s for s in shape]
             static_type = "tensor<{}>".format(
                 "x".join([str(s) for s in static] + [element]))
             value = "%in{}".format(counter)

@@ -5929,3 +5929,415 @@ module {
     return %collapsed, %19 : tensor<32xf32>, tensor<2x4x32xf32>
   }
 }
+
+// -----
+
+// Case layer_norm_train_symbolic: nn.LayerNorm, every size symbolic (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+module {
+  func.func @layer_norm_train_symbolic(%arg0: tensor<?x?x?xf32>, %arg1: tensor<?x?x?xf32>, %arg2: tensor<?xf32>, %arg3: tensor<?xf32>) -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<32xf32>, tensor<32xf32>) {
+    %c1 = arith.constant 1 : index
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %cst = arith.constant 0.000000e+00 : f64
+    %cst_0 = arith.constant 0.000000e+00 : f32
+    %c32 = arith.constant 32 : index
+    %cst_1 = arith.constant 1.000000e-05 : f64
+    %cst_2 = arith.constant 3.200000e+01 : f32
+    %dim = tensor.dim %arg0, %c0 : tensor<?x?x?xf32>
+    %dim_3 = tensor.dim %arg0, %c1 : tensor<?x?x?xf32>
+    %dim_4 = tensor.dim %arg0, %c2 : tensor<?x?x?xf32>
+    %0 = tensor.empty(%dim, %dim_3, %dim_4) : tensor<?x?x?xf64>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<?x?x?xf32>) outs(%0 : tensor<?x?x?xf64>) {
+    ^bb0(%in: f32, %out: f64):
+      %49 = arith.extf %in : f32 to f64
+      linalg.yield %49 : f64
+    } -> tensor<?x?x?xf64>
+    %2 = tensor.empty(%dim, %dim_3) : tensor<?x?x1xf64>
+    %3 = linalg.fill ins(%cst : f64) outs(%2 : tensor<?x?x1xf64>) -> tensor<?x?x1xf64>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<?x?x?xf64>) outs(%3 : tensor<?x?x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %49 = arith.addf %in, %out : f64
+      linalg.yield %49 : f64
+    } -> tensor<?x?x1xf64>
+    %5 = arith.index_cast %dim_4 : index to i64
+    %6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<?x?x1xf64>) outs(%2 : tensor<?x?x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %49 = arith.sitofp %5 : i64 to f64
+      %50 = arith.divf %in, %49 : f64
+      linalg.yield %50 : f64
+    } -> tensor<?x?x1xf64>
+    %7 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %6 : tensor<?x?x?xf64>, tensor<?x?x1xf64>) outs(%0 : tensor<?x?x?xf64>) {
+    ^bb0(%in: f64, %in_12: f64, %out: f64):
+      %49 = arith.subf %in, %in_12 : f64
+      linalg.yield %49 : f64
+    } -> tensor<?x?x?xf64>
+    %8 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7, %7 : tensor<?x?x?xf64>, tensor<?x?x?xf64>) outs(%0 : tensor<?x?x?xf64>) {
+    ^bb0(%in: f64, %in_12: f64, %out: f64):
+      %49 = arith.mulf %in, %in_12 : f64
+      linalg.yield %49 : f64
+    } -> tensor<?x?x?xf64>
+    %9 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%8 : tensor<?x?x?xf64>) outs(%3 : tensor<?x?x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %49 = arith.addf %in, %out : f64
+      linalg.yield %49 : f64
+    } -> tensor<?x?x1xf64>
+    %10 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9 : tensor<?x?x1xf64>) outs(%2 : tensor<?x?x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %49 = arith.sitofp %5 : i64 to f64
+      %50 = arith.divf %in, %49 : f64
+      linalg.yield %50 : f64
+    } -> tensor<?x?x1xf64>
+    %11 = tensor.empty(%dim, %dim_3) : tensor<?x?x1xf32>
+    %12 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%10 : tensor<?x?x1xf64>) outs(%11 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f64, %out: f32):
+      %49 = arith.truncf %in : f64 to f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x1xf32>
+    %13 = linalg.fill ins(%cst_0 : f32) outs(%11 : tensor<?x?x1xf32>) -> tensor<?x?x1xf32>
+    %14 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0 : tensor<?x?x?xf32>) outs(%13 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %49 = arith.addf %in, %out : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x1xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%14 : tensor<?x?x1xf32>) outs(%11 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %49 = arith.sitofp %5 : i64 to f32
+      %50 = arith.divf %in, %49 : f32
+      linalg.yield %50 : f32
+    } -> tensor<?x?x1xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%12 : tensor<?x?x1xf32>) outs(%11 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %49 = arith.truncf %cst_1 : f64 to f32
+      %50 = arith.addf %in, %49 : f32
+      linalg.yield %50 : f32
+    } -> tensor<?x?x1xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16 : tensor<?x?x1xf32>) outs(%11 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %49 = math.rsqrt %in : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x1xf32>
+    %18 = tensor.empty(%dim, %dim_3) : tensor<?x?x32xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %15 : tensor<?x?x?xf32>, tensor<?x?x1xf32>) outs(%18 : tensor<?x?x32xf32>) {
+    ^bb0(%in: f32, %in_12: f32, %out: f32):
+      %49 = arith.subf %in, %in_12 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x32xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19, %17 : tensor<?x?x32xf32>, tensor<?x?x1xf32>) outs(%18 : tensor<?x?x32xf32>) {
+    ^bb0(%in: f32, %in_12: f32, %out: f32):
+      %49 = arith.mulf %in, %in_12 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x32xf32>
+    %dim_5 = tensor.dim %arg2, %c0 : tensor<?xf32>
+    %21 = arith.cmpi eq, %dim_5, %c32 : index
+    cf.assert %21, "mismatched size for broadcast"
+    %cast = tensor.cast %arg2 : tensor<?xf32> to tensor<32xf32>
+    %22 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%20, %cast : tensor<?x?x32xf32>, tensor<32xf32>) outs(%18 : tensor<?x?x32xf32>) {
+    ^bb0(%in: f32, %in_12: f32, %out: f32):
+      %49 = arith.mulf %in, %in_12 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x32xf32>
+    %dim_6 = tensor.dim %arg3, %c0 : tensor<?xf32>
+    %23 = arith.cmpi eq, %dim_6, %c32 : index
+    cf.assert %23, "mismatched size for broadcast"
+    %cast_7 = tensor.cast %arg3 : tensor<?xf32> to tensor<32xf32>
+    %24 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%22, %cast_7 : tensor<?x?x32xf32>, tensor<32xf32>) outs(%18 : tensor<?x?x32xf32>) {
+    ^bb0(%in: f32, %in_12: f32, %out: f32):
+      %49 = arith.addf %in, %in_12 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x32xf32>
+    %dim_8 = tensor.dim %arg1, %c0 : tensor<?x?x?xf32>
+    %dim_9 = tensor.dim %arg1, %c1 : tensor<?x?x?xf32>
+    %dim_10 = tensor.dim %arg1, %c2 : tensor<?x?x?xf32>
+    %25 = arith.cmpi eq, %dim_10, %dim_5 : index
+    cf.assert %25, "mismatched size for broadcast"
+    %26 = tensor.empty(%dim_8, %dim_9) : tensor<?x?x32xf32>
+    %cast_11 = tensor.cast %arg1 : tensor<?x?x?xf32> to tensor<?x?x32xf32>
+    %27 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cast_11, %cast : tensor<?x?x32xf32>, tensor<32xf32>) outs(%26 : tensor<?x?x32xf32>) {
+    ^bb0(%in: f32, %in_12: f32, %out: f32):
+      %49 = arith.mulf %in, %in_12 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x32xf32>
+    %28 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%27 : tensor<?x?x32xf32>) outs(%26 : tensor<?x?x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %49 = arith.mulf %in, %cst_2 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x32xf32>
+    %29 = tensor.empty(%dim_8, %dim_9) : tensor<?x?x1xf32>
+    %30 = linalg.fill ins(%cst_0 : f32) outs(%29 : tensor<?x?x1xf32>) -> tensor<?x?x1xf32>
+    %31 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%27 : tensor<?x?x32xf32>) outs(%30 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %49 = arith.addf %in, %out : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x1xf32>
+    %32 = arith.cmpi eq, %dim_8, %dim : index
+    cf.assert %32, "mismatched size for broadcast"
+    %33 = arith.cmpi eq, %dim_9, %dim_3 : index
+    cf.assert %33, "mismatched size for broadcast"
+    %34 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%27, %20 : tensor<?x?x32xf32>, tensor<?x?x32xf32>) outs(%26 : tensor<?x?x32xf32>) {
+    ^bb0(%in: f32, %in_12: f32, %out: f32):
+      %49 = arith.mulf %in, %in_12 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x32xf32>
+    %35 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%34 : tensor<?x?x32xf32>) outs(%30 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %49 = arith.addf %in, %out : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x1xf32>
+    %36 = arith.cmpi eq, %dim, %dim_8 : index
+    cf.assert %36, "mismatched size for broadcast"
+    %37 = arith.cmpi eq, %dim_3, %dim_9 : index
+    cf.assert %37, "mismatched size for broadcast"
+    %38 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%20, %35 : tensor<?x?x32xf32>, tensor<?x?x1xf32>) outs(%18 : tensor<?x?x32xf32>) {
+    ^bb0(%in: f32, %in_12: f32, %out: f32):
+      %49 = arith.mulf %in, %in_12 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x32xf32>
+    %39 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%28, %31 : tensor<?x?x32xf32>, tensor<?x?x1xf32>) outs(%26 : tensor<?x?x32xf32>) {
+    ^bb0(%in: f32, %in_12: f32, %out: f32):
+      %49 = arith.subf %in, %in_12 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x32xf32>
+    cf.assert %32, "mismatched size for broadcast"
+    cf.assert %33, "mismatched size for broadcast"
+    %40 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%39, %38 : tensor<?x?x32xf32>, tensor<?x?x32xf32>) outs(%26 : tensor<?x?x32xf32>) {
+    ^bb0(%in: f32, %in_12: f32, %out: f32):
+      %49 = arith.subf %in, %in_12 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x32xf32>
+    %41 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%17 : tensor<?x?x1xf32>) outs(%11 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %49 = arith.divf %in, %cst_2 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x1xf32>
+    cf.assert %36, "mismatched size for broadcast"
+    cf.assert %37, "mismatched size for broadcast"
+    %42 = linalg.generic {indexing_maps = [#map1, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%41, %40 : tensor<?x?x1xf32>, tensor<?x?x32xf32>) outs(%18 : tensor<?x?x32xf32>) {
+    ^bb0(%in: f32, %in_12: f32, %out: f32):
+      %49 = arith.mulf %in, %in_12 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x32xf32>
+    cf.assert %32, "mismatched size for broadcast"
+    cf.assert %33, "mismatched size for broadcast"
+    %43 = arith.cmpi eq, %dim_10, %c32 : index
+    cf.assert %43, "mismatched size for broadcast"
+    %44 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cast_11, %20 : tensor<?x?x32xf32>, tensor<?x?x32xf32>) outs(%26 : tensor<?x?x32xf32>) {
+    ^bb0(%in: f32, %in_12: f32, %out: f32):
+      %49 = arith.mulf %in, %in_12 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x32xf32>
+    %45 = tensor.empty() : tensor<32xf32>
+    %46 = linalg.fill ins(%cst_0 : f32) outs(%45 : tensor<32xf32>) -> tensor<32xf32>
+    %47 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["reduction", "reduction", "parallel"]} ins(%44 : tensor<?x?x32xf32>) outs(%46 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %49 = arith.addf %in, %out : f32
+      linalg.yield %49 : f32
+    } -> tensor<32xf32>
+    %48 = linalg.generic {indexing_maps = [#map, #map2], iterator_types = ["reduction", "reduction", "parallel"]} ins(%cast_11 : tensor<?x?x32xf32>) outs(%46 : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %49 = arith.addf %in, %out : f32
+      linalg.yield %49 : f32
+    } -> tensor<32xf32>
+    return %24, %42, %47, %48 : tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<32xf32>, tensor<32xf32>
+  }
+}
+
+// -----
+
+// Case rms_norm_train_symbolic: LlamaRMSNorm, every size symbolic (float32).
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#map2 = affine_map<(d0, d1, d2) -> (d2)>
+#map3 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+module {
+  func.func @rms_norm_train_symbolic(%arg0: tensor<?x?x?xf32>, %arg1: tensor<?x?x?xf32>, %arg2: tensor<?xf32>) -> (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?xf32>) {
+    %true = arith.constant true
+    %c3_i64 = arith.constant 3 : i64
+    %c0_i64 = arith.constant 0 : i64
+    %c1_i64 = arith.constant 1 : i64
+    %c2_i64 = arith.constant 2 : i64
+    %c1 = arith.constant 1 : index
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 9.9999999999999995E-7 : f64
+    %cst_1 = arith.constant -5.000000e-01 : f32
+    %cst_2 = arith.constant 2.000000e+00 : f32
+    %dim = tensor.dim %arg0, %c0 : tensor<?x?x?xf32>
+    %dim_3 = tensor.dim %arg0, %c1 : tensor<?x?x?xf32>
+    %dim_4 = tensor.dim %arg0, %c2 : tensor<?x?x?xf32>
+    %0 = tensor.empty(%dim, %dim_3, %dim_4) : tensor<?x?x?xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<?x?x?xf32>) outs(%0 : tensor<?x?x?xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %48 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %48 : f32
+    } -> tensor<?x?x?xf32>
+    %2 = tensor.empty(%dim, %dim_3) : tensor<?x?x1xf32>
+    %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<?x?x1xf32>) -> tensor<?x?x1xf32>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<?x?x?xf32>) outs(%3 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %48 = arith.addf %in, %out : f32
+      linalg.yield %48 : f32
+    } -> tensor<?x?x1xf32>
+    %5 = arith.index_cast %dim_4 : index to i64
+    %6 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<?x?x1xf32>) outs(%2 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %48 = arith.sitofp %5 : i64 to f32
+      %49 = arith.divf %in, %48 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x1xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6 : tensor<?x?x1xf32>) outs(%2 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %48 = arith.truncf %cst_0 : f64 to f32
+      %49 = arith.addf %in, %48 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x1xf32>
+    %8 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7 : tensor<?x?x1xf32>) outs(%2 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %48 = math.rsqrt %in : f32
+      linalg.yield %48 : f32
+    } -> tensor<?x?x1xf32>
+    %9 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %8 : tensor<?x?x?xf32>, tensor<?x?x1xf32>) outs(%0 : tensor<?x?x?xf32>) {
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %48 = arith.mulf %in, %in_9 : f32
+      linalg.yield %48 : f32
+    } -> tensor<?x?x?xf32>
+    %dim_5 = tensor.dim %arg2, %c0 : tensor<?xf32>
+    %10 = arith.cmpi eq, %dim_5, %dim_4 : index
+    cf.assert %10, "mismatched size for broadcast"
+    %11 = tensor.empty(%dim, %dim_3, %dim_5) : tensor<?x?x?xf32>
+    %12 = linalg.generic {indexing_maps = [#map2, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg2, %9 : tensor<?xf32>, tensor<?x?x?xf32>) outs(%11 : tensor<?x?x?xf32>) {
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %48 = arith.mulf %in, %in_9 : f32
+      linalg.yield %48 : f32
+    } -> tensor<?x?x?xf32>
+    %13 = arith.index_cast %dim : index to i64
+    %14 = arith.index_cast %dim_3 : index to i64
+    %dim_6 = tensor.dim %arg1, %c0 : tensor<?x?x?xf32>
+    %dim_7 = tensor.dim %arg1, %c1 : tensor<?x?x?xf32>
+    %dim_8 = tensor.dim %arg1, %c2 : tensor<?x?x?xf32>
+    %15 = arith.cmpi eq, %dim_8, %dim_5 : index
+    cf.assert %15, "mismatched size for broadcast"
+    %16 = tensor.empty(%dim_6, %dim_7, %dim_8) : tensor<?x?x?xf32>
+    %17 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %arg2 : tensor<?x?x?xf32>, tensor<?xf32>) outs(%16 : tensor<?x?x?xf32>) {
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %48 = arith.mulf %in, %in_9 : f32
+      linalg.yield %48 : f32
+    } -> tensor<?x?x?xf32>
+    %18 = arith.cmpi eq, %dim_6, %dim : index
+    cf.assert %18, "mismatched size for broadcast"
+    %19 = arith.cmpi eq, %dim_7, %dim_3 : index
+    cf.assert %19, "mismatched size for broadcast"
+    %20 = arith.cmpi eq, %dim_8, %dim_4 : index
+    cf.assert %20, "mismatched size for broadcast"
+    %21 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1, %9 : tensor<?x?x?xf32>, tensor<?x?x?xf32>) outs(%16 : tensor<?x?x?xf32>) {
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %48 = arith.mulf %in, %in_9 : f32
+      linalg.yield %48 : f32
+    } -> tensor<?x?x?xf32>
+    %22 = tensor.empty(%dim_8) : tensor<1x1x?xf32>
+    %23 = linalg.fill ins(%cst : f32) outs(%22 : tensor<1x1x?xf32>) -> tensor<1x1x?xf32>
+    %24 = linalg.generic {indexing_maps = [#map, #map3], iterator_types = ["reduction", "reduction", "parallel"]} ins(%21 : tensor<?x?x?xf32>) outs(%23 : tensor<1x1x?xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %48 = arith.addf %in, %out : f32
+      linalg.yield %48 : f32
+    } -> tensor<1x1x?xf32>
+    %collapsed = tensor.collapse_shape %24 [[0, 1, 2]] : tensor<1x1x?xf32> into tensor<?xf32>
+    cf.assert %18, "mismatched size for broadcast"
+    cf.assert %19, "mismatched size for broadcast"
+    cf.assert %20, "mismatched size for broadcast"
+    %25 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%17, %arg0 : tensor<?x?x?xf32>, tensor<?x?x?xf32>) outs(%16 : tensor<?x?x?xf32>) {
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %48 = arith.mulf %in, %in_9 : f32
+      linalg.yield %48 : f32
+    } -> tensor<?x?x?xf32>
+    cf.assert %18, "mismatched size for broadcast"
+    cf.assert %19, "mismatched size for broadcast"
+    %26 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%17, %8 : tensor<?x?x?xf32>, tensor<?x?x1xf32>) outs(%16 : tensor<?x?x?xf32>) {
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %48 = arith.mulf %in, %in_9 : f32
+      linalg.yield %48 : f32
+    } -> tensor<?x?x?xf32>
+    %27 = tensor.empty(%dim_6, %dim_7) : tensor<?x?x1xf32>
+    %28 = linalg.fill ins(%cst : f32) outs(%27 : tensor<?x?x1xf32>) -> tensor<?x?x1xf32>
+    %29 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%25 : tensor<?x?x?xf32>) outs(%28 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %48 = arith.addf %in, %out : f32
+      linalg.yield %48 : f32
+    } -> tensor<?x?x1xf32>
+    %30 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8 : tensor<?x?x1xf32>) outs(%2 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %48 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %48 : f32
+    } -> tensor<?x?x1xf32>
+    %31 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%29 : tensor<?x?x1xf32>) outs(%27 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %48 = arith.mulf %in, %cst_1 : f32
+      linalg.yield %48 : f32
+    } -> tensor<?x?x1xf32>
+    cf.assert %18, "mismatched size for broadcast"
+    cf.assert %19, "mismatched size for broadcast"
+    %32 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%31, %30 : tensor<?x?x1xf32>, tensor<?x?x1xf32>) outs(%27 : tensor<?x?x1xf32>) {
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %48 = arith.mulf %in, %in_9 : f32
+      linalg.yield %48 : f32
+    } -> tensor<?x?x1xf32>
+    %33 = arith.cmpi sge, %13, %c0_i64 : i64
+    cf.assert %33, "unimplemented: dynamic negative broadcast sizes"
+    %34 = arith.cmpi sge, %14, %c0_i64 : i64
+    cf.assert %34, "unimplemented: dynamic negative broadcast sizes"
+    %35 = arith.cmpi slt, %5, %c0_i64 : i64
+    %36 = arith.select %35, %c1, %dim_4 : index
+    %37 = tensor.empty(%dim, %dim_3, %36) : tensor<?x?x?xf32>
+    %38 = linalg.generic {indexing_maps = [#map], iterator_types = ["parallel", "parallel", "parallel"]} outs(%37 : tensor<?x?x?xf32>) {
+    ^bb0(%out: f32):
+      %48 = linalg.index 0 : index
+      %49 = linalg.index 1 : index
+      %50 = arith.cmpi eq, %dim_6, %c1 : index
+      %51 = arith.select %50, %c0, %48 : index
+      %52 = arith.cmpi eq, %dim_7, %c1 : index
+      %53 = arith.select %52, %c0, %49 : index
+      %extracted = tensor.extract %32[%51, %53, %c0] : tensor<?x?x1xf32>
+      linalg.yield %extracted : f32
+    } -> tensor<?x?x?xf32>
+    %39 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%38 : tensor<?x?x?xf32>) outs(%37 : tensor<?x?x?xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %48 = arith.sitofp %5 : i64 to f32
+      %49 = arith.divf %in, %48 : f32
+      linalg.yield %49 : f32
+    } -> tensor<?x?x?xf32>
+    %40 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<?x?x?xf32>) outs(%0 : tensor<?x?x?xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %48 = math.fpowi %in, %c1_i64 : f32, i64
+      linalg.yield %48 : f32
+    } -> tensor<?x?x?xf32>
+    %41 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%40 : tensor<?x?x?xf32>) outs(%0 : tensor<?x?x?xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %48 = arith.mulf %in, %cst_2 : f32
+      linalg.yield %48 : f32
+    } -> tensor<?x?x?xf32>
+    cf.assert %true, "mismatched size for broadcast"
+    cf.assert %true, "mismatched size for broadcast"
+    %42 = arith.cmpi eq, %36, %dim_4 : index
+    cf.assert %42, "mismatched size for broadcast"
+    %43 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%39, %41 : tensor<?x?x?xf32>, tensor<?x?x?xf32>) outs(%37 : tensor<?x?x?xf32>) {
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %48 = arith.mulf %in, %in_9 : f32
+      linalg.yield %48 : f32
+    } -> tensor<?x?x?xf32>
+    %44 = arith.cmpi eq, %dim_6, %dim : index
+    cf.assert %44, "mismatched size for broadcast"
+    %45 = arith.cmpi eq, %dim_7, %dim_3 : index
+    cf.assert %45, "mismatched size for broadcast"
+    %46 = arith.cmpi eq, %dim_8, %36 : index
+    cf.assert %46, "mismatched size for broadcast"
+    %47 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%26, %43 : tensor<?x?x?xf32>, tensor<?x?x?xf32>) outs(%16 : tensor<?x?x?xf32>) {
+    ^bb0(%in: f32, %in_9: f32, %out: f32):
+      %48 = arith.addf %in, %in_9 : f32
+      linalg.yield %48 : f32
+    } -> tensor<?x?x?xf32>
+    return %12, %47, %collapsed : tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?xf32>
+  }
+}
