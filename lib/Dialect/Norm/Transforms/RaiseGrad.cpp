@@ -971,8 +971,8 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
   // dynamic sizes (then cast to it).
   auto xType = cast<RankedTensorType>(rootValue.getType());
   auto hasCompatibleType = [&](Value value) {
-    auto type = cast<RankedTensorType>(value.getType());
-    return type.getElementType() == xType.getElementType() &&
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    return type && type.getElementType() == xType.getElementType() &&
            succeeded(verifyCompatibleShape(type, xType));
   };
   if (!hasCompatibleType(dy) || !hasCompatibleType(x))
@@ -1108,8 +1108,8 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
       *value = track(tensor::CastOp::create(ob, loc, xType, *value));
   }
   for (Value &extra : extras) {
-    auto type = cast<RankedTensorType>(extra.getType());
-    if (type.getShape() != xType.getShape() &&
+    auto type = dyn_cast<RankedTensorType>(extra.getType());
+    if (type && type.getShape() != xType.getShape() &&
         succeeded(verifyCompatibleShape(type.getShape(), xType.getShape())))
       extra = track(
           tensor::CastOp::create(ob, loc, type.clone(xType.getShape()), extra));
