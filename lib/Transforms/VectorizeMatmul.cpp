@@ -66,10 +66,14 @@ static FailureOr<ContractionTiling> matchContraction(linalg::LinalgOp op) {
   for (Value operand : op->getOperands()) {
     if (getElementTypeOrSelf(operand.getType()) != elementType)
       return failure();
-    // A constant of a dynamically shaped type has no sizes to tile by
-    // (upstream's value bounds fail on it).
-    Operation *def = operand.getDefiningOp();
-    auto shaped = dyn_cast<ShapedType>(operand.getType());
+    // A constant of a dynamically shaped type, read as is or through
+    // tensor.casts, has no sizes to tile by (upstream's value bounds fail
+    // on it).
+    Value source = operand;
+    while (auto cast = source.getDefiningOp<tensor::CastOp>())
+      source = cast.getSource();
+    Operation *def = source.getDefiningOp();
+    auto shaped = dyn_cast<ShapedType>(source.getType());
     if (def && def->hasTrait<OpTrait::ConstantLike>() && shaped &&
         !shaped.hasStaticShape())
       return failure();

@@ -136,3 +136,25 @@ func.func @dynamic_constant(%x: tensor<4x2xf32>, %z: tensor<4x?xf32>) -> tensor<
     }
   }
 #-}
+
+// -----
+
+// The same through a tensor.cast (canonicalization refines the constant's
+// type at its use): left alone too.
+// CHECK-LABEL: func @dynamic_constant_cast
+//       CHECK:   linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x2xf32>, tensor<2x?xf32>)
+//   CHECK-NOT:   scf.forall
+func.func @dynamic_constant_cast(%x: tensor<4x2xf32>, %z: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  %m = arith.constant dense_resource<dynamic_rhs_cast> : tensor<?x?xf32>
+  %c = tensor.cast %m : tensor<?x?xf32> to tensor<2x?xf32>
+  %o = linalg.matmul ins(%x, %c : tensor<4x2xf32>, tensor<2x?xf32>) outs(%z : tensor<4x?xf32>) -> tensor<4x?xf32>
+  return %o : tensor<4x?xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      dynamic_rhs_cast: "0x040000000000803F0000803F0000803F0000803F"
+    }
+  }
+#-}
