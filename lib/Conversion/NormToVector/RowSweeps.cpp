@@ -27,20 +27,32 @@ Value RowLoopBuilder::toMatrix(Value value) {
   if (rank == 2 && axis == 1)
     return value;
   if (axis == 0) {
-    // All dims are normalized: one row.
-    Value flat = value;
-    if (rank > 1) {
-      ReassociationIndices all;
-      for (int64_t d = 0; d < rank; ++d)
-        all.push_back(d);
-      flat = tensor::CollapseShapeOp::create(
-          b, loc, value, ArrayRef<ReassociationIndices>{all});
-    }
+    // All dims are normalized: one row. A leading unit dim is added first
+    // and the dims are then collapsed into the row (a collapse_shape into an
+    // expand_shape, once canonicalization folds the sizes to constants,
+    // crashes MLIR 22's canonicalizer).
     auto matrixType =
         RankedTensorType::get({1, staticRowSize}, type.getElementType());
-    return tensor::ExpandShapeOp::create(
-        b, loc, matrixType, flat, ArrayRef<ReassociationIndices>{{0, 1}},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), getAsOpFoldResult(rowSize)});
+    if (rank == 1)
+      return tensor::ExpandShapeOp::create(
+          b, loc, matrixType, value, ArrayRef<ReassociationIndices>{{0, 1}},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1),
+                                 getAsOpFoldResult(rowSize)});
+    SmallVector<int64_t> unitShape{1};
+    llvm::append_range(unitShape, type.getShape());
+    SmallVector<OpFoldResult> unitSizes{b.getIndexAttr(1)};
+    llvm::append_range(unitSizes, tensor::getMixedSizes(b, loc, value));
+    SmallVector<ReassociationIndices> addUnit{{0, 1}};
+    ReassociationIndices all;
+    for (int64_t d = 1; d <= rank; ++d) {
+      if (d > 1)
+        addUnit.push_back({d});
+      all.push_back(d);
+    }
+    Value unit = tensor::ExpandShapeOp::create(b, loc, type.clone(unitShape),
+                                               value, addUnit, unitSizes);
+    return tensor::CollapseShapeOp::create(
+        b, loc, matrixType, unit, ArrayRef<ReassociationIndices>{{0}, all});
   }
   ReassociationIndices lead, normalized;
   for (int64_t d = 0; d < rank; ++d)
@@ -54,14 +66,43 @@ Value RowLoopBuilder::fromMatrix(Value matrix, RankedTensorType resultType,
   if (rank == 2 && axis == 1)
     return matrix;
   if (axis == 0) {
-    Value flat = tensor::CollapseShapeOp::create(
-        b, loc, matrix, ArrayRef<ReassociationIndices>{{0, 1}});
-    if (rank == 1)
-      return flat;
-    ReassociationIndices all;
+    ReassociationIndices dims;
     for (int64_t d = 0; d < rank; ++d)
+      dims.push_back(d);
+    if (rank == 1 || hasGroupWithSeveralDynamicDims(resultType, {dims})) {
+      // Through [N] (then a tensor.reshape for several dynamic dims).
+      Value flat = tensor::CollapseShapeOp::create(
+          b, loc, matrix, ArrayRef<ReassociationIndices>{{0, 1}});
+      if (rank == 1)
+        return flat;
+      return expandToInput(flat, resultType, sizes, {dims});
+    }
+    // [1, N] -> [1, d0, ...] -> [d0, ...] (not through [N], see toMatrix;
+    // at most one dynamic dim in the expanded group).
+    SmallVector<int64_t> unitShape{1};
+    llvm::append_range(unitShape, resultType.getShape());
+    SmallVector<OpFoldResult> unitSizes{b.getIndexAttr(1)};
+    llvm::append_range(unitSizes, sizes);
+    SmallVector<ReassociationIndices> dropUnit{{0, 1}};
+    ReassociationIndices all;
+    for (int64_t d = 1; d <= rank; ++d) {
+      if (d > 1)
+        dropUnit.push_back({d});
       all.push_back(d);
-    return expandToInput(flat, resultType, sizes, {all});
+    }
+    // The row's size is static in the matrix exactly when it is in the
+    // result.
+    int64_t rowElements = resultType.hasStaticShape()
+                              ? resultType.getNumElements()
+                              : ShapedType::kDynamic;
+    auto matrixType = cast<RankedTensorType>(matrix.getType());
+    if (matrixType.getDimSize(1) != rowElements)
+      matrix = tensor::CastOp::create(
+          b, loc, matrixType.clone({1, rowElements}), matrix);
+    Value unit = tensor::ExpandShapeOp::create(
+        b, loc, resultType.clone(unitShape), matrix,
+        ArrayRef<ReassociationIndices>{{0}, all}, unitSizes);
+    return tensor::CollapseShapeOp::create(b, loc, resultType, unit, dropUnit);
   }
   ReassociationIndices lead, normalized;
   for (int64_t d = 0; d < rank; ++d)
