@@ -22,6 +22,34 @@ using namespace mlir;
 using namespace mlir::norm;
 using namespace mlir::norm::cpu_lowering;
 
+namespace {
+/// A tensor of shape [d0, ...] with a leading unit dim, [1, d0, ...], and
+/// the reassociations between the two and the row [1, N].
+struct UnitRow {
+  UnitRow(Builder &b, RankedTensorType type, ArrayRef<OpFoldResult> sizes) {
+    SmallVector<int64_t> shape{1};
+    llvm::append_range(shape, type.getShape());
+    unitType = type.clone(shape);
+    unitSizes.push_back(b.getIndexAttr(1));
+    llvm::append_range(unitSizes, sizes);
+    ReassociationIndices all;
+    for (int64_t d = 1; d <= type.getRank(); ++d) {
+      if (d > 1)
+        unitGroups.push_back({d});
+      all.push_back(d);
+    }
+    unitGroups.insert(unitGroups.begin(), {0, 1});
+    rowGroups = {{0}, all};
+  }
+  RankedTensorType unitType;
+  SmallVector<OpFoldResult> unitSizes;
+  /// [d0, ...] <-> [1, d0, ...]: [[0, 1], [2], ...].
+  SmallVector<ReassociationIndices> unitGroups;
+  /// [1, d0, ...] <-> [1, N]: [[0], [1, 2, ...]].
+  SmallVector<ReassociationIndices> rowGroups;
+};
+} // namespace
+
 Value RowLoopBuilder::toMatrix(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   if (rank == 2 && axis == 1)
@@ -38,21 +66,11 @@ Value RowLoopBuilder::toMatrix(Value value) {
           b, loc, matrixType, value, ArrayRef<ReassociationIndices>{{0, 1}},
           ArrayRef<OpFoldResult>{b.getIndexAttr(1),
                                  getAsOpFoldResult(rowSize)});
-    SmallVector<int64_t> unitShape{1};
-    llvm::append_range(unitShape, type.getShape());
-    SmallVector<OpFoldResult> unitSizes{b.getIndexAttr(1)};
-    llvm::append_range(unitSizes, tensor::getMixedSizes(b, loc, value));
-    SmallVector<ReassociationIndices> addUnit{{0, 1}};
-    ReassociationIndices all;
-    for (int64_t d = 1; d <= rank; ++d) {
-      if (d > 1)
-        addUnit.push_back({d});
-      all.push_back(d);
-    }
-    Value unit = tensor::ExpandShapeOp::create(b, loc, type.clone(unitShape),
-                                               value, addUnit, unitSizes);
-    return tensor::CollapseShapeOp::create(
-        b, loc, matrixType, unit, ArrayRef<ReassociationIndices>{{0}, all});
+    UnitRow row(b, type, tensor::getMixedSizes(b, loc, value));
+    Value unit = tensor::ExpandShapeOp::create(b, loc, row.unitType, value,
+                                               row.unitGroups, row.unitSizes);
+    return tensor::CollapseShapeOp::create(b, loc, matrixType, unit,
+                                           row.rowGroups);
   }
   ReassociationIndices lead, normalized;
   for (int64_t d = 0; d < rank; ++d)
@@ -79,17 +97,7 @@ Value RowLoopBuilder::fromMatrix(Value matrix, RankedTensorType resultType,
     }
     // [1, N] -> [1, d0, ...] -> [d0, ...] (not through [N], see toMatrix;
     // at most one dynamic dim in the expanded group).
-    SmallVector<int64_t> unitShape{1};
-    llvm::append_range(unitShape, resultType.getShape());
-    SmallVector<OpFoldResult> unitSizes{b.getIndexAttr(1)};
-    llvm::append_range(unitSizes, sizes);
-    SmallVector<ReassociationIndices> dropUnit{{0, 1}};
-    ReassociationIndices all;
-    for (int64_t d = 1; d <= rank; ++d) {
-      if (d > 1)
-        dropUnit.push_back({d});
-      all.push_back(d);
-    }
+    UnitRow row(b, resultType, sizes);
     // The row's size is static in the matrix exactly when it is in the
     // result.
     int64_t rowElements = resultType.hasStaticShape()
@@ -99,10 +107,10 @@ Value RowLoopBuilder::fromMatrix(Value matrix, RankedTensorType resultType,
     if (matrixType.getDimSize(1) != rowElements)
       matrix = tensor::CastOp::create(
           b, loc, matrixType.clone({1, rowElements}), matrix);
-    Value unit = tensor::ExpandShapeOp::create(
-        b, loc, resultType.clone(unitShape), matrix,
-        ArrayRef<ReassociationIndices>{{0}, all}, unitSizes);
-    return tensor::CollapseShapeOp::create(b, loc, resultType, unit, dropUnit);
+    Value unit = tensor::ExpandShapeOp::create(b, loc, row.unitType, matrix,
+                                               row.rowGroups, row.unitSizes);
+    return tensor::CollapseShapeOp::create(b, loc, resultType, unit,
+                                           row.unitGroups);
   }
   ReassociationIndices lead, normalized;
   for (int64_t d = 0; d < rank; ++d)
