@@ -1088,48 +1088,56 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
     if (!value || !definedBefore(value))
       return false;
 
-  OpBuilder ob(rootOp->getContext());
+  // Every op the rewrite inserts is recorded, so that giving up erases
+  // exactly those (the block's own; nested ones go with them), and no op
+  // that was there before.
+  struct InsertedOps : public OpBuilder::Listener {
+    void notifyOperationInserted(Operation *op,
+                                 OpBuilder::InsertPoint) override {
+      ops.push_back(op);
+    }
+    SmallVector<Operation *> ops;
+  } inserted;
+  OpBuilder ob(rootOp->getContext(), &inserted);
   ob.setInsertionPoint(insertionPoint);
   Location loc = rootOp->getLoc();
-  SmallVector<Operation *> created;
-  auto track = [&](Value v) {
-    if (v && v.getDefiningOp())
-      created.push_back(v.getDefiningOp());
-    return v;
-  };
   auto rollback = [&] {
-    for (Operation *op : llvm::reverse(created))
+    SmallVector<Operation *> own;
+    for (Operation *op : inserted.ops)
+      if (op->getBlock() == block)
+        own.push_back(op);
+    for (Operation *op : llvm::reverse(own))
       op->erase();
     return false;
   };
   // dy, x and the tensors added to dx with the root's type.
   for (Value *value : {&dy, &x}) {
     if (value->getType() != xType)
-      *value = track(tensor::CastOp::create(ob, loc, xType, *value));
+      *value = tensor::CastOp::create(ob, loc, xType, *value);
   }
   for (Value &extra : extras) {
     auto type = dyn_cast<RankedTensorType>(extra.getType());
     if (type && type.getShape() != xType.getShape() &&
         succeeded(verifyCompatibleShape(type.getShape(), xType.getShape())))
-      extra = track(
-          tensor::CastOp::create(ob, loc, type.clone(xType.getShape()), extra));
+      extra =
+          tensor::CastOp::create(ob, loc, type.clone(xType.getShape()), extra);
   }
   Value weight;
   if (m.weight) {
     auto weightType = cast<RankedTensorType>(m.weight->value.getType());
     auto target = RankedTensorType::get(xType.getShape().drop_front(m.axis),
                                         weightType.getElementType());
-    weight = track(adapt(ob, loc, m.weight->value, target));
+    weight = adapt(ob, loc, m.weight->value, target);
     if (!weight)
       return rollback();
   }
   if (mean) {
-    mean = track(adaptRow(ob, loc, mean, leadingShape, computeType));
+    mean = adaptRow(ob, loc, mean, leadingShape, computeType);
     if (!mean)
       return rollback();
   }
   if (rstd) {
-    rstd = track(adaptRow(ob, loc, rstd, leadingShape, computeType));
+    rstd = adaptRow(ob, loc, rstd, leadingShape, computeType);
     if (!rstd)
       return rollback();
   }
@@ -1141,11 +1149,9 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
     SmallVector<OpFoldResult> rowSizes(
         ArrayRef(tensor::getMixedSizes(ob, loc, x)).take_front(m.axis));
     auto rowConstant = [&](double value) {
-      Value empty =
-          track(tensor::EmptyOp::create(ob, loc, rowSizes, computeType));
+      Value empty = tensor::EmptyOp::create(ob, loc, rowSizes, computeType);
       Value fill = buildFloatConstant(ob, loc, computeType, value);
-      track(fill);
-      return track(linalg::FillOp::create(ob, loc, fill, empty).getResult(0));
+      return linalg::FillOp::create(ob, loc, fill, empty).getResult(0);
     };
     if (m.kind == GradKind::LayerNorm)
       mean = rowConstant(0.0);
@@ -1156,9 +1162,8 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
     alpha = m.alpha->value;
     auto alphaType = cast<RankedTensorType>(alpha.getType());
     if (alphaType.getRank() > 1) {
-      alpha =
-          track(adapt(ob, loc, alpha,
-                      RankedTensorType::get({}, alphaType.getElementType())));
+      alpha = adapt(ob, loc, alpha,
+                    RankedTensorType::get({}, alphaType.getElementType()));
       if (!alpha)
         return rollback();
     }
@@ -1194,7 +1199,6 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
                                TypeAttr(), biasAttr);
     break;
   }
-  created.push_back(gradOp);
   {
     ScopedDiagnosticHandler handler(rootOp->getContext(),
                                     [](Diagnostic &) { return success(); });
