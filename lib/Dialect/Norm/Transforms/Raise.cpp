@@ -134,12 +134,13 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
   DetachedOps created;
   // x with the root's shape (more static, or less, than x's own: they
   // differ only in dynamic sizes).
-  Value x = analysis.x;
-  auto rootShape =
-      cast<RankedTensorType>(root->getResult(0).getType()).getShape();
-  if (cast<RankedTensorType>(x.getType()).getShape() != rootShape)
-    x = created.track(tensor::CastOp::create(
-        b, loc, cast<RankedTensorType>(x.getType()).clone(rootShape), x));
+  Value x = castToShape(
+      b, loc, analysis.x,
+      cast<RankedTensorType>(root->getResult(0).getType()).getShape());
+  if (!x)
+    return rewriter.notifyMatchFailure(root, "x's shape is not the result's");
+  if (x != analysis.x)
+    created.ops.push_back(x.getDefiningOp());
   auto xType = cast<RankedTensorType>(x.getType());
   int64_t rank = xType.getRank();
   ArrayRef<int64_t> normalizedShape = xType.getShape().drop_front(m.axis);

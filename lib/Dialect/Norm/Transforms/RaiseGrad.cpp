@@ -809,18 +809,6 @@ static Value convertElements(OpBuilder &b, Location loc, Value value,
   return arith::TruncFOp::create(b, loc, target, value);
 }
 
-/// `value` cast to `shape` when its own shape differs from it only in
-/// dynamic sizes (null when they are incompatible).
-static Value castToShape(OpBuilder &b, Location loc, Value value,
-                         ArrayRef<int64_t> shape) {
-  auto from = cast<RankedTensorType>(value.getType());
-  if (from.getShape() == shape)
-    return value;
-  if (failed(verifyCompatibleShape(from.getShape(), shape)))
-    return {};
-  return tensor::CastOp::create(b, loc, from.clone(shape), value);
-}
-
 /// `value` reshaped (unit dims added or dropped), cast to `type`'s shape
 /// and converted to `type`.
 static Value adapt(OpBuilder &b, Location loc, Value value,
@@ -1111,17 +1099,11 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
     return false;
   };
   // dy, x and the tensors added to dx with the root's type.
-  for (Value *value : {&dy, &x}) {
-    if (value->getType() != xType)
-      *value = tensor::CastOp::create(ob, loc, xType, *value);
-  }
-  for (Value &extra : extras) {
-    auto type = dyn_cast<RankedTensorType>(extra.getType());
-    if (type && type.getShape() != xType.getShape() &&
-        succeeded(verifyCompatibleShape(type.getShape(), xType.getShape())))
-      extra =
-          tensor::CastOp::create(ob, loc, type.clone(xType.getShape()), extra);
-  }
+  for (Value *value : {&dy, &x})
+    *value = castToShape(ob, loc, *value, xType.getShape());
+  for (Value &extra : extras)
+    if (Value cast = castToShape(ob, loc, extra, xType.getShape()))
+      extra = cast;
   Value weight;
   if (m.weight) {
     auto weightType = cast<RankedTensorType>(m.weight->value.getType());

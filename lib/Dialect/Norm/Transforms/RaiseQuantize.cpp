@@ -424,6 +424,14 @@ mlir::norm::rewriteQuantize(RewriterBase &rewriter, Operation *root,
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(root);
   SmallVector<Operation *> created;
+  // y with the root's shape (they differ only in dynamic sizes).
+  Value y = castToShape(
+      rewriter, loc, match.y,
+      cast<RankedTensorType>(root->getResult(0).getType()).getShape());
+  if (!y)
+    return failure();
+  if (y != match.y)
+    created.push_back(y.getDefiningOp());
   Type f32 = rewriter.getF32Type();
   auto scalarType = RankedTensorType::get({}, f32);
   // A scalar extracted from a one-element tensor<f32> or tensor<1xf32> is
@@ -459,17 +467,6 @@ mlir::norm::rewriteQuantize(RewriterBase &rewriter, Operation *root,
                                         ArrayRef<ReassociationIndices>{});
     created.push_back(collapse);
     scale = collapse;
-  }
-  // y with the root's shape (they differ only in dynamic sizes).
-  Value y = match.y;
-  auto yType = cast<RankedTensorType>(y.getType());
-  auto rootShape =
-      cast<RankedTensorType>(root->getResult(0).getType()).getShape();
-  if (yType.getShape() != rootShape) {
-    auto cast =
-        tensor::CastOp::create(rewriter, loc, yType.clone(rootShape), y);
-    created.push_back(cast);
-    y = cast;
   }
   auto op = QuantizeOp::create(rewriter, loc, y, scale, match.quantizedType,
                                /*groupSize=*/0);

@@ -14,6 +14,7 @@
 #include "norm/Dialect/Norm/Utils/FloatUtils.h"
 
 #include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
@@ -115,10 +116,18 @@ struct TensorExprEvaluation {
   /// True when this evaluation or one it made (transitively) is a Sum or a
   /// Tanh: the ops a normalization candidate is anchored at.
   bool reachesAnchor = false;
-  /// True for the identity access of a value of the frame's shape, where
-  /// `value` materializes `expr` element by element.
+  /// True for the identity access of a value whose shape is the frame's,
+  /// or differs from it only where one of them is dynamic: `value`
+  /// materializes `expr` element by element (castToShape gives it the
+  /// frame's type).
   bool materializes = false;
 };
+
+/// `value` cast to `shape` when its own shape differs from it only in
+/// dynamic sizes; itself when the shapes are equal; null when they are
+/// incompatible.
+Value castToShape(OpBuilder &b, Location loc, Value value,
+                  ArrayRef<int64_t> shape);
 
 /// Builds hash-consed expressions for the values a tensor depends on, within
 /// the frame of one root tensor shape. Ops it cannot express become leaves.

@@ -44,6 +44,16 @@ static bool isQuantizedType(Type type) {
 // Evaluation of tensor values
 //===----------------------------------------------------------------------===//
 
+Value mlir::norm::castToShape(OpBuilder &b, Location loc, Value value,
+                              ArrayRef<int64_t> shape) {
+  auto from = cast<RankedTensorType>(value.getType());
+  if (from.getShape() == shape)
+    return value;
+  if (failed(verifyCompatibleShape(from.getShape(), shape)))
+    return {};
+  return tensor::CastOp::create(b, loc, from.clone(shape), value);
+}
+
 TensorExpr *TensorExprBuilder::evaluate(Value value) {
   return evaluate(value, identityMap);
 }
@@ -100,7 +110,7 @@ TensorExpr *TensorExprBuilder::evaluate(Value value, AffineMap map) {
   evaluation.expr = expr;
   // A shape that differs from the frame's only where one of them is
   // dynamic holds the same elements (the ops that relate them require equal
-  // sizes at run time): a tensor.cast makes it the frame's type.
+  // sizes at run time): castToShape makes it the frame's type.
   evaluation.materializes =
       map == identityMap &&
       succeeded(verifyCompatibleShape(type.getShape(), frameShape));
