@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LIB_DIALECT_NORM_TRANSFORMS_RAISEGRAD_H
-#define LIB_DIALECT_NORM_TRANSFORMS_RAISEGRAD_H
+#ifndef LIB_DIALECT_NORM_TRANSFORMS_RAISE_RAISEGRAD_H
+#define LIB_DIALECT_NORM_TRANSFORMS_RAISE_RAISEGRAD_H
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
@@ -36,4 +36,4 @@ unsigned raiseGradients(Operation *root,
 } // namespace norm
 } // namespace mlir
 
-#endif // LIB_DIALECT_NORM_TRANSFORMS_RAISEGRAD_H
+#endif // LIB_DIALECT_NORM_TRANSFORMS_RAISE_RAISEGRAD_H

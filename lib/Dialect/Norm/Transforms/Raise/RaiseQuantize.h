@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LIB_DIALECT_NORM_TRANSFORMS_RAISEQUANTIZE_H
-#define LIB_DIALECT_NORM_TRANSFORMS_RAISEQUANTIZE_H
+#ifndef LIB_DIALECT_NORM_TRANSFORMS_RAISE_RAISEQUANTIZE_H
+#define LIB_DIALECT_NORM_TRANSFORMS_RAISE_RAISEQUANTIZE_H
 
 #include "TensorExpr.h"
 
@@ -71,4 +71,4 @@ LogicalResult rewriteQuantize(RewriterBase &rewriter, Operation *root,
 } // namespace norm
 } // namespace mlir
 
-#endif // LIB_DIALECT_NORM_TRANSFORMS_RAISEQUANTIZE_H
+#endif // LIB_DIALECT_NORM_TRANSFORMS_RAISE_RAISEQUANTIZE_H

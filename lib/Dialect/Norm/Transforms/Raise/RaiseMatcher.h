@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LIB_DIALECT_NORM_TRANSFORMS_RAISEMATCHER_H
-#define LIB_DIALECT_NORM_TRANSFORMS_RAISEMATCHER_H
+#ifndef LIB_DIALECT_NORM_TRANSFORMS_RAISE_RAISEMATCHER_H
+#define LIB_DIALECT_NORM_TRANSFORMS_RAISE_RAISEMATCHER_H
 
 #include "TensorExpr.h"
 
@@ -154,4 +154,4 @@ private:
 } // namespace norm
 } // namespace mlir
 
-#endif // LIB_DIALECT_NORM_TRANSFORMS_RAISEMATCHER_H
+#endif // LIB_DIALECT_NORM_TRANSFORMS_RAISE_RAISEMATCHER_H

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LIB_DIALECT_NORM_TRANSFORMS_TENSOREXPR_H
-#define LIB_DIALECT_NORM_TRANSFORMS_TENSOREXPR_H
+#ifndef LIB_DIALECT_NORM_TRANSFORMS_RAISE_TENSOREXPR_H
+#define LIB_DIALECT_NORM_TRANSFORMS_RAISE_TENSOREXPR_H
 
 #include "norm/Dialect/Norm/Utils/FloatUtils.h"
 
@@ -265,4 +265,4 @@ private:
 } // namespace norm
 } // namespace mlir
 
-#endif // LIB_DIALECT_NORM_TRANSFORMS_TENSOREXPR_H
+#endif // LIB_DIALECT_NORM_TRANSFORMS_RAISE_TENSOREXPR_H

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LIB_DIALECT_NORM_TRANSFORMS_CHAINANALYSIS_H
-#define LIB_DIALECT_NORM_TRANSFORMS_CHAINANALYSIS_H
+#ifndef LIB_DIALECT_NORM_TRANSFORMS_RAISE_CHAINANALYSIS_H
+#define LIB_DIALECT_NORM_TRANSFORMS_RAISE_CHAINANALYSIS_H
 
 #include "RaiseMatcher.h"
 
@@ -98,4 +98,4 @@ private:
 } // namespace norm
 } // namespace mlir
 
-#endif // LIB_DIALECT_NORM_TRANSFORMS_CHAINANALYSIS_H
+#endif // LIB_DIALECT_NORM_TRANSFORMS_RAISE_CHAINANALYSIS_H
