@@ -4,7 +4,7 @@ of a file into one module and adds a @main that calls every public function
 on deterministic constant inputs and prints every result.
 
     wrap-main.py <input.mlir> -o <output.mlir> --manifest <manifest.txt>
-                 [--scale FUNCTION=FACTOR]...
+                 [--scale FUNCTION=FACTOR]... [--random SEED [--calls N]]
 
 Scalar float arguments get the value 1e-5. Each chunk may carry its own `{-# dialect_resources #-}` section (as
 torch-mlir prints it) and its own `#map` aliases; both are renamed per chunk
@@ -17,10 +17,21 @@ Results are converted to f32 (quantized ones too: f8E4M3FN by extf, i8 by
 sitofp) and printed with printMemrefF32; the manifest
 gets one line `<function> <result#> <element type>` per printed result, in
 order, for compare-outputs.py.
+
+With --random SEED the inputs are pseudo-random instead (Python's `random`
+seeded with SEED, the function's and the argument's index): values of both
+signs, each row (the last dim) with its own magnitude, 10^k for k drawn
+from -3..3 (-2..1 for f16, whose range is small), and some rows offset
+from zero by a few times their magnitude; integer tensors get integers in
+[-100, 100]; scalar float arguments a positive value between 1e-5 and 10.
+--calls N calls every function N times, each on other random inputs; the
+manifest then names the k-th call's results `<function>/<k>`. Without
+--random the inputs are exactly as described above.
 """
 
 import argparse
 import math
+import random
 import re
 import sys
 
@@ -156,6 +167,115 @@ def literal(shape, seed, scale=1.0):
     return nest(flat, shape)
 
 
+def random_literal(shape, element, rng):
+    """Nested dense literal of random values for --random: per row (the
+    last dim) a magnitude 10^k and sometimes an offset of a few times it;
+    integers in [-100, 100] for an integer element type."""
+    count = 1
+    for size in shape:
+        count *= size
+    inner = shape[-1] if shape else 1
+    exponents = (-2, 1) if element == "f16" else (-3, 3)
+    flat = []
+    for i in range(count):
+        if i % inner == 0:
+            scale = 10.0 ** rng.randint(*exponents)
+            offset = scale * rng.choice((0.0, 0.0, 0.0, 2.0, -3.0))
+        if element.startswith("i"):
+            flat.append(str(rng.randint(-100, 100)))
+            continue
+        flat.append("{:.8e}".format(rng.gauss(0.0, 1.0) * scale + offset))
+
+    def nest(values, dims):
+        if not dims:
+            return values[0]
+        step = len(values) // dims[0] if dims[0] else 0
+        return "[" + ", ".join(
+            nest(values[k * step:(k + 1) * step], dims[1:])
+            for k in range(dims[0])) + "]"
+
+    return nest(flat, shape)
+
+
+def input_literal(args, static, element, fn_index, arg_index, scale, call):
+    """The literal of one tensor argument: wrap-main's smooth pattern, or
+    with --random pseudo-random values."""
+    if args.random is None:
+        return literal(static, fn_index * 7 + arg_index, scale)
+    rng = random.Random("{}/{}/{}/{}".format(args.random, fn_index,
+                                             arg_index, call))
+    return random_literal(static, element, rng)
+
+
+def call_function(args, main_lines, manifest, counter, fn_index, call, name,
+                  arg_types, result_types, dynamic_sizes, scales):
+    """Appends to main_lines the call of one function on its inputs (the
+    call-th set with --calls) and the printing of its results; returns the
+    next free value number."""
+    operands = []
+    for arg_index, arg_type in enumerate(arg_types):
+        if not arg_type.startswith("tensor<"):
+            value = "%in{}".format(counter)
+            counter += 1
+            scalar = "1.0e-05"
+            if args.random is not None:
+                rng = random.Random("{}/{}/{}/{}".format(
+                    args.random, fn_index, arg_index, call))
+                scalar = "{:.6e}".format(10.0 ** rng.uniform(-5.0, 1.0))
+            main_lines.append("    {} = arith.constant {} : {}"
+                              .format(value, scalar, arg_type))
+            operands.append(value)
+            continue
+        shape, element = parse_type(arg_type)
+        size = dynamic_sizes.get(name, DYNAMIC_SIZE)
+        static = [size if s is None else s for s in shape]
+        static_type = "tensor<{}>".format(
+            "x".join([str(s) for s in static] + [element]))
+        value = "%in{}".format(counter)
+        counter += 1
+        main_lines.append("    {} = arith.constant dense<{}> : {}".format(
+            value, input_literal(args, static, element, fn_index, arg_index,
+                                 scales.get(name, 1.0), call), static_type))
+        if static_type != arg_type:
+            cast = "%in{}".format(counter)
+            counter += 1
+            main_lines.append("    {} = tensor.cast {} : {} to {}".format(
+                cast, value, static_type, arg_type))
+            value = cast
+        operands.append(value)
+    results = "%r{}".format(fn_index) if args.calls == 1 else \
+        "%r{}_{}".format(fn_index, call)
+    arity = ":{}".format(len(result_types)) if len(result_types) > 1 else ""
+    main_lines.append(
+        "    {}{} = func.call @{}({}) : ({}) -> ({})".format(
+            results, arity, name, ", ".join(operands),
+            ", ".join(arg_types), ", ".join(result_types)))
+    for result_index, result_type in enumerate(result_types):
+        shape, element = parse_type(result_type)
+        value = results + ("#{}".format(result_index)
+                           if len(result_types) > 1 else "")
+        f32_type = result_type.rsplit("x", 1)[0] + "xf32>" if shape else \
+            "tensor<f32>"
+        if element != "f32":
+            op = ("arith.truncf" if element == "f64" else
+                  "arith.sitofp" if element.startswith("i") else
+                  "arith.extf")
+            converted = "%c{}".format(counter)
+            counter += 1
+            main_lines.append("    {} = {} {} : {} to {}".format(
+                converted, op, value, result_type, f32_type))
+            value = converted
+        unranked = "%u{}".format(counter)
+        counter += 1
+        main_lines.append("    {} = tensor.cast {} : {} to tensor<*xf32>"
+                          .format(unranked, value, f32_type))
+        main_lines.append("    func.call @printMemrefF32({}) : "
+                          "(tensor<*xf32>) -> ()".format(unranked))
+        label = name if args.calls == 1 else "{}/{}".format(name, call)
+        manifest.append("{} {} {}".format(label, result_index, element))
+    return counter
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("input")
@@ -168,7 +288,15 @@ def main():
                         metavar="FUNCTION=SIZE",
                         help="give the dynamic dims of FUNCTION's arguments "
                         "SIZE (instead of %d)" % DYNAMIC_SIZE)
+    parser.add_argument("--random", type=int, metavar="SEED",
+                        help="pseudo-random inputs of both signs and many "
+                        "magnitudes, seeded with SEED")
+    parser.add_argument("--calls", type=int, default=1, metavar="N",
+                        help="with --random: call every function N times on "
+                        "other inputs")
     args = parser.parse_args()
+    if args.calls != 1 and args.random is None:
+        parser.error("--calls needs --random")
     dynamic_sizes = {}
     for item in args.dynamic_size:
         name, _, size = item.partition("=")
@@ -191,60 +319,10 @@ def main():
     main_lines, manifest = ["  func.func @main() {"], []
     counter = 0
     for fn_index, (name, arg_types, result_types) in enumerate(functions):
-        operands = []
-        for arg_index, arg_type in enumerate(arg_types):
-            if not arg_type.startswith("tensor<"):
-                value = "%in{}".format(counter)
-                counter += 1
-                main_lines.append("    {} = arith.constant 1.0e-05 : {}"
-                                  .format(value, arg_type))
-                operands.append(value)
-                continue
-            shape, element = parse_type(arg_type)
-            size = dynamic_sizes.get(name, DYNAMIC_SIZE)
-            static = [size if s is None else s for s in shape]
-            static_type = "tensor<{}>".format(
-                "x".join([str(s) for s in static] + [element]))
-            value = "%in{}".format(counter)
-            counter += 1
-            main_lines.append("    {} = arith.constant dense<{}> : {}".format(
-                value, literal(static, fn_index * 7 + arg_index,
-                               scales.get(name, 1.0)), static_type))
-            if static_type != arg_type:
-                cast = "%in{}".format(counter)
-                counter += 1
-                main_lines.append("    {} = tensor.cast {} : {} to {}".format(
-                    cast, value, static_type, arg_type))
-                value = cast
-            operands.append(value)
-        results = "%r{}".format(fn_index)
-        arity = ":{}".format(len(result_types)) if len(result_types) > 1 else ""
-        main_lines.append(
-            "    {}{} = func.call @{}({}) : ({}) -> ({})".format(
-                results, arity, name, ", ".join(operands),
-                ", ".join(arg_types), ", ".join(result_types)))
-        for result_index, result_type in enumerate(result_types):
-            shape, element = parse_type(result_type)
-            value = results + ("#{}".format(result_index)
-                               if len(result_types) > 1 else "")
-            f32_type = result_type.rsplit("x", 1)[0] + "xf32>" if shape else \
-                "tensor<f32>"
-            if element != "f32":
-                op = ("arith.truncf" if element == "f64" else
-                      "arith.sitofp" if element.startswith("i") else
-                      "arith.extf")
-                converted = "%c{}".format(counter)
-                counter += 1
-                main_lines.append("    {} = {} {} : {} to {}".format(
-                    converted, op, value, result_type, f32_type))
-                value = converted
-            unranked = "%u{}".format(counter)
-            counter += 1
-            main_lines.append("    {} = tensor.cast {} : {} to tensor<*xf32>"
-                              .format(unranked, value, f32_type))
-            main_lines.append("    func.call @printMemrefF32({}) : "
-                              "(tensor<*xf32>) -> ()".format(unranked))
-            manifest.append("{} {} {}".format(name, result_index, element))
+        for call in range(args.calls):
+            counter = call_function(args, main_lines, manifest, counter,
+                                    fn_index, call, name, arg_types,
+                                    result_types, dynamic_sizes, scales)
     main_lines += ["    return", "  }",
                    "  func.func private @printMemrefF32(tensor<*xf32>) "
                    "attributes {llvm.emit_c_interface}"]
