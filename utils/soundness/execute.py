@@ -1,0 +1,204 @@
+"""Running norm-opt and the JIT for the differential soundness checker
+(utils/norm-soundness.py): one mutant through the pass under test, and a
+batch of changed mutants, before and after, executed on random inputs.
+"""
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+TOOLS = os.path.join(ROOT, "test", "tools")
+sys.path.insert(0, TOOLS)
+import normref  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location(
+    "wrap_main", os.path.join(TOOLS, "wrap-main.py"))
+wrap_main = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(wrap_main)
+
+WRAP_MAIN = os.path.join(TOOLS, "wrap-main.py")
+# A mutant's norm-opt output with one of these on stderr (or a signal)
+# crashed rather than reported an error.
+CRASH_MARKERS = ("Stack dump", "Assertion", "LLVM ERROR", "UNREACHABLE",
+                 "Segmentation fault", "AddressSanitizer",
+                 "UndefinedBehaviorSanitizer", "runtime error:")
+# Element types wrap-main can make inputs of and print.
+INPUT_ELEMENTS = ("f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64")
+RESULT_ELEMENTS = INPUT_ELEMENTS + ("f8E4M3FN", "f8E5M2", "i1")
+NORM_OP = re.compile(r"(?m)^\s*(?:%[^=\n]*= )?norm\.\w+")
+
+
+class Tools:
+    """Paths and options of the executables the checker runs."""
+
+    def __init__(self, norm_opt, mlir_runner, lib_dir, pipeline, timeout):
+        self.norm_opt = norm_opt
+        self.mlir_runner = mlir_runner
+        self.shared_libs = ",".join(
+            os.path.join(lib_dir, name) for name in
+            ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))
+        self.pipeline = pipeline
+        self.timeout = timeout
+
+
+def run(cmd, timeout, env=None):
+    """(exit code, stdout, stderr); exit code -9 on a timeout."""
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=timeout, env=env, universal_newlines=True,
+                           errors="replace")
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return -9, "", "timeout after {} s".format(timeout)
+
+
+def crashed(rc, stderr):
+    return rc < 0 or rc > 128 or any(m in stderr for m in CRASH_MARKERS)
+
+
+def norm_op_count(text):
+    return len(NORM_OP.findall(text))
+
+
+# --------------------------------------------------------------------------
+# Functions: which ones can be driven, renaming
+# --------------------------------------------------------------------------
+
+def _element(typ):
+    m = re.fullmatch(r"tensor<(?:[\d?]+x)*(\w+)>", typ.strip())
+    return m.group(1) if m else None
+
+
+def drivable(arg_types, result_types):
+    """True when wrap-main can make the inputs and print the results."""
+    if not result_types or not all(result_types):
+        return False
+    for t in arg_types:
+        if t not in ("f16", "bf16", "f32", "f64") and \
+                _element(t) not in INPUT_ELEMENTS:
+            return False
+    return all(_element(t) in RESULT_ELEMENTS for t in result_types)
+
+
+def public_functions(text):
+    """[(name, drivable)] of the public functions of a module's text."""
+    lines = [l for l in text.splitlines() if "func.func" in l]
+    return [(name, drivable(args, results))
+            for name, args, results in wrap_main.parse_functions(lines)]
+
+
+def prepare(text, prefix, keep):
+    """The module text with every function renamed `<prefix><name>` and the
+    public functions not in `keep` made private (wrap-main calls every public
+    function)."""
+    names = re.findall(r"func\.func (?:private )?@([\w$.]+)", text)
+    for name in sorted(set(names), key=len, reverse=True):
+        text = re.sub(r"@" + re.escape(name) + r"(?![\w$.])",
+                      "@" + prefix + name, text)
+    for name in set(names) - set(keep):
+        text = re.sub(r"func\.func @" + re.escape(prefix + name) +
+                      r"(?![\w$.])", "func.func private @" + prefix + name,
+                      text)
+    return text
+
+
+# --------------------------------------------------------------------------
+# One mutant through the pass under test
+# --------------------------------------------------------------------------
+
+def apply_passes(tools, path, passes):
+    """Verifies the mutant at `path` and runs `passes` on it. Returns a dict
+    with status: invalid (does not parse or verify), crash (norm-opt crashed),
+    error (the pass reported an error), same (nothing changed), undrivable
+    (changed, but no function can be executed), changed; with `before` (the
+    verified mutant as norm-opt prints it), `after`, `stderr`."""
+    rc, before, err = run([tools.norm_opt, path], tools.timeout)
+    if rc != 0:
+        return {"status": "crash" if crashed(rc, err) else "invalid",
+                "stderr": err, "passes": []}
+    rc, after, err = run([tools.norm_opt, path] + passes, tools.timeout)
+    result = {"before": before, "after": after, "stderr": err}
+    if rc != 0:
+        result["status"] = "crash" if crashed(rc, err) else "error"
+        return result
+    if after == before or ("--norm-raise" in passes and
+                           norm_op_count(after) <= norm_op_count(before)):
+        result["status"] = "same"
+        return result
+    functions = public_functions(before)
+    after_functions = public_functions(after)
+    keep = [n for n, ok in functions if ok]
+    if [n for n, _ in functions] != [n for n, _ in after_functions]:
+        result["status"] = "signature"  # Functions added, lost or reordered.
+    else:
+        result["status"] = "changed" if keep else "undrivable"
+    result["keep"] = keep
+    return result
+
+
+# --------------------------------------------------------------------------
+# A batch of changed mutants, executed before and after
+# --------------------------------------------------------------------------
+
+def execute(tools, module, workdir, stem, seed, calls, env=None):
+    """Wraps `module` (`// -----` chunks) with wrap-main's random inputs and
+    runs it. Returns (ok, manifest [(label, index, element)], outputs
+    [(sizes, values)], message)."""
+    src = os.path.join(workdir, stem + ".mlir")
+    wrapped = os.path.join(workdir, stem + ".main.mlir")
+    manifest_path = os.path.join(workdir, stem + ".manifest")
+    lowered = os.path.join(workdir, stem + ".llvm.mlir")
+    with open(src, "w") as f:
+        f.write(module)
+    rc, _, err = run([sys.executable, WRAP_MAIN, src, "-o", wrapped,
+                      "--manifest", manifest_path, "--random", str(seed),
+                      "--calls", str(calls)], tools.timeout)
+    if rc != 0:
+        return False, [], [], "wrap-main failed: " + err[-2000:]
+    with open(manifest_path) as f:
+        manifest = [tuple(l.split()) for l in f if l.strip()]
+    rc, _, err = run([tools.norm_opt, wrapped, tools.pipeline, "-o", lowered],
+                     tools.timeout)
+    if rc != 0:
+        what = "crashed" if crashed(rc, err) else "failed"
+        return False, manifest, [], "lowering {}: {}".format(what, err[-3000:])
+    rc, out, err = run([tools.mlir_runner, lowered, "-e", "main",
+                        "-entry-point-result=void",
+                        "-shared-libs=" + tools.shared_libs],
+                       tools.timeout, env=env)
+    for name in (wrapped, lowered):
+        os.remove(name)
+    if rc != 0:
+        return False, manifest, [], "mlir-runner exit {}: {}".format(
+            rc, err[-3000:])
+    outputs = normref.parse_printed(out)
+    if len(outputs) != len(manifest):
+        return False, manifest, outputs, "printed {} tensors, manifest " \
+            "{}".format(len(outputs), len(manifest))
+    return True, manifest, outputs, ""
+
+
+def compare(manifest, reference, candidate, bounds):
+    """{label: [(ok, line)]} over the printed tensors of two runs of modules
+    with the same manifest."""
+    results = {}
+    for (label, index, element), (rs, ref), (cs, y) in zip(
+            manifest, reference, candidate):
+        bound = bounds.get(element, bounds["f32"])
+        if isinstance(ref, str) or isinstance(y, str):
+            err, why = float("inf"), "unreadable output"
+        elif rs != cs:
+            err, why = float("inf"), "sizes {} vs reference {}".format(
+                list(cs), list(rs))
+        else:
+            err, why = normref.compare(y, ref)
+        ok = normref.within(err, bound)
+        line = "{}: {}#{} {}: error {:.3g} (bound {:.3g}){}".format(
+            "PASS" if ok else "FAIL", label, index, element, err, bound,
+            "" if ok or not why else "; " + why)
+        results.setdefault(label, []).append((ok, line))
+    return results
