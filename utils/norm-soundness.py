@@ -35,6 +35,7 @@ fixes the number).
 import argparse
 import concurrent.futures
 import difflib
+import glob
 import hashlib
 import os
 import random
@@ -51,26 +52,21 @@ from soundness import mutate as mu  # noqa: E402
 
 ROOT = ex.ROOT
 T = "test/Transforms/"
-RAISE_SEEDS = [T + "norm-raise.mlir", T + "norm-raise-train.mlir",
-               T + "raise-quantize.mlir", T + "raise-quantize-dynamic.mlir",
-               T + "raise-quantize-torch.mlir"] + [
-    T + "Inputs/torch-" + n + ".mlir" for n in (
-        "linalg", "tosa", "train-linalg", "train-tosa", "quant-linalg",
-        "quant-tosa", "block-linalg", "block-tosa")]
+# Seed files: globs under the root (every raise, fold and fuse test, so that
+# new near-miss tests become seeds too) and `@prenorm-chain`, the chain of
+# pre-norm blocks utils/gen-prenorm-chain.py writes.
 FUSION_COMMON = ["test/Integration/CPU/Inputs/matmul-blocks.mlir",
                  "@prenorm-chain"]
 SUITES = {
     "raise": {
         "kind": "raise",
-        "seeds": RAISE_SEEDS,
+        "seeds": [T + "norm-raise*.mlir", T + "raise-*.mlir",
+                  T + "Inputs/torch-*.mlir"],
         "passes": [["--norm-raise"]],
     },
     "fold": {
         "kind": "fusion",
-        "seeds": [T + "norm-fold-matmul-weights.mlir",
-                  T + "norm-fold-matmul-weights-batch.mlir",
-                  T + "norm-fold-matmul-weights-declined.mlir"] +
-        FUSION_COMMON,
+        "seeds": [T + "norm-fold-matmul-weights*.mlir"] + FUSION_COMMON,
         "passes": [["--norm-fold-matmul-weights"],
                    ["--norm-fold-matmul-weights=defer-scale=true"],
                    ["--norm-fold-matmul-weights=max-rhs-elements=64"],
@@ -80,11 +76,8 @@ SUITES = {
     },
     "fuse": {
         "kind": "fusion",
-        "seeds": [T + "norm-fuse-matmul.mlir",
-                  T + "norm-fuse-matmul-declined.mlir",
-                  T + "norm-fuse-residual.mlir",
-                  T + "Inputs/torch-block-linalg.mlir",
-                  T + "Inputs/torch-block-tosa.mlir"] + FUSION_COMMON,
+        "seeds": [T + "norm-fuse-*.mlir", T + "Inputs/torch-block-*.mlir"] +
+        FUSION_COMMON,
         "passes": [["--norm-fuse-matmul"], ["--norm-fuse-matmul=tile-rows=1"],
                    ["--norm-fuse-matmul=tile-rows=3"], ["--norm-fuse-residual"],
                    ["--norm-raise", "--norm-fuse-residual"],
@@ -129,6 +122,18 @@ class Mutant:
         return "{} [{}] {} chunk {}: {} | {}".format(
             self.name, self.suite, self.source, self.chunk,
             "; ".join(self.mutations) or "(unmutated)", " ".join(self.passes))
+
+
+def seed_files(suite):
+    """The seed files of a suite, relative to the root, sorted."""
+    files = []
+    for pattern in SUITES[suite]["seeds"]:
+        if pattern.startswith("@"):
+            files.append(pattern)
+        else:
+            files += sorted(os.path.relpath(p, ROOT) for p in glob.glob(
+                os.path.join(ROOT, pattern)))
+    return files
 
 
 def load_chunks(source, workdir):
@@ -180,28 +185,35 @@ def process(tools, workdir, mutant):
 
 def modules(batch):
     """The before and after modules of a batch, every function renamed
-    `m<id>_<name>`."""
-    before, after = [], []
+    `m<id>_<name>`, and the sizes of the functions' dynamic dims: 3 (the
+    default) for two mutants of three, else 264 where the inputs stay small
+    (a count of 264 wraps to 8 through an index_cast to i8). The inputs
+    depend on the function's name only, so a mutant gets the same ones in
+    any batch."""
+    before, after, sizes = [], [], {}
     for m in batch:
         keep = m.result["keep"]
         before.append(ex.prepare(m.result["before"], m.name + "_", keep))
         after.append(ex.prepare(m.result["after"], m.name + "_", keep))
-    return "\n// -----\n".join(before), "\n// -----\n".join(after)
+        if hash_seed("dynamic", m.ident) % 3 == 0:
+            sizes.update(ex.large_dynamic_sizes(m.result["before"],
+                                                m.name + "_", 264))
+    return "\n// -----\n".join(before), "\n// -----\n".join(after), sizes
 
 
 def run_batch(ctx, batch):
     """Executes a batch before and after and sets each mutant's verdict: ok,
     alarm (to be confirmed), broken-before (the mutant itself does not run:
     skipped), broken-after (its pass output does not compile or run)."""
-    before, after = modules(batch)
+    before, after, sizes = modules(batch)
     stem = "b{}".format(batch[0].ident)
-    seed = hash_seed(ctx.args.seed, batch[0].ident)
+    seed = ctx.args.seed
     ok_b, man_b, out_b, msg_b = ex.execute(ctx.tools, before, ctx.workdir,
                                            stem + "-before", seed,
-                                           ctx.args.calls)
+                                           ctx.args.calls, sizes=sizes)
     ok_a, man_a, out_a, msg_a = (False, [], [], "") if not ok_b else \
         ex.execute(ctx.tools, after, ctx.workdir, stem + "-after", seed,
-                   ctx.args.calls)
+                   ctx.args.calls, sizes=sizes)
     if ok_b and ok_a and man_b == man_a:
         results = ex.compare(man_b, out_b, out_a, ctx.bounds)
         for m in batch:
@@ -236,15 +248,16 @@ def confirm(ctx, m):
     """Reruns an alarm alone with heap memory poisoned two ways: unstable
     when the mutant's own results change (it reads memory it never wrote),
     else unsound when the pass output differs from it (or changes itself)."""
-    before, after = modules([m])
-    seed = hash_seed(ctx.args.seed, m.ident)
+    before, after, sizes = modules([m])
+    seed = ctx.args.seed
     runs = {}
     for which, text in (("before", before), ("after", after)):
         for perturb in ("85", "170"):
             env = dict(os.environ, MALLOC_PERTURB_=perturb)
             runs[which, perturb] = ex.execute(
                 ctx.tools, text, ctx.workdir, "{}-{}-{}".format(
-                    m.name, which, perturb), seed, ctx.args.calls, env)
+                    m.name, which, perturb), seed, ctx.args.calls, env,
+                sizes)
     if not all(r[0] for r in runs.values()):
         m.verdict = "unsound"
         m.lines.append("on rerun: " + "; ".join(
@@ -281,8 +294,11 @@ def save(ctx, m, kind):
     folder = os.path.join(ctx.args.out, "{}-{}".format(kind, m.name))
     os.makedirs(folder, exist_ok=True)
     r = m.result
-    before = r.get("before", m.text)
-    after = r.get("after", "")
+    sizes = {}
+    if "keep" in r:
+        before, after, sizes = modules([m])
+    else:
+        before, after = r.get("before", m.text), r.get("after", "")
     with open(os.path.join(folder, "mutant.mlir"), "w") as f:
         f.write(before)
     with open(os.path.join(folder, "after.mlir"), "w") as f:
@@ -297,19 +313,20 @@ def save(ctx, m, kind):
         f.write("\n".join(m.lines) + "\n")
         if r.get("stderr"):
             f.write("\nnorm-opt stderr:\n" + r["stderr"][-5000:] + "\n")
-        f.write(REPRO.format(passes=passes, seed=hash_seed(
-            ctx.args.seed, m.ident), calls=ctx.args.calls, prefix=m.name,
-            pipeline=ctx.tools.pipeline, libs=ctx.tools.shared_libs,
-            tools=os.path.relpath(ex.TOOLS, folder)))
+        f.write(REPRO.format(passes=passes, seed=ctx.args.seed,
+                             calls=ctx.args.calls, pipeline=ctx.tools.pipeline,
+                             libs=ctx.tools.shared_libs, tools=ex.TOOLS,
+                             sizes="".join(
+                                 " --dynamic-size={}={}".format(k, v)
+                                 for k, v in sorted(sizes.items()))))
     return folder
 
 
 REPRO = """
-To reproduce (in this folder; the functions are not renamed here, so the
-inputs differ from the batch run's, but they come from the same generator):
+To reproduce (in this folder; the same inputs as in the checker's run):
   norm-opt mutant.mlir {passes} -o after.mlir
   for v in mutant after; do
-    python3 {tools}/wrap-main.py $v.mlir -o $v.main.mlir --manifest $v.manifest --random {seed} --calls {calls}
+    python3 {tools}/wrap-main.py $v.mlir -o $v.main.mlir --manifest $v.manifest --random {seed} --calls {calls}{sizes}
     norm-opt $v.main.mlir {pipeline} | mlir-runner -e main -entry-point-result=void -shared-libs={libs} > $v.out
   done
   python3 {tools}/compare-outputs.py --bound f32=1e-4 --bound bf16=0.0625 --bound f16=0.0078125 mutant.manifest mutant.out after.out
@@ -375,7 +392,7 @@ def main():
     ctx = Context(args, tools, workdir, bounds)
     chunks = {}
     for suite in suites:
-        chunks[suite] = [(src, i, c) for src in SUITES[suite]["seeds"]
+        chunks[suite] = [(src, i, c) for src in seed_files(suite)
                          for i, c in enumerate(load_chunks(src, workdir))]
     os.makedirs(args.out, exist_ok=True)
     try:

@@ -19,7 +19,8 @@ gets one line `<function> <result#> <element type>` per printed result, in
 order, for compare-outputs.py.
 
 With --random SEED the inputs are pseudo-random instead (Python's `random`
-seeded with SEED, the function's and the argument's index): values of both
+seeded with SEED, the function's name, the argument's index and the call's,
+so that a function gets the same inputs in any module): values of both
 signs, each row (the last dim) with its own magnitude, 10^k for k drawn
 from -3..3 (-2..1 for f16, whose range is small), and some rows offset
 from zero by a few times their magnitude; integer tensors get integers in
@@ -197,13 +198,18 @@ def random_literal(shape, element, rng):
     return nest(flat, shape)
 
 
-def input_literal(args, static, element, fn_index, arg_index, scale, call):
+def random_generator(args, name, arg_index, call):
+    return random.Random("{}/{}/{}/{}".format(args.random, name, arg_index,
+                                              call))
+
+
+def input_literal(args, static, element, fn_index, name, arg_index, scale,
+                  call):
     """The literal of one tensor argument: wrap-main's smooth pattern, or
     with --random pseudo-random values."""
     if args.random is None:
         return literal(static, fn_index * 7 + arg_index, scale)
-    rng = random.Random("{}/{}/{}/{}".format(args.random, fn_index,
-                                             arg_index, call))
+    rng = random_generator(args, name, arg_index, call)
     return random_literal(static, element, rng)
 
 
@@ -219,8 +225,7 @@ def call_function(args, main_lines, manifest, counter, fn_index, call, name,
             counter += 1
             scalar = "1.0e-05"
             if args.random is not None:
-                rng = random.Random("{}/{}/{}/{}".format(
-                    args.random, fn_index, arg_index, call))
+                rng = random_generator(args, name, arg_index, call)
                 scalar = "{:.6e}".format(10.0 ** rng.uniform(-5.0, 1.0))
             main_lines.append("    {} = arith.constant {} : {}"
                               .format(value, scalar, arg_type))
@@ -234,8 +239,9 @@ def call_function(args, main_lines, manifest, counter, fn_index, call, name,
         value = "%in{}".format(counter)
         counter += 1
         main_lines.append("    {} = arith.constant dense<{}> : {}".format(
-            value, input_literal(args, static, element, fn_index, arg_index,
-                                 scales.get(name, 1.0), call), static_type))
+            value, input_literal(args, static, element, fn_index, name,
+                                 arg_index, scales.get(name, 1.0), call),
+            static_type))
         if static_type != arg_type:
             cast = "%in{}".format(counter)
             counter += 1

@@ -91,6 +91,26 @@ def public_functions(text):
             for name, args, results in wrap_main.parse_functions(lines)]
 
 
+def large_dynamic_sizes(text, prefix, size, limit=20000):
+    """{`<prefix><name>`: size} for the public functions of `text` with a
+    dynamic dim whose arguments stay under `limit` elements each when every
+    dynamic dim is `size` (a count of 264 wraps to 8 in i8)."""
+    sizes = {}
+    lines = [l for l in text.splitlines() if "func.func" in l]
+    for name, args, _ in wrap_main.parse_functions(lines):
+        counts = []
+        for t in args:
+            dims = re.findall(r"([\d?]+)x", t)
+            count = 1
+            for d in dims:
+                count *= size if d == "?" else int(d)
+            counts.append((count, "?" in dims))
+        if any(dyn for _, dyn in counts) and \
+                all(count <= limit for count, _ in counts):
+            sizes[prefix + name] = size
+    return sizes
+
+
 def prepare(text, prefix, keep):
     """The module text with every function renamed `<prefix><name>` and the
     public functions not in `keep` made private (wrap-main calls every public
@@ -144,9 +164,9 @@ def apply_passes(tools, path, passes):
 # A batch of changed mutants, executed before and after
 # --------------------------------------------------------------------------
 
-def execute(tools, module, workdir, stem, seed, calls, env=None):
-    """Wraps `module` (`// -----` chunks) with wrap-main's random inputs and
-    runs it. Returns (ok, manifest [(label, index, element)], outputs
+def execute(tools, module, workdir, stem, seed, calls, env=None, sizes=None):
+    """Wraps `module` (`// -----` chunks) with wrap-main's random inputs
+    (`sizes`: {function: size of its dynamic dims}) and runs it. Returns (ok, manifest [(label, index, element)], outputs
     [(sizes, values)], message)."""
     src = os.path.join(workdir, stem + ".mlir")
     wrapped = os.path.join(workdir, stem + ".main.mlir")
@@ -156,7 +176,10 @@ def execute(tools, module, workdir, stem, seed, calls, env=None):
         f.write(module)
     rc, _, err = run([sys.executable, WRAP_MAIN, src, "-o", wrapped,
                       "--manifest", manifest_path, "--random", str(seed),
-                      "--calls", str(calls)], tools.timeout)
+                      "--calls", str(calls)] + [
+                          "--dynamic-size={}={}".format(name, size)
+                          for name, size in sorted((sizes or {}).items())],
+                     tools.timeout)
     if rc != 0:
         return False, [], [], "wrap-main failed: " + err[-2000:]
     with open(manifest_path) as f:

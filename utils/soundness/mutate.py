@@ -471,6 +471,24 @@ def mutate_dim(text, rng):
             m.group(1), name)
 
 
+def mutate_int_width(text, rng):
+    """Narrows or widens the integer an `index_cast` gives (e.g. an element
+    count through i8, where 264 wraps to 8), with the casts that read it."""
+    sites = _sites(r"(" + VALUE + r") = arith\.index_cast(?:ui)? " + VALUE +
+                   r" : index to (i\d+)", text)
+    if not sites:
+        return None
+    m = rng.choice(sites)
+    old = m.group(2)
+    new = rng.choice([t for t in ("i8", "i16", "i32", "i64") if t != old])
+    tail = re.sub(r"(\barith\.(?:sitofp|uitofp|extsi|extui|trunci) " +
+                  re.escape(m.group(1)) + r" : )" + old + r"\b",
+                  r"\g<1>" + new, text[m.end():])
+    head = text[:m.start(2)] + new
+    return head + tail, "index_cast of {} to {} instead of {}".format(
+        m.group(1), new, old)
+
+
 def mutate_element_type(text, rng):
     """Changes one float element type everywhere in the text (f32 to bf16,
     f16 or f64, or back)."""
@@ -497,18 +515,19 @@ MUTATORS = {
     "add-bias": mutate_add_bias,
     "tensor-dim": mutate_dim,
     "element-type": mutate_element_type,
+    "int-width": mutate_int_width,
 }
 
 # How often each mutator is tried, per kind of pass under test.
 WEIGHTS = {
     "raise": {"map": 4, "iterators": 2, "dimensions": 2, "swap-op": 4,
               "swap-operands": 3, "replace-operand": 2, "constant": 4,
-              "insert-unary": 3, "yield": 3, "add-bias": 3, "tensor-dim": 1,
-              "element-type": 1},
+              "insert-unary": 3, "yield": 3, "add-bias": 3, "tensor-dim": 2,
+              "element-type": 1, "int-width": 2},
     "fusion": {"map": 1, "iterators": 1, "dimensions": 2, "swap-op": 1,
                "swap-operands": 2, "replace-operand": 5, "constant": 3,
                "insert-unary": 1, "yield": 1, "add-bias": 2,
-               "tensor-dim": 1, "element-type": 3},
+               "tensor-dim": 1, "element-type": 3, "int-width": 0},
 }
 
 
