@@ -16,6 +16,12 @@ config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py", "tools"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
+
+# The sanitizer build (NORM_ENABLE_SANITIZERS): `asan`, for the tests that
+# would take too long there (e.g. Soundness/).
+if config.norm_sanitizers.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("asan")
+
 config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%norm_src_root", config.norm_src_root))

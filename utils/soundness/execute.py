@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -46,14 +47,21 @@ class Tools:
 
 
 def run(cmd, timeout, env=None):
-    """(exit code, stdout, stderr); exit code -9 on a timeout."""
-    try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=timeout, env=env, universal_newlines=True,
-                           errors="replace")
-        return p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired:
-        return -9, "", "timeout after {} s".format(timeout)
+    """(exit code, stdout, stderr); exit code -9 on a timeout. An executable
+    that cannot be started (being relinked) is retried for a minute."""
+    for attempt in range(60):
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=timeout,
+                               env=env, universal_newlines=True,
+                               errors="replace")
+            return p.returncode, p.stdout, p.stderr
+        except subprocess.TimeoutExpired:
+            return -9, "", "timeout after {} s".format(timeout)
+        except OSError:
+            if attempt == 59:
+                raise
+            time.sleep(1.0)
 
 
 def crashed(rc, stderr):
