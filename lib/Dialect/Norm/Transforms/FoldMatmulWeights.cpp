@@ -23,10 +23,12 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/bit.h"
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace mlir {
 namespace norm {
@@ -42,6 +44,16 @@ using Options = NormFoldMatmulWeightsPassOptions;
 
 namespace {
 
+/// The folded RHS of one matmul, computed before the IR changes: its
+/// elements in the RHS element type (host floats for f32 and f64, APFloats
+/// otherwise) and the bias row `bias @ W` (empty without a bias).
+struct FoldedRhs {
+  SmallVector<float> f32;
+  SmallVector<double> f64;
+  SmallVector<APFloat> other;
+  SmallVector<double> biasRow;
+};
+
 /// A matmul consuming the norm result, with its constant RHS.
 struct MatmulUse {
   linalg::LinalgOp matmul;
@@ -55,11 +67,13 @@ struct MatmulUse {
   /// True when `constant` is laid out [N, K] (transpose op or transposed
   /// indexing maps), false for [K, N] (or [B, K, N]).
   bool nMajor = false;
+  /// The RHS with the weight folded in (filled by planFold).
+  FoldedRhs folded;
 };
 
 /// Outcome of the analysis: the uses, or why the candidate is declined.
 struct Analysis {
-  SmallVector<MatmulUse> uses;
+  std::vector<MatmulUse> uses;
   std::string reason;
 };
 
@@ -99,8 +113,10 @@ static LogicalResult analyzeMatmul(Operation *user, Value lhs, int64_t limit,
     return failure();
   }
   use.matmul = cast<linalg::LinalgOp>(user);
+  // The fold changes what the LHS holds: any other operand reading it (the
+  // RHS, or the init a matmul accumulates into) would change too.
   if (use.matmul.getDpsInputs()[0] != lhs ||
-      use.matmul.getDpsInputs()[1] == lhs) {
+      llvm::count(user->getOperands(), lhs) != 1) {
     reason = "the normalized value is not only the matmul's left operand";
     return failure();
   }
@@ -317,24 +333,248 @@ static Value scaleRows(OpBuilder &b, Location loc, Value result, Value scale) {
 struct FoldPlan {
   /// Also move rms_norm's per-row scale after the matmuls.
   bool defer = false;
+  /// Why defer-scale was asked for but the scale stays (empty otherwise).
+  std::string notDeferred;
   /// The weight and bias per element of the normalized dim (empty when
   /// absent; a scalar weight is repeated) and the weight offset.
   SmallVector<double> weight, bias;
   double offset = 0.0;
   /// Size of the normalized dim: the K of every matmul.
   int64_t k = 0;
-  SmallVector<MatmulUse> uses;
+  std::vector<MatmulUse> uses;
 };
 
-/// True when the scale of `op` moves after the matmuls (defer-scale applies
-/// to rms_norm without residual whose result is rounded once, at the end).
+//===----------------------------------------------------------------------===//
+// Rewrite steps
+//===----------------------------------------------------------------------===//
+
+/// `value` as a double, also when the host flushes subnormal inputs.
+static double toDouble(float value) {
+  uint32_t bits = llvm::bit_cast<uint32_t>(value);
+  if ((bits & 0x7f800000u) == 0 && (bits & 0x007fffffu) != 0)
+    return APFloat(value).convertToDouble();
+  return value;
+}
+
+/// `value` rounded to nearest even in `semantics`.
+static APFloat roundTo(double value, const llvm::fltSemantics &semantics) {
+  APFloat result(value);
+  bool losesInfo = false;
+  result.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
+  return result;
+}
+
+/// Whether a folded element keeps the range of its type: `rounded` (the
+/// product `w * scale` rounded to the RHS element type) is finite, and a
+/// normal number unless it is the product exactly (a zero factor, or a
+/// subnormal element left as it was). A product that overflows, or that
+/// flushes to zero or a subnormal (losing its precision), would change the
+/// matmul by more than rounding.
+static bool keepsRange(const APFloat &rounded, double w, double scale) {
+  if (!rounded.isFinite())
+    return false;
+  if (rounded.isNormal())
+    return true;
+  double product = w * scale;
+  return rounded.convertToDouble() == product &&
+         (product != 0 || w == 0 || scale == 0);
+}
+
+/// The elements of the constant RHS of `use` as host floats, where its type
+/// allows it: a dense attribute's data, or an f32/f64 dense_resource blob.
+static void readHostValues(const MatmulUse &use, SmallVectorImpl<float> &f32,
+                           SmallVectorImpl<double> &f64) {
+  Type elementType = use.constant.getElementType();
+  if (auto dense = dyn_cast<DenseFPElementsAttr>(use.constant)) {
+    if (elementType.isF32())
+      f32.assign(dense.getValues<float>().begin(),
+                 dense.getValues<float>().end());
+    else if (elementType.isF64())
+      f64.assign(dense.getValues<double>().begin(),
+                 dense.getValues<double>().end());
+  } else if (auto blob = dyn_cast<DenseF32ResourceElementsAttr>(use.constant)) {
+    if (std::optional<ArrayRef<float>> values = blob.tryGetAsArrayRef())
+      f32.assign(values->begin(), values->end());
+  } else if (auto blob = dyn_cast<DenseF64ResourceElementsAttr>(use.constant)) {
+    if (std::optional<ArrayRef<double>> values = blob.tryGetAsArrayRef())
+      f64.assign(values->begin(), values->end());
+  }
+}
+
+/// Folds the weight into the rows of the RHS of `use`,
+/// `W'[k, n] = (w[k] + offset) * W[k, n]` computed in f64 and rounded to its
+/// element type, and sums `bias @ W` (one entry per column, per batch) into
+/// `use.folded`. Fails with `reason` when a folded element would not keep
+/// the range of its type (see keepsRange) or a bias entry would not be
+/// finite in the matmul's result type.
+static LogicalResult foldRhs(MatmulUse &use, const FoldPlan &plan,
+                             std::string &reason) {
+  auto constType = cast<RankedTensorType>(use.constant.getType());
+  ArrayRef<int64_t> shape = constType.getShape();
+  int64_t k = plan.k;
+  int64_t n = use.nMajor ? shape[0] : shape[shape.size() - 1];
+  int64_t numElements = use.constant.getNumElements();
+  FoldedRhs &folded = use.folded;
+  folded.biasRow.assign(plan.bias.empty() ? 0 : numElements / k, 0.0);
+  // The factor of element `index` of the constant, `w`; adds its bias term.
+  auto scaleOf = [&](int64_t index, double w) {
+    int64_t inner = index % (n * k);
+    int64_t kk = use.nMajor ? inner % k : inner / n;
+    int64_t nn = use.nMajor ? inner / k : inner % n;
+    int64_t batch = index / (n * k);
+    if (!plan.bias.empty())
+      folded.biasRow[batch * n + nn] += plan.bias[kk] * w;
+    return plan.weight.empty() ? 1.0 : plan.weight[kk] + plan.offset;
+  };
+  auto outOfRange = [&] {
+    reason = "a folded element of the right-hand side would overflow, or "
+             "flush to zero or a subnormal, in its element type";
+    return failure();
+  };
+
+  // f32 and f64 weights (almost every model) are read and written as host
+  // floats: APFloat per element made this pass the slowest of the three.
+  // The host's double-to-float conversion rounds a normal, finite result to
+  // nearest even, as APFloat does; the other results take APFloat's path,
+  // so nothing depends on the host's flush-to-zero mode.
+  Type elementType = constType.getElementType();
+  SmallVector<float> f32Values;
+  SmallVector<double> f64Values;
+  readHostValues(use, f32Values, f64Values);
+  int64_t index = 0;
+  if (elementType.isF32() && int64_t(f32Values.size()) == numElements) {
+    folded.f32.reserve(numElements);
+    for (float value : f32Values) {
+      double w = toDouble(value);
+      double scale = scaleOf(index++, w);
+      double product = w * scale;
+      double magnitude = std::fabs(product);
+      if (magnitude >= std::numeric_limits<float>::min() &&
+          magnitude <= std::numeric_limits<float>::max()) {
+        folded.f32.push_back(static_cast<float>(product));
+        continue;
+      }
+      APFloat rounded = roundTo(product, APFloat::IEEEsingle());
+      if (!keepsRange(rounded, w, scale))
+        return outOfRange();
+      folded.f32.push_back(rounded.convertToFloat());
+    }
+  } else if (elementType.isF64() &&
+             int64_t(f64Values.size()) == numElements) {
+    folded.f64.reserve(numElements);
+    for (double w : f64Values) {
+      double scale = scaleOf(index++, w);
+      double product = w * scale;
+      if (!keepsRange(APFloat(product), w, scale))
+        return outOfRange();
+      folded.f64.push_back(product);
+    }
+  } else {
+    std::optional<FloatConstant> constant = readFloatConstant(use.constant);
+    if (!constant) {
+      reason = "the matmul's right-hand side is not a constant";
+      return failure();
+    }
+    const llvm::fltSemantics &semantics =
+        cast<FloatType>(elementType).getFloatSemantics();
+    folded.other.reserve(numElements);
+    for (const APFloat &value : constant->values) {
+      double w = getAsDouble(value);
+      double scale = scaleOf(index++, w);
+      APFloat rounded = roundTo(w * scale, semantics);
+      if (!keepsRange(rounded, w, scale))
+        return outOfRange();
+      folded.other.push_back(rounded);
+    }
+  }
+
+  if (folded.biasRow.empty())
+    return success();
+  auto resultType = dyn_cast<FloatType>(
+      getElementTypeOrSelf(use.matmul->getResult(0).getType()));
+  if (!resultType ||
+      llvm::any_of(folded.biasRow, [&](double v) {
+        return !roundTo(v, resultType.getFloatSemantics()).isFinite();
+      })) {
+    reason = "the bias row bias @ W would not be finite in the matmul's "
+             "result type";
+    return failure();
+  }
+  return success();
+}
+
+/// The folded RHS of `use` as a constant attribute of the RHS's type.
+static DenseFPElementsAttr getFoldedAttr(const MatmulUse &use) {
+  auto type = cast<RankedTensorType>(use.constant.getType());
+  const FoldedRhs &folded = use.folded;
+  if (!folded.f32.empty())
+    return cast<DenseFPElementsAttr>(
+        DenseElementsAttr::get(type, ArrayRef<float>(folded.f32)));
+  if (!folded.f64.empty())
+    return cast<DenseFPElementsAttr>(
+        DenseElementsAttr::get(type, ArrayRef<double>(folded.f64)));
+  return DenseFPElementsAttr::get(type, folded.other);
+}
+
+/// The constant row vector `bias @ W` for a matmul result of `resultType`
+/// with `n` columns, rounded to the result's element type.
+static Value buildBiasRow(OpBuilder &b, Location loc,
+                          ArrayRef<double> rowVector, int64_t n,
+                          RankedTensorType resultType) {
+  SmallVector<int64_t> vectorShape;
+  if (resultType.getRank() == 3)
+    vectorShape.push_back(rowVector.size() / n);
+  vectorShape.push_back(n);
+  auto vectorType =
+      RankedTensorType::get(vectorShape, resultType.getElementType());
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(resultType.getElementType()).getFloatSemantics();
+  SmallVector<APFloat> values;
+  for (double v : rowVector)
+    values.push_back(roundTo(v, semantics));
+  return arith::ConstantOp::create(
+      b, loc, vectorType, DenseFPElementsAttr::get(vectorType, values));
+}
+
+/// True when defer-scale asks to move the scale of `op` after the matmuls
+/// (it applies to rms_norm without residual whose result is rounded once,
+/// at the end); whyNotDeferred then says whether that is sound.
 static bool canDeferScale(NormOpInterface op, const Options &options) {
   return options.deferScale && isa<RMSNormOp>(op) && !op.getResidual() &&
          op.getCastMode() == CastMode::final;
 }
 
-/// Reads the constant parameters of `op` and finds its matmul uses; fails
-/// with the reason the candidate is declined.
+/// True when `init` is zero: a zero splat constant or a fill with zero.
+static bool isZeroInit(Value init) {
+  if (matchPattern(init, m_AnyZeroFloat()))
+    return true;
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+}
+
+/// Why the per-row scale of `op` cannot move after the matmuls of `uses`,
+/// or an empty string. The op must go (no used statistics); each matmul
+/// must start from zero (`r * (C + x @ W')` is not `C + r * (x @ W')`) and
+/// accumulate in f32 or f64 (on raw x, a narrow accumulator overflows
+/// where the normalized rows keep it in range).
+static std::string whyNotDeferred(NormOpInterface op,
+                                  ArrayRef<MatmulUse> uses) {
+  if (op.hasUsedStats())
+    return "the norm op's statistics are used";
+  for (const MatmulUse &use : uses) {
+    linalg::LinalgOp matmul = use.matmul;
+    Type accumulator = getElementTypeOrSelf(matmul->getResult(0));
+    if (!accumulator.isF32() && !accumulator.isF64())
+      return "a matmul accumulates in a type other than f32 or f64";
+    if (!isZeroInit(matmul.getDpsInits()[0]))
+      return "a matmul accumulates into an init that is not zero";
+  }
+  return "";
+}
+
+/// Reads the constant parameters of `op`, finds its matmul uses and folds
+/// their right-hand sides, without changing the IR; fails with the reason
+/// the candidate is declined.
 static FailureOr<FoldPlan> planFold(NormOpInterface op, const Options &options,
                                     std::string &reason) {
   FoldPlan plan;
@@ -365,149 +605,24 @@ static FailureOr<FoldPlan> planFold(NormOpInterface op, const Options &options,
     return failure();
   }
   plan.offset = op.getWeightOffset().convertToDouble();
+  if (plan.defer) {
+    plan.notDeferred = whyNotDeferred(op, plan.uses);
+    plan.defer = plan.notDeferred.empty();
+  }
+  for (MatmulUse &use : plan.uses)
+    if (failed(foldRhs(use, plan, reason)))
+      return failure();
   return plan;
-}
-
-//===----------------------------------------------------------------------===//
-// Rewrite steps
-//===----------------------------------------------------------------------===//
-
-/// `value` as a double, also when the host flushes subnormal inputs.
-static double toDouble(float value) {
-  uint32_t bits = llvm::bit_cast<uint32_t>(value);
-  if ((bits & 0x7f800000u) == 0 && (bits & 0x007fffffu) != 0)
-    return APFloat(value).convertToDouble();
-  return value;
-}
-
-/// `value` rounded to nearest even in `semantics`.
-static APFloat roundTo(double value, const llvm::fltSemantics &semantics) {
-  APFloat result(value);
-  bool losesInfo = false;
-  result.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
-  return result;
-}
-
-/// The RHS of `use` with the weight folded into its rows,
-/// `W'[k, n] = (w[k] + offset) * W[k, n]`, rounded to its element type; adds
-/// `bias @ W` to `rowVector` (one entry per column, per batch).
-static DenseFPElementsAttr buildFoldedRhs(const MatmulUse &use,
-                                          const FoldPlan &plan,
-                                          SmallVectorImpl<double> &rowVector) {
-  auto constType = cast<RankedTensorType>(use.constant.getType());
-  ArrayRef<int64_t> shape = constType.getShape();
-  int64_t k = plan.k;
-  int64_t n = use.nMajor ? shape[0] : shape[shape.size() - 1];
-  int64_t numElements = use.constant.getNumElements();
-  rowVector.assign(plan.bias.empty() ? 0 : numElements / k, 0.0);
-  // The folded value of element `index` of the constant, `w`, in double.
-  auto fold = [&](int64_t index, double w) {
-    int64_t inner = index % (n * k);
-    int64_t kk = use.nMajor ? inner % k : inner / n;
-    int64_t nn = use.nMajor ? inner / k : inner % n;
-    int64_t batch = index / (n * k);
-    if (!plan.bias.empty())
-      rowVector[batch * n + nn] += plan.bias[kk] * w;
-    double scale = plan.weight.empty() ? 1.0 : plan.weight[kk] + plan.offset;
-    return w * scale;
-  };
-
-  // f32 and f64 weights (almost every model) are read and written as host
-  // floats: APFloat per element made this pass the slowest of the three.
-  // The host's double-to-float conversion rounds a normal, finite result to
-  // nearest even, as APFloat does; the other results take APFloat's path,
-  // so nothing depends on the host's flush-to-zero mode.
-  Type elementType = constType.getElementType();
-  // The RHS elements as host floats where the type allows it: a dense
-  // attribute's raw data, or an f32/f64 dense_resource blob.
-  std::optional<ArrayRef<float>> f32Values;
-  std::optional<ArrayRef<double>> f64Values;
-  SmallVector<float> f32Storage;
-  SmallVector<double> f64Storage;
-  if (auto dense = dyn_cast<DenseFPElementsAttr>(use.constant)) {
-    if (elementType.isF32()) {
-      f32Storage.assign(dense.getValues<float>().begin(),
-                        dense.getValues<float>().end());
-      f32Values = ArrayRef<float>(f32Storage);
-    } else if (elementType.isF64()) {
-      f64Storage.assign(dense.getValues<double>().begin(),
-                        dense.getValues<double>().end());
-      f64Values = ArrayRef<double>(f64Storage);
-    }
-  } else if (auto f32 = dyn_cast<DenseF32ResourceElementsAttr>(use.constant)) {
-    f32Values = f32.tryGetAsArrayRef();
-  } else if (auto f64 = dyn_cast<DenseF64ResourceElementsAttr>(use.constant)) {
-    f64Values = f64.tryGetAsArrayRef();
-  }
-  if (elementType.isF32() && f32Values &&
-      int64_t(f32Values->size()) == numElements) {
-    SmallVector<float> folded;
-    folded.reserve(numElements);
-    int64_t index = 0;
-    for (float value : *f32Values) {
-      double product = fold(index++, toDouble(value));
-      double magnitude = std::fabs(product);
-      if (magnitude >= std::numeric_limits<float>::min() &&
-          magnitude <= std::numeric_limits<float>::max())
-        folded.push_back(static_cast<float>(product));
-      else
-        folded.push_back(
-            roundTo(product, APFloat::IEEEsingle()).convertToFloat());
-    }
-    return cast<DenseFPElementsAttr>(
-        DenseElementsAttr::get(constType, ArrayRef<float>(folded)));
-  }
-  if (elementType.isF64() && f64Values &&
-      int64_t(f64Values->size()) == numElements) {
-    SmallVector<double> folded;
-    folded.reserve(numElements);
-    int64_t index = 0;
-    for (double value : *f64Values)
-      folded.push_back(fold(index++, value));
-    return cast<DenseFPElementsAttr>(
-        DenseElementsAttr::get(constType, ArrayRef<double>(folded)));
-  }
-  const llvm::fltSemantics &semantics =
-      cast<FloatType>(elementType).getFloatSemantics();
-  std::optional<FloatConstant> constant = readFloatConstant(use.constant);
-  if (!constant)
-    return {};
-  SmallVector<APFloat> folded;
-  folded.reserve(numElements);
-  int64_t index = 0;
-  for (const APFloat &value : constant->values)
-    folded.push_back(roundTo(fold(index++, getAsDouble(value)), semantics));
-  return DenseFPElementsAttr::get(constType, folded);
-}
-
-/// The constant row vector `bias @ W` for a matmul result of `resultType`
-/// with `n` columns, rounded to the result's element type.
-static Value buildBiasRow(OpBuilder &b, Location loc,
-                          ArrayRef<double> rowVector, int64_t n,
-                          RankedTensorType resultType) {
-  SmallVector<int64_t> vectorShape;
-  if (resultType.getRank() == 3)
-    vectorShape.push_back(rowVector.size() / n);
-  vectorShape.push_back(n);
-  auto vectorType =
-      RankedTensorType::get(vectorShape, resultType.getElementType());
-  const llvm::fltSemantics &semantics =
-      cast<FloatType>(resultType.getElementType()).getFloatSemantics();
-  SmallVector<APFloat> values;
-  for (double v : rowVector)
-    values.push_back(roundTo(v, semantics));
-  return arith::ConstantOp::create(
-      b, loc, vectorType, DenseFPElementsAttr::get(vectorType, values));
 }
 
 /// Rewrites one matmul consumer: the folded RHS, then the epilogues on its
 /// product (the deferred row scale `rowScale`, if any, then the bias row),
 /// and with a deferred scale the raw input `x` as its LHS.
 static void rewriteMatmul(PatternRewriter &rewriter, NormOpInterface op,
-                          const FoldPlan &plan, MatmulUse use, Value rowScale) {
+                          const FoldPlan &plan, MatmulUse &use,
+                          Value rowScale) {
   Location loc = op.getLoc();
-  SmallVector<double> rowVector;
-  DenseFPElementsAttr folded = buildFoldedRhs(use, plan, rowVector);
+  DenseFPElementsAttr folded = getFoldedAttr(use);
   rewriter.setInsertionPoint(use.transpose ? use.transpose.getOperation()
                                            : use.matmul.getOperation());
   Value newRhs =
@@ -538,7 +653,7 @@ static void rewriteMatmul(PatternRewriter &rewriter, NormOpInterface op,
     auto constType = cast<RankedTensorType>(use.constant.getType());
     int64_t n =
         use.nMajor ? constType.getShape()[0] : constType.getShape().back();
-    Value row = buildBiasRow(rewriter, loc, rowVector, n,
+    Value row = buildBiasRow(rewriter, loc, use.folded.biasRow, n,
                              cast<RankedTensorType>(result.getType()));
     replacement = addRowVector(rewriter, loc, replacement, row);
   }
@@ -564,11 +679,15 @@ static void rewriteMatmul(PatternRewriter &rewriter, NormOpInterface op,
 static void replaceNormOp(PatternRewriter &rewriter, NormOpInterface op,
                           const FoldPlan &plan) {
   if (plan.defer) {
+    // Several matmuls may read one collapse: each is erased once.
+    llvm::SetVector<Operation *> collapses;
     for (const MatmulUse &use : plan.uses)
       if (auto collapse = use.lhs.getDefiningOp<tensor::CollapseShapeOp>())
-        if (collapse->use_empty())
-          rewriter.eraseOp(collapse);
-    if (op.getY().use_empty())
+        collapses.insert(collapse);
+    for (Operation *collapse : collapses)
+      if (collapse->use_empty())
+        rewriter.eraseOp(collapse);
+    if (op->use_empty())
       rewriter.eraseOp(op);
     return;
   }
@@ -606,13 +725,23 @@ struct FoldNormWeightsIntoMatmuls
     FailureOr<FoldPlan> plan = planFold(op, options, reason);
     if (failed(plan))
       return rewriter.notifyMatchFailure(op, reason);
+    // defer-scale was asked for but is unsound here: fold the weight and
+    // bias alone, if any.
+    if (!plan->notDeferred.empty()) {
+      if (!op.getWeight() && !op.getBias())
+        return rewriter.notifyMatchFailure(
+            op, "the scale cannot be deferred: " + plan->notDeferred);
+      if (options.remarks)
+        op->emitRemark("folded without deferring the scale: ")
+            << plan->notDeferred;
+    }
 
     Value rowScale;
     if (plan->defer) {
       rewriter.setInsertionPoint(op);
       rowScale = buildRowScale(rewriter, op.getLoc(), op);
     }
-    for (MatmulUse use : plan->uses)
+    for (MatmulUse &use : plan->uses)
       rewriteMatmul(rewriter, op, *plan, use, rowScale);
     replaceNormOp(rewriter, op, *plan);
     return success();
@@ -621,8 +750,10 @@ struct FoldNormWeightsIntoMatmuls
   Options options;
 };
 
-/// Keeps the reason of the last declined candidate.
+/// Keeps the reason of the last declined candidate and the ops erased (a
+/// norm op whose scale was deferred goes away).
 struct DeclineListener : public RewriterBase::Listener {
+  void notifyOperationErased(Operation *op) override { erased.insert(op); }
   void
   notifyMatchFailure(Location loc,
                      function_ref<void(Diagnostic &)> reasonCallback) override {
@@ -631,6 +762,7 @@ struct DeclineListener : public RewriterBase::Listener {
     reason = diag.str();
   }
   std::optional<std::string> reason;
+  llvm::DenseSet<Operation *> erased;
 };
 
 /// Folds every norm op once; the pattern's match failures are the declined
@@ -667,23 +799,19 @@ void NormFoldMatmulWeightsPass::runOnOperation() {
 
   // Each norm op is visited once: declined ones are not retried.
   SmallVector<Operation *> ops;
-  llvm::DenseSet<Operation *> deferrable;
-  getOperation()->walk([&](NormOpInterface op) {
-    ops.push_back(op);
-    if (canDeferScale(op, options))
-      deferrable.insert(op);
-  });
+  getOperation()->walk([&](NormOpInterface op) { ops.push_back(op); });
   DeclineListener listener;
   applyPatternsOnce(
       ops, patterns, &listener, [&](Operation *op, bool rewritten) {
         if (rewritten) {
           ++numFolded;
-          numDeferred += deferrable.contains(op);
+          numDeferred += listener.erased.contains(op);
         } else if (listener.reason) {
           ++numDeclined;
           if (remarks)
             op->emitRemark("not folded into matmuls: ") << *listener.reason;
         }
         listener.reason.reset();
+        listener.erased.clear();
       });
 }

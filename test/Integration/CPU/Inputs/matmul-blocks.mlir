@@ -219,3 +219,47 @@ func.func @batch_matmul_ln_f32(%a: tensor<2x5x16xf32>) -> tensor<2x5x8xf32> {
   %y = norm.layer_norm %p weight(%g) : (tensor<2x5x8xf32>, tensor<8xf32>) -> tensor<2x5x8xf32>
   return %y : tensor<2x5x8xf32>
 }
+
+// -----
+
+// RMSNorm -> matmul accumulating into a nonzero C (f32): with defer-scale
+// the scale must stay before the matmul (r * (C + x @ W') is not
+// C + r * (x @ W')); the weight is folded.
+func.func @rms_accumulate_f32(%x: tensor<4x16xf32>, %c: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %w = arith.constant dense<[1.0000, 1.2350, 1.2922, 1.1282, 0.8672, 0.7067, 0.7682, 1.0050, 1.2381, 1.2910, 1.1236, 0.8627, 0.7057, 0.7714, 1.0101, 1.2411]> : tensor<16xf32>
+  %m = arith.constant dense<[[0.2921, 0.5221, 0.6815, 0.7486, 0.7144, 0.5836, 0.3737, 0.1133], [-0.1625, -0.4163, -0.6137, -0.7281, -0.7439, -0.6590, -0.4850, -0.2453], [0.0276, 0.2968, 0.5258, 0.6836, 0.7489, 0.7129, 0.5803, 0.3693], [0.1082, -0.1675, -0.4205, -0.6166, -0.7293, -0.7432, -0.6566, -0.4811], [-0.2405, 0.0327, 0.3015, 0.5294, 0.6857, 0.7492, 0.7113, 0.5771], [0.3648, 0.1031, -0.1725, -0.4247, -0.6195, -0.7305, -0.7425, -0.6541], [-0.4771, -0.2356, 0.0378, 0.3061, 0.5330, 0.6877, 0.7494, 0.7096], [0.5738, 0.3603, 0.0981, -0.1774, -0.4289, -0.6224, -0.7316, -0.7418], [-0.6516, -0.4732, -0.2308, 0.0429, 0.3108, 0.5366, 0.6898, 0.7496], [0.7079, 0.5705, 0.3558, 0.0930, -0.1824, -0.4331, -0.6252, -0.7327], [-0.7410, -0.6490, -0.4692, -0.2259, 0.0480, 0.3154, 0.5401, 0.6917], [0.7497, 0.7062, 0.5672, 0.3513, 0.0879, -0.1874, -0.4373, -0.6280], [-0.7338, -0.7402, -0.6465, -0.4652, -0.2210, 0.0531, 0.3201, 0.5437], [0.6937, 0.7499, 0.7045, 0.5638, 0.3468, 0.0829, -0.1923, -0.4414], [-0.6308, -0.7348, -0.7394, -0.6439, -0.4612, -0.2161, 0.0582, 0.3247], [0.5472, 0.6956, 0.7499, 0.7027, 0.5604, 0.3423, 0.0778, -0.1972]]> : tensor<16x8xf32>
+  %y = norm.rms_norm %x weight(%w) : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %o = linalg.matmul ins(%y, %m : tensor<4x16xf32>, tensor<16x8xf32>) outs(%c : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %o : tensor<4x8xf32>
+}
+
+// -----
+
+// RMSNorm -> f16 matmul on inputs scaled by 4000 (wrap-main --scale): the
+// normalized rows keep the f16 accumulator finite, raw rows would overflow
+// it, so defer-scale leaves the scale where it is.
+func.func @rms_large_f16(%x: tensor<4x16xf16>) -> tensor<4x8xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<4x8xf16>
+  %z = linalg.fill ins(%zero : f16) outs(%e : tensor<4x8xf16>) -> tensor<4x8xf16>
+  %m = arith.constant dense<[[0.750, 0.737, 0.698, 0.636, 0.553, 0.454, 0.345, 0.270], [0.383, 0.489, 0.583, 0.659, 0.714, 0.744, 0.748, 0.726], [0.679, 0.610, 0.521, 0.418, 0.306, 0.309, 0.420, 0.523], [0.611, 0.681, 0.727, 0.749, 0.744, 0.713, 0.658, 0.581], [0.487, 0.380, 0.267, 0.347, 0.457, 0.555, 0.637, 0.699], [0.737, 0.750, 0.736, 0.697, 0.634, 0.551, 0.452, 0.342], [0.272, 0.385, 0.492, 0.585, 0.661, 0.715, 0.745, 0.748], [0.726, 0.678, 0.608, 0.519, 0.415, 0.303, 0.311, 0.423], [0.525, 0.613, 0.682, 0.728, 0.749, 0.743, 0.712, 0.656], [0.579, 0.485, 0.378, 0.264, 0.350, 0.459, 0.557, 0.639], [0.700, 0.738, 0.750, 0.736, 0.696, 0.632, 0.549, 0.449], [0.340, 0.275, 0.388, 0.494, 0.587, 0.662, 0.716, 0.745], [0.748, 0.725, 0.677, 0.606, 0.516, 0.413, 0.301, 0.314], [0.425, 0.527, 0.615, 0.683, 0.729, 0.749, 0.743, 0.711], [0.655, 0.577, 0.482, 0.375, 0.262, 0.352, 0.461, 0.559], [0.641, 0.701, 0.739, 0.750, 0.735, 0.694, 0.631, 0.547]]> : tensor<16x8xf16>
+  %y = norm.rms_norm %x : (tensor<4x16xf16>) -> tensor<4x16xf16>
+  %o = linalg.matmul ins(%y, %m : tensor<4x16xf16>, tensor<16x8xf16>) outs(%z : tensor<4x8xf16>) -> tensor<4x8xf16>
+  return %o : tensor<4x8xf16>
+}
+
+// -----
+
+// RMSNorm with a weight of 300 -> f16 x f16 -> f32 matmul with elements
+// of 300: the products 90000 are finite in the f32 accumulator but not in
+// an f16 RHS, so the weight is not folded.
+func.func @rms_f16_weight_overflow(%x: tensor<4x16xf16>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %w = arith.constant dense<300.0> : tensor<16xf16>
+  %m = arith.constant dense<300.0> : tensor<16x8xf16>
+  %y = norm.rms_norm %x weight(%w) : (tensor<4x16xf16>, tensor<16xf16>) -> tensor<4x16xf16>
+  %o = linalg.matmul ins(%y, %m : tensor<4x16xf16>, tensor<16x8xf16>) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %o : tensor<4x8xf32>
+}
