@@ -91,3 +91,44 @@ func.func @prologue_used_stats(%x: tensor<16x8xf32>, %m: tensor<8x16xf32>, %z: t
   %o = linalg.matmul ins(%y, %m : tensor<16x8xf32>, tensor<8x16xf32>) outs(%z : tensor<16x16xf32>) -> tensor<16x16xf32>
   return %o, %r : tensor<16x16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// Not a candidate (wrong operand role): the normalized value is the
+// matmul's right operand; nothing is tiled.
+// CHECK-LABEL: func @normalized_rhs
+//   CHECK-NOT: scf.for
+//       CHECK: %[[Y:.*]] = norm.rms_norm
+//       CHECK: linalg.matmul ins(%{{.*}}, %[[Y]] : tensor<4x8xf32>, tensor<8x8xf32>)
+func.func @normalized_rhs(%a: tensor<4x8xf32>, %x: tensor<8x8xf32>, %z: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = norm.rms_norm %x : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %o = linalg.matmul ins(%a, %y : tensor<4x8xf32>, tensor<8x8xf32>) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %o : tensor<4x8xf32>
+}
+
+// -----
+
+// Not a candidate (init): the normalized value is only the matmul's init.
+// CHECK-LABEL: func @normalized_init
+//   CHECK-NOT: scf.for
+//       CHECK: %[[Y:.*]] = norm.rms_norm
+//       CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x8xf32>, tensor<8x8xf32>) outs(%[[Y]] : tensor<8x8xf32>)
+func.func @normalized_init(%a: tensor<8x8xf32>, %m: tensor<8x8xf32>, %x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %y = norm.rms_norm %x : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %o = linalg.matmul ins(%a, %m : tensor<8x8xf32>, tensor<8x8xf32>) outs(%y : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %o : tensor<8x8xf32>
+}
+
+// -----
+
+// Not a candidate (wrong operand role): the matmul's product is the norm
+// op's residual, not its input.
+// CHECK-LABEL: func @epilogue_residual
+//   CHECK-NOT: scf.for
+//       CHECK: %[[P:.*]] = linalg.matmul
+//       CHECK: norm.rms_norm %{{.*}} residual(%[[P]])
+func.func @epilogue_residual(%a: tensor<8x8xf32>, %m: tensor<8x8xf32>, %z: tensor<8x8xf32>, %x: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %p = linalg.matmul ins(%a, %m : tensor<8x8xf32>, tensor<8x8xf32>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %y, %s = norm.rms_norm %x residual(%p) : (tensor<8x8xf32>, tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>)
+  return %y, %s : tensor<8x8xf32>, tensor<8x8xf32>
+}
