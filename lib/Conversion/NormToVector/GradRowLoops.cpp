@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RowLoopBuilder.h"
 #include "norm/Conversion/NormToVector/NormToVector.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 #include "norm/Dialect/Norm/Utils/TanhApproximation.h"
@@ -266,7 +267,14 @@ Value GradRowLoopBuilder::sumAlphaPartials(OpBuilder &ob, Value partials,
 }
 
 FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
+  // Dims known statically though x's type leaves them dynamic are made
+  // static, so that the row types agree with the folded sizes (dy has x's
+  // type).
+  auto opXType = cast<RankedTensorType>(x.getType());
+  x = cpu_lowering::refineStaticSizes(b, loc, x);
   xType = cast<RankedTensorType>(x.getType());
+  if (xType != opXType)
+    dy = tensor::CastOp::create(b, loc, xType, dy);
   rank = xType.getRank();
   Type elementType = xType.getElementType();
   staticRowSize = xType.getShape().back();
@@ -706,7 +714,10 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
           contract);
   });
 
-  SmallVector<Value> results{fromMatrix(forall.getResult(0))};
+  Value dx = fromMatrix(forall.getResult(0));
+  if (dx.getType() != opXType)
+    dx = tensor::CastOp::create(b, loc, opXType, dx);
+  SmallVector<Value> results{dx};
   int64_t partial = 0;
   if (weight)
     results.push_back(sumOverBlocks(b, forall.getResult(1), partial++,
@@ -730,11 +741,15 @@ bool isCoveredForm(OpTy op) {
   if (op.getNormalizedDim() != xType.getRank() - 1 ||
       op.getDy().getType() != op.getX().getType())
     return false;
+  // Empty rows (N = 0): nothing to sweep; the linalg decomposition gives
+  // the empty dx and parameter gradients.
+  if (cpu_lowering::getShapeThroughCasts(op.getX()).back() == 0)
+    return false;
   Value weight = op.getWeight();
   if (!weight)
     return true;
   auto weightType = cast<RankedTensorType>(weight.getType());
-  return weightType.getRank() == 1 &&
+  return weightType.getRank() == 1 && weightType.getDimSize(0) != 0 &&
          !isScalarParameterShape(weightType.getShape());
 }
 

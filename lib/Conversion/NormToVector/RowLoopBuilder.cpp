@@ -358,70 +358,72 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(op ? getFusedInsertionPoint(op, quant)
                          : quant.getOperation());
-  Value input = op ? op.getX() : quant.getInput();
+  // Dims that x's type leaves dynamic but that are known statically (x is
+  // a tensor.cast of a more static tensor, or a size folds to a constant)
+  // are made static first: the reshapes and row types below are built from
+  // the folded sizes, and must agree with the types they are given.
+  Value opInput = op ? op.getX() : quant.getInput();
+  Value input = refineStaticSizes(b, loc, opInput);
   xType = cast<RankedTensorType>(input.getType());
   rank = xType.getRank();
   axis = op ? op.getNormalizedDim() : rank - 1;
   inputType = xType.getElementType();
   computeType = op ? op.getComputeElementType() : b.getF32Type();
   xSizes = tensor::getMixedSizes(b, loc, input);
+  auto opXType = cast<RankedTensorType>(opInput.getType());
 
-  // The results: y (or q and the scales) and residual_out, with their types
-  // and sizes.
-  SmallVector<RankedTensorType> resultTypes;
+  // The results: y (or q and the scales) and residual_out, with the types
+  // the replacements must have and the sizes they are built with.
+  SmallVector<RankedTensorType> replacementTypes;
   SmallVector<SmallVector<OpFoldResult>> resultSizes;
   if (quant) {
     quantizedType = quant.getQuantizedElementType();
-    resultTypes.push_back(cast<RankedTensorType>(quant.getQ().getType()));
+    replacementTypes.push_back(cast<RankedTensorType>(quant.getQ().getType()));
     resultSizes.push_back(xSizes);
     if (quant.isDynamic()) {
       auto scalesType = cast<RankedTensorType>(quant.getScales().getType());
       numGroups = scalesType.getShape().back();
-      staticGroupSize = quant.getStaticGroupSize();
-      resultTypes.push_back(scalesType);
+      staticGroupSize = quant.getGroupSize() ? quant.getGroupSize()
+                                             : xType.getShape().back();
+      replacementTypes.push_back(scalesType);
       resultSizes.push_back(xSizes);
       resultSizes.back().back() = b.getIndexAttr(numGroups);
     }
   } else {
-    resultTypes.push_back(xType);
+    replacementTypes.push_back(opXType);
     resultSizes.push_back(xSizes);
   }
   if (op && op.getResidual()) {
-    resultTypes.push_back(xType);
+    replacementTypes.push_back(opXType);
     resultSizes.push_back(xSizes);
   }
   // The statistics (shaped by the leading dims) come last.
   numStats = op ? op.getNumStatsResults() : 0;
-  unsigned numRowResults = resultTypes.size();
+  unsigned numRowResults = replacementTypes.size();
   for (unsigned i = 0; i < numStats; ++i) {
-    resultTypes.push_back(op.getStatsType());
+    replacementTypes.push_back(op.getStatsType());
     resultSizes.push_back(
         SmallVector<OpFoldResult>(ArrayRef(xSizes).take_front(axis)));
+  }
+  // The types the lowering builds: as static as the sizes.
+  SmallVector<RankedTensorType> resultTypes;
+  for (auto [type, sizes] : llvm::zip_equal(replacementTypes, resultSizes)) {
+    SmallVector<int64_t> shape;
+    SmallVector<Value> dynamicSizes;
+    dispatchIndexOpFoldResults(sizes, dynamicSizes, shape);
+    resultTypes.push_back(type.clone(shape));
   }
 
   // A statically empty input has empty results: nothing to compute, and the
   // row reshapes below assume that folding the sizes keeps them dynamic.
   RowView view = op ? RowView(op) : RowView(xType, axis);
-  staticRowSize = view.getStaticRowSize();
-  if (view.isStaticallyEmpty()) {
-    // One empty tensor per distinct result type. The statistics of empty
-    // rows (N = 0, rows left) are NaN, 0 / 0 as the row loop computes them.
-    SmallVector<Value> empties;
-    llvm::SmallDenseMap<Type, Value> emptyOfType;
-    for (auto [index, type, sizes] :
-         llvm::enumerate(resultTypes, resultSizes)) {
-      if (index >= numRowResults) {
-        Value nan =
-            buildFloatConstant(b, loc, type.getElementType(),
-                               std::numeric_limits<double>::quiet_NaN());
-        empties.push_back(tensor::SplatOp::create(b, loc, nan, sizes));
-        continue;
-      }
-      Value &empty = emptyOfType[type];
-      if (!empty)
-        empty = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
-      empties.push_back(empty);
-    }
+  staticRowSize = RowView(xType, axis).getStaticRowSize();
+  if (view.isStaticallyEmpty() || llvm::is_contained(xType.getShape(), 0)) {
+    SmallVector<Value> empties =
+        buildStaticallyEmpty(resultTypes, resultSizes, numRowResults);
+    for (auto [index, type] : llvm::enumerate(replacementTypes))
+      if (empties[index].getType() != type)
+        empties[index] = tensor::CastOp::create(b, loc, type, empties[index]);
     return empties;
   }
   std::tie(numRows, rowSize) = view.buildRowCounts(b, loc, xSizes);
@@ -509,16 +511,47 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   }
 
   SmallVector<Value> replacements;
-  for (auto [index, result, type, sizes] :
-       llvm::enumerate(results, resultTypes, resultSizes)) {
+  for (auto [index, result, type, replacementType, sizes] : llvm::enumerate(
+           results, resultTypes, replacementTypes, resultSizes)) {
     Value reshaped = index < numRowResults
                          ? fromMatrix(result, type, sizes)
                          : statsFromMatrix(result, type, sizes);
-    if (reshaped.getType() != type)
-      reshaped = tensor::CastOp::create(b, loc, type, reshaped);
+    if (reshaped.getType() != replacementType)
+      reshaped = tensor::CastOp::create(b, loc, replacementType, reshaped);
     replacements.push_back(reshaped);
   }
   return replacements;
+}
+
+SmallVector<Value>
+RowLoopBuilder::buildStaticallyEmpty(ArrayRef<RankedTensorType> resultTypes,
+                                     ArrayRef<SmallVector<OpFoldResult>> sizes,
+                                     unsigned numRowResults) {
+  // One empty tensor per distinct result type. The statistics of empty
+  // rows (N = 0, rows left) are NaN, 0 / 0 as the row loop computes them.
+  // The dynamic scales of a quantization of empty rows (rows left, one
+  // group of 0 elements each) are those of amax = 0: min_scale
+  // (docs/Ops.md#quantization).
+  SmallVector<Value> empties;
+  llvm::SmallDenseMap<Type, Value> emptyOfType;
+  for (auto [index, type, typeSizes] : llvm::enumerate(resultTypes, sizes)) {
+    bool isScales = quant && quant.isDynamic() && index == 1;
+    if (index >= numRowResults || isScales) {
+      Value fill =
+          isScales
+              ? buildGroupScale(b, loc, quant,
+                                buildFloatConstant(b, loc, b.getF32Type(), 0.0))
+              : buildFloatConstant(b, loc, type.getElementType(),
+                                   std::numeric_limits<double>::quiet_NaN());
+      empties.push_back(tensor::SplatOp::create(b, loc, fill, typeSizes));
+      continue;
+    }
+    Value &empty = emptyOfType[type];
+    if (!empty)
+      empty = tensor::EmptyOp::create(b, loc, typeSizes, type.getElementType());
+    empties.push_back(empty);
+  }
+  return empties;
 }
 
 FailureOr<SmallVector<Value>>

@@ -72,6 +72,13 @@ private:
   Value expandToInput(Value value, RankedTensorType resultType,
                       ArrayRef<OpFoldResult> sizes,
                       ArrayRef<ReassociationIndices> groups);
+  /// The results of a statically empty input, of `resultTypes` and
+  /// `sizes`: empty tensors, and the values the contract gives the
+  /// non-empty ones (statistics and scales of empty rows).
+  SmallVector<Value>
+  buildStaticallyEmpty(ArrayRef<RankedTensorType> resultTypes,
+                       ArrayRef<SmallVector<OpFoldResult>> sizes,
+                       unsigned numRowResults);
   /// Prepares a weight/bias/alpha operand for reads in the row loop.
   Parameter prepareParameter(Value value);
 
@@ -194,6 +201,16 @@ private:
   int64_t nontemporalMinRows = 0;
   VectorType inputVectorType, computeVectorType, maskType;
 };
+
+/// The shape of `value` (a ranked tensor) with the dynamic dims that the
+/// tensor.casts in front of it know made static. Creates no op.
+SmallVector<int64_t> getShapeThroughCasts(Value value);
+
+/// `value` (a ranked tensor) with the dims its type leaves dynamic but whose
+/// size is known statically made static: through tensor.casts of more static
+/// tensors, and sizes that fold to constants. A tensor.cast to the refined
+/// type, or `value` itself when nothing is known.
+Value refineStaticSizes(OpBuilder &b, Location loc, Value value);
 
 /// `value` with the lanes outside `mask` set to zero (a sum over the lanes
 /// then ignores them).

@@ -50,6 +50,39 @@ struct UnitRow {
 };
 } // namespace
 
+SmallVector<int64_t> mlir::norm::cpu_lowering::getShapeThroughCasts(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  for (Value source = value;
+       auto castOp = source.getDefiningOp<tensor::CastOp>();) {
+    source = castOp.getSource();
+    auto sourceType = dyn_cast<RankedTensorType>(source.getType());
+    if (!sourceType || sourceType.getRank() != type.getRank())
+      break;
+    for (auto [size, known] : llvm::zip_equal(shape, sourceType.getShape()))
+      if (ShapedType::isDynamic(size))
+        size = known;
+  }
+  return shape;
+}
+
+Value mlir::norm::cpu_lowering::refineStaticSizes(OpBuilder &b, Location loc,
+                                                  Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.hasStaticShape())
+    return value;
+  SmallVector<int64_t> shape = getShapeThroughCasts(value);
+  // Sizes that fold to constants.
+  for (auto [size, mixed] :
+       llvm::zip_equal(shape, tensor::getMixedSizes(b, loc, value)))
+    if (std::optional<int64_t> known = getConstantIntValue(mixed);
+        ShapedType::isDynamic(size) && known)
+      size = *known;
+  if (shape == type.getShape())
+    return value;
+  return tensor::CastOp::create(b, loc, type.clone(shape), value);
+}
+
 Value RowLoopBuilder::toMatrix(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   if (rank == 2 && axis == 1)
