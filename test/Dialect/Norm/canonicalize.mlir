@@ -285,3 +285,70 @@ func.func @drop_unused_stats(%x: tensor<?x64xf32>, %r: tensor<?x64xf32>) -> (ten
   %y2, %m, %r2 = norm.layer_norm %x {return_stats} : (tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?xf32>, tensor<?xf32>)
   return %y, %s, %m : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xf32>
 }
+
+// -----
+
+// Rows of N = 0 elements: y is empty, and their statistics, 0 / 0, are NaN
+// (in every epsilon mode), as the lowerings compute them. Found crashing:
+// the folder produced no statistics for rows of no element.
+// CHECK-LABEL: func @fold_stats_empty_rows
+//   CHECK-DAG: %[[NAN:.*]] = arith.constant dense<{{0x[7F]FC00000}}> : tensor<3xf32>
+//   CHECK-NOT: norm.
+//       CHECK: return %{{.*}}, %[[NAN]], %[[NAN]], %[[NAN]]
+func.func @fold_stats_empty_rows() -> (tensor<3x0xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %x = arith.constant dense<> : tensor<3x0xf32>
+  %y, %m, %r = norm.layer_norm %x {return_stats} : (tensor<3x0xf32>) -> (tensor<3x0xf32>, tensor<3xf32>, tensor<3xf32>)
+  %y2, %r2 = norm.rms_norm %x {return_stats, epsilon_mode = #norm<epsilon_mode clamp>} : (tensor<3x0xf32>) -> (tensor<3x0xf32>, tensor<3xf32>)
+  return %y, %m, %r, %r2 : tensor<3x0xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// The dynamic scales of rows of N = 0 elements are those of amax = 0:
+// min_scale (here 1 / (448 * 512) and the attribute). Found crashing: the
+// folder made no scale for groups of no element.
+// CHECK-LABEL: func @fold_quantize_empty_rows
+//   CHECK-DAG: %[[S:.*]] = arith.constant dense<4.35965421E-6> : tensor<4x1xf32>
+//   CHECK-DAG: %[[S2:.*]] = arith.constant dense<2.500000e-01> : tensor<2x3x1xf32>
+//   CHECK-NOT: norm.
+//       CHECK: return %{{.*}}, %[[S]], %{{.*}}, %[[S2]]
+func.func @fold_quantize_empty_rows() -> (tensor<4x0xf8E4M3FN>, tensor<4x1xf32>, tensor<2x3x0xi8>, tensor<2x3x1xf32>) {
+  %x = arith.constant dense<> : tensor<4x0xf32>
+  %q, %s = norm.quantize %x : (tensor<4x0xf32>) -> (tensor<4x0xf8E4M3FN>, tensor<4x1xf32>)
+  %x2 = arith.constant dense<> : tensor<2x3x0xbf16>
+  %q2, %s2 = norm.quantize %x2 {min_scale = 2.5e-1 : f32} : (tensor<2x3x0xbf16>) -> (tensor<2x3x0xi8>, tensor<2x3x1xf32>)
+  return %q, %s, %q2, %s2 : tensor<4x0xf8E4M3FN>, tensor<4x1xf32>, tensor<2x3x0xi8>, tensor<2x3x1xf32>
+}
+
+// -----
+
+// A NaN in a row under epsilon_mode = clamp: max(sqrt(ms), eps) propagates
+// the NaN (arith.maximumf in the lowerings), so the whole row and its rstd
+// are NaN. Found folding the row as if its factor were 1 / eps.
+// CHECK-LABEL: func @fold_clamp_nan_row
+//   CHECK-DAG: %[[Y:.*]] = arith.constant dense<{{\[}}[{{0x[7F]FC00000}}, {{0x[7F]FC00000}}], [0.848528147, 1.1313709]]> : tensor<2x2xf32>
+//   CHECK-DAG: %[[R:.*]] = arith.constant dense<[{{0x[7F]FC00000}}, 0.282842726]> : tensor<2xf32>
+//   CHECK-NOT: norm.
+//       CHECK: return %[[Y]], %[[R]]
+func.func @fold_clamp_nan_row() -> (tensor<2x2xf32>, tensor<2xf32>) {
+  %x = arith.constant dense<[[0x7FC00000, 1.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %y, %r = norm.rms_norm %x {epsilon = 1.0 : f32, epsilon_mode = #norm<epsilon_mode clamp>, return_stats} : (tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2xf32>)
+  return %y, %r : tensor<2x2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// A row holding an infinity: its variance, rstd and y are NaN, and so is
+// its mean, as the lowerings give it (sum / N would be inf here; the
+// kernels' shifted sums make it inf or NaN depending on where the inf is).
+// The second row is ordinary. Found folding the mean to inf.
+// CHECK-LABEL: func @fold_mean_inf_row
+//   CHECK-DAG: %[[M:.*]] = arith.constant dense<[{{0x[7F]FC00000}}, 2.500000e+00]> : tensor<2xf32>
+//   CHECK-DAG: %[[R:.*]] = arith.constant dense<[{{0x[7F]FC00000}}, 0.894423663]> : tensor<2xf32>
+//   CHECK-NOT: norm.
+//       CHECK: return %{{.*}}, %[[M]], %[[R]]
+func.func @fold_mean_inf_row() -> (tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %x = arith.constant dense<[[0x7F800000, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0]]> : tensor<2x4xf32>
+  %y, %m, %r = norm.layer_norm %x {return_stats} : (tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>)
+  return %y, %m, %r : tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>
+}

@@ -299,7 +299,13 @@ struct ConstantEvaluator {
       for (double v : row)
         squares += (v - mean) * (v - mean);
       ComputeT variance = static_cast<ComputeT>(squares / n);
-      return {mean, ComputeT(1) / std::sqrt(variance + eps)};
+      ComputeT rstd = ComputeT(1) / std::sqrt(variance + eps);
+      // A row with a NaN or an infinity has a NaN variance, and its mean is
+      // NaN too, as the lowerings give it (docs/Numerics.md#edge-cases):
+      // sum(x) / N would be an infinity for a row with one.
+      if (std::isnan(rstd))
+        mean = rstd;
+      return {mean, rstd};
     }
     double squares = 0;
     for (double v : row)
@@ -310,8 +316,12 @@ struct ConstantEvaluator {
       return {0, ComputeT(1) / std::sqrt(ms + eps)};
     case EpsilonMode::outside_sqrt:
       return {0, ComputeT(1) / (std::sqrt(ms) + eps)};
-    case EpsilonMode::clamp:
-      return {0, ComputeT(1) / std::fmax(std::sqrt(ms), eps)};
+    case EpsilonMode::clamp: {
+      // max propagating NaN, as arith.maximumf in the lowerings (std::fmax
+      // would return eps for a NaN row).
+      ComputeT root = std::sqrt(ms);
+      return {0, ComputeT(1) / (std::isnan(root) ? root : std::max(root, eps))};
+    }
     }
     llvm_unreachable("unknown epsilon mode");
   }
@@ -400,10 +410,10 @@ static LogicalResult foldNormOp(NormOpInterface op,
   for (const APFloat &value : sum)
     inputs.push_back(getAsDouble(value));
 
-  int64_t rowSize = 1;
-  for (int64_t dim : xType.getShape().drop_front(op.getNormalizedDim()))
-    rowSize *= dim;
-  int64_t rows = rowSize == 0 ? 0 : xType.getNumElements() / rowSize;
+  // Rows of N = 0 elements still have statistics (NaN, 0 / 0).
+  int64_t rowSize = 1, rows = 1;
+  for (auto [d, dim] : llvm::enumerate(xType.getShape()))
+    (int64_t(d) < op.getNormalizedDim() ? rows : rowSize) *= dim;
 
   SmallVector<double> means, rstds;
   auto evaluate = [&](auto evaluator) {
@@ -507,7 +517,15 @@ LogicalResult QuantizeOp::fold(FoldAdaptor adaptor,
   bool isFloat8 = isa<Float8E4M3FNType>(qType.getElementType());
   int64_t numElements = qType.getNumElements();
   int64_t groupSize = getStaticGroupSize();
-  int64_t numGroups = groupSize == 0 ? 0 : numElements / groupSize;
+  // One scale per group; rows of N = 0 elements have groups of 0 elements
+  // (amax = 0, so s = min_scale).
+  int64_t numGroups = 0;
+  if (!scale) {
+    auto scalesType = cast<ShapedType>(getScales().getType());
+    if (!scalesType.hasStaticShape())
+      return failure();
+    numGroups = scalesType.getNumElements();
+  }
   float qmax = static_cast<float>(getQMax());
   float scaleUb = getScaleUb().convertToFloat();
   float minScale = getMinScaleValue();
