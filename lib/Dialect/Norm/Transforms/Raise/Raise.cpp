@@ -128,6 +128,8 @@ static Value materializeParam(OpBuilder &b, Location loc, TensorExpr *p,
 static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
                                   ChainAnalysis &analysis) {
   const NormMatch &m = *analysis.match;
+  if (m.kind == NormKind::RMSNorm && m.bias)
+    return rewriter.notifyMatchFailure(root, "norm.rms_norm has no bias");
   MLIRContext *context = rewriter.getContext();
   Location loc = root->getLoc();
   OpBuilder b(context);

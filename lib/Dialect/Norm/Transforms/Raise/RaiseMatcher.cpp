@@ -388,6 +388,10 @@ bool NormChainMatcher::checkParam(TensorExpr *p, StringRef name,
 
 bool NormChainMatcher::finish(NormMatch &m) {
   Type inputType = m.inputType, computeType = m.computeType;
+  // Every term of the chain is one the op computes: rms_norm has no bias.
+  if (m.kind == NormKind::RMSNorm && m.bias)
+    return fail(kCore, "norm.rms_norm has no bias (the chain adds a term "
+                       "after the weight)");
   for (Value tensor : m.countTensors)
     if (!m.x->is(Kind::Leaf) || tensor != m.x->value)
       return fail(kCore, "the number of normalized elements is read from "

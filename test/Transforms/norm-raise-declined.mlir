@@ -1,0 +1,327 @@
+// Near misses of norm-raise: chains that differ from a norm op in one term,
+// one access map, one count or one cast. Each is left unchanged (with one
+// remark); the positive case next to it is raised.
+// RUN: norm-opt %s -split-input-file -norm-raise | FileCheck %s
+// RUN: norm-opt %s -split-input-file -norm-raise=remarks=true -verify-diagnostics -o /dev/null
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// RMSNorm with a weight: raised (the control of the next cases).
+// CHECK-LABEL: func @rms_norm_weight
+//  CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<8xf32>)
+//       CHECK: %[[Y:.*]] = norm.rms_norm %[[X]] weight(%[[W]])
+//  CHECK-NEXT: return %[[Y]]
+func.func @rms_norm_weight(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty() : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %ss, %w : tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %s: f32, %wv: f32, %out: f32):
+    %ms = arith.divf %s, %n : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    %ow = arith.mulf %o, %wv : f32
+    linalg.yield %ow : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// RMSNorm plus a bias tensor: norm.rms_norm has no bias.
+// CHECK-LABEL: func @neg_rms_norm_bias
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_rms_norm_bias(%x: tensor<4x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty() : tensor<4x8xf32>
+  // expected-remark @below {{normalization not raised: norm.rms_norm has no bias}}
+  %y = linalg.generic {indexing_maps = [#id, #row, #col, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %ss, %w, %b : tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %s: f32, %wv: f32, %bv: f32, %out: f32):
+    %ms = arith.divf %s, %n : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    %ow = arith.mulf %o, %wv : f32
+    %ob = arith.addf %ow, %bv : f32
+    linalg.yield %ob : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// RMSNorm plus a constant (`+ 1.0`), without a weight.
+// CHECK-LABEL: func @neg_rms_norm_constant_bias
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_rms_norm_constant_bias(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %n = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty() : tensor<4x8xf32>
+  // expected-remark @below {{normalization not raised: norm.rms_norm has no bias}}
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %ss : tensor<4x8xf32>, tensor<4xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %s: f32, %out: f32):
+    %ms = arith.divf %s, %n : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    %ob = arith.addf %o, %one : f32
+    linalg.yield %ob : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// The bias added to a materialized RMSNorm: the RMSNorm is raised and the
+// add stays.
+// CHECK-LABEL: func @rms_norm_then_bias
+//       CHECK: %[[N:.*]] = norm.rms_norm
+//       CHECK: arith.addf %[[N]]
+func.func @rms_norm_then_bias(%x: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty() : tensor<4x8xf32>
+  %nrm = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %ss : tensor<4x8xf32>, tensor<4xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %s: f32, %out: f32):
+    %ms = arith.divf %s, %n : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    linalg.yield %o : f32
+  } -> tensor<4x8xf32>
+  %y = arith.addf %nrm, %b : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+#first = affine_map<(d0, d1) -> (0)>
+
+// The weight read through a constant map (w[0] for every element) is not a
+// per-channel weight.
+// CHECK-LABEL: func @neg_rms_norm_weight_constant_map
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_rms_norm_weight_constant_map(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty() : tensor<4x8xf32>
+  // expected-remark @below {{normalization not raised}}
+  %y = linalg.generic {indexing_maps = [#id, #row, #first, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %ss, %w : tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %s: f32, %wv: f32, %out: f32):
+    %ms = arith.divf %s, %n : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    %ow = arith.mulf %o, %wv : f32
+    linalg.yield %ow : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// The weight read transposed (w[j, i] for element (i, j)) over a square
+// frame.
+// CHECK-LABEL: func @neg_rms_norm_weight_transposed
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_rms_norm_weight_transposed(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %row = tensor.empty() : tensor<8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<8xf32>) -> tensor<8xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<8x8xf32>) outs(%acc : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %full = tensor.empty() : tensor<8x8xf32>
+  // expected-remark @below {{normalization not raised}}
+  %y = linalg.generic {indexing_maps = [#id, #row, #tr, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %ss, %w : tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>) outs(%full : tensor<8x8xf32>) {
+  ^bb0(%v: f32, %s: f32, %wv: f32, %out: f32):
+    %ms = arith.divf %s, %n : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    %ow = arith.mulf %o, %wv : f32
+    linalg.yield %ow : f32
+  } -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#row0 = affine_map<(d0, d1) -> (0)>
+
+// The row statistic read through a constant map (row 0's mean square for
+// every row).
+// CHECK-LABEL: func @neg_rms_norm_statistic_constant_map
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_rms_norm_statistic_constant_map(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty() : tensor<4x8xf32>
+  // expected-remark @below {{normalization not raised}}
+  %y = linalg.generic {indexing_maps = [#id, #row0, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %ss : tensor<4x8xf32>, tensor<4xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %s: f32, %out: f32):
+    %ms = arith.divf %s, %n : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    linalg.yield %o : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#r1 = affine_map<(d0) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// LayerNorm with a constant bias: raised with a splat bias.
+// CHECK-LABEL: func @layer_norm_constant_bias
+//       CHECK: %[[B:.*]] = arith.constant dense<5.000000e-01> : tensor<8xf32>
+//       CHECK: norm.layer_norm %{{.*}} weight(%{{.*}}) bias(%[[B]])
+func.func @layer_norm_constant_bias(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %n = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %mean = linalg.generic {indexing_maps = [#r1, #r1], iterator_types = ["parallel"]} ins(%sum : tensor<4xf32>) outs(%row : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.divf %in, %n : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %vs = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]} ins(%x, %mean : tensor<4x8xf32>, tensor<4xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %c = arith.subf %in, %m : f32
+    %sq = arith.mulf %c, %c : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty() : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #row, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %mean, %vs, %w : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %m: f32, %s: f32, %wv: f32, %out: f32):
+    %var = arith.divf %s, %n : f32
+    %e = arith.addf %var, %eps : f32
+    %r = math.rsqrt %e : f32
+    %c = arith.subf %v, %m : f32
+    %o = arith.mulf %c, %r : f32
+    %ow = arith.mulf %o, %wv : f32
+    %ob = arith.addf %ow, %half : f32
+    linalg.yield %ob : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Quantization by a scale filled from an f32 scalar: raised.
+// CHECK-LABEL: func @quantize_fill_scale
+//  CHECK-SAME: (%[[Y:.*]]: tensor<4x8xf32>, %[[S:.*]]: f32)
+//       CHECK: %[[T:.*]] = tensor.from_elements %[[S]] : tensor<f32>
+//       CHECK: norm.quantize %[[Y]] scale(%[[T]])
+func.func @quantize_fill_scale(%y: tensor<4x8xf32>, %s: f32) -> tensor<4x8xf8E4M3FN> {
+  %empty = tensor.empty() : tensor<4x8xf32>
+  %sb = linalg.fill ins(%s : f32) outs(%empty : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %v = arith.divf %y, %sb : tensor<4x8xf32>
+  %lo = arith.constant dense<-448.0> : tensor<4x8xf32>
+  %hi = arith.constant dense<448.0> : tensor<4x8xf32>
+  %a = arith.maximumf %v, %lo : tensor<4x8xf32>
+  %b = arith.minimumf %a, %hi : tensor<4x8xf32>
+  %q = arith.truncf %b : tensor<4x8xf32> to tensor<4x8xf8E4M3FN>
+  return %q : tensor<4x8xf8E4M3FN>
+}
