@@ -309,6 +309,156 @@ func.func @layer_norm_constant_bias(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> t
 
 // -----
 
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#r1 = affine_map<(d0) -> (d0)>
+
+// LayerNorm over a dynamic row: both means divide by x's row length.
+// CHECK-LABEL: func @layer_norm_dynamic_row
+//       CHECK: norm.layer_norm
+//   CHECK-NOT: linalg.generic
+func.func @layer_norm_dynamic_row(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %c1 = arith.constant 1 : index
+  %dx = tensor.dim %x, %c1 : tensor<4x?xf32>
+  %ix = arith.index_cast %dx : index to i64
+  %nx = arith.sitofp %ix : i64 to f32
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x?xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %mean = linalg.generic {indexing_maps = [#r1, #r1], iterator_types = ["parallel"]} ins(%sum : tensor<4xf32>) outs(%row : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.divf %in, %nx : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %vs = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]} ins(%x, %mean : tensor<4x?xf32>, tensor<4xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %c = arith.subf %in, %m : f32
+    %sq = arith.mulf %c, %c : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty(%dx) : tensor<4x?xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %mean, %vs : tensor<4x?xf32>, tensor<4xf32>, tensor<4xf32>) outs(%full : tensor<4x?xf32>) {
+  ^bb0(%v: f32, %m: f32, %s: f32, %out: f32):
+    %var = arith.divf %s, %nx : f32
+    %e = arith.addf %var, %eps : f32
+    %r = math.rsqrt %e : f32
+    %c = arith.subf %v, %m : f32
+    %o = arith.mulf %c, %r : f32
+    linalg.yield %o : f32
+  } -> tensor<4x?xf32>
+  return %y : tensor<4x?xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#r1 = affine_map<(d0) -> (d0)>
+
+// The mean the LayerNorm subtracts divides by another tensor's row length
+// (the variance is centered on a mean over x's, and divides by x's).
+// CHECK-LABEL: func @neg_layer_norm_mean_count_other_tensor
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_layer_norm_mean_count_other_tensor(%x: tensor<4x?xf32>, %z: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %c1 = arith.constant 1 : index
+  %dx = tensor.dim %x, %c1 : tensor<4x?xf32>
+  %dz = tensor.dim %z, %c1 : tensor<4x?xf32>
+  %ix = arith.index_cast %dx : index to i64
+  %nx = arith.sitofp %ix : i64 to f32
+  %iz = arith.index_cast %dz : index to i64
+  %nz = arith.sitofp %iz : i64 to f32
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x?xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %mean = linalg.generic {indexing_maps = [#r1, #r1], iterator_types = ["parallel"]} ins(%sum : tensor<4xf32>) outs(%row : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.divf %in, %nz : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %mean_x = linalg.generic {indexing_maps = [#r1, #r1], iterator_types = ["parallel"]} ins(%sum : tensor<4xf32>) outs(%row : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.divf %in, %nx : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %vs = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]} ins(%x, %mean_x : tensor<4x?xf32>, tensor<4xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %c = arith.subf %in, %m : f32
+    %sq = arith.mulf %c, %c : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty(%dx) : tensor<4x?xf32>
+  // expected-remark @below {{normalization not raised: the number of normalized elements is read from the sizes of another tensor than the input}}
+  %y = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %mean, %vs : tensor<4x?xf32>, tensor<4xf32>, tensor<4xf32>) outs(%full : tensor<4x?xf32>) {
+  ^bb0(%v: f32, %m: f32, %s: f32, %out: f32):
+    %var = arith.divf %s, %nx : f32
+    %e = arith.addf %var, %eps : f32
+    %r = math.rsqrt %e : f32
+    %c = arith.subf %v, %m : f32
+    %o = arith.mulf %c, %r : f32
+    linalg.yield %o : f32
+  } -> tensor<4x?xf32>
+  return %y : tensor<4x?xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// The normalized value is x transposed; the count is read from x's dim 1,
+// which is the transposed value's number of rows, not its row length.
+// CHECK-LABEL: func @neg_count_of_transposed_input
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_count_of_transposed_input(%x: tensor<?x4xf32>) -> tensor<4x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d0 = tensor.dim %x, %c0 : tensor<?x4xf32>
+  %d1 = tensor.dim %x, %c1 : tensor<?x4xf32>
+  %n = arith.index_cast %d1 : index to i64
+  %te = tensor.empty(%d0) : tensor<4x?xf32>
+  %t = linalg.transpose ins(%x : tensor<?x4xf32>) outs(%te : tensor<4x?xf32>) permutation = [1, 0]
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%t : tensor<4x?xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty(%d0) : tensor<4x?xf32>
+  // expected-remark @below {{normalization not raised: the number of normalized elements is read from the sizes of another tensor than the input}}
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%t, %ss : tensor<4x?xf32>, tensor<4xf32>) outs(%full : tensor<4x?xf32>) {
+  ^bb0(%v: f32, %s: f32, %out: f32):
+    %nf = arith.sitofp %n : i64 to f32
+    %ms = arith.divf %s, %nf : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    linalg.yield %o : f32
+  } -> tensor<4x?xf32>
+  return %y : tensor<4x?xf32>
+}
+
+// -----
+
 // Quantization by a scale filled from an f32 scalar: raised.
 // CHECK-LABEL: func @quantize_fill_scale
 //  CHECK-SAME: (%[[Y:.*]]: tensor<4x8xf32>, %[[S:.*]]: f32)

@@ -241,7 +241,7 @@ bool NormChainMatcher::matchLayerNorm(TensorExpr *n, NormMatch &m) {
     NormMatch attempt = m;
     TensorExpr *summand;
     uint64_t dims;
-    if (!matchMean(centered->getOperand(1), summand, dims, m))
+    if (!matchMean(centered->getOperand(1), summand, dims, attempt))
       continue;
     if (summand != centered->getOperand(0)) {
       fail(kShape, "the value centered is not the input of the mean");

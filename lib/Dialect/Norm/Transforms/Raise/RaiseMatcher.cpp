@@ -386,6 +386,17 @@ bool NormChainMatcher::checkParam(TensorExpr *p, StringRef name,
   return true;
 }
 
+bool NormChainMatcher::isInputShaped(Value tensor, const NormMatch &m) {
+  // The tensor holds x element by element (x itself, or a cast or reshape
+  // of unit dims of it): its sizes are the frame's, dim for dim.
+  auto type = dyn_cast<RankedTensorType>(tensor.getType());
+  if (!type ||
+      failed(verifyCompatibleShape(type.getShape(), builder.getFrameShape())))
+    return false;
+  TensorExpr *e = builder.evaluate(tensor);
+  return e && (e == m.x || e == m.xc);
+}
+
 bool NormChainMatcher::finish(NormMatch &m) {
   Type inputType = m.inputType, computeType = m.computeType;
   // Every term of the chain is one the op computes: rms_norm has no bias.
@@ -393,7 +404,7 @@ bool NormChainMatcher::finish(NormMatch &m) {
     return fail(kCore, "norm.rms_norm has no bias (the chain adds a term "
                        "after the weight)");
   for (Value tensor : m.countTensors)
-    if (!m.x->is(Kind::Leaf) || tensor != m.x->value)
+    if (!isInputShaped(tensor, m))
       return fail(kCore, "the number of normalized elements is read from "
                          "the sizes of another tensor than the input");
   if (!isSupportedFloat(inputType))

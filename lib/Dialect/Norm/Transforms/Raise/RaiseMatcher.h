@@ -141,6 +141,9 @@ private:
   bool bindInput(TensorExpr *xc, NormMatch &m);
   bool setDims(uint64_t dims, NormMatch &m);
   bool finish(NormMatch &m);
+  /// True when `tensor` has x's elements in the frame's dims, so that its
+  /// sizes count x's elements (a count read with `tensor.dim`).
+  bool isInputShaped(Value tensor, const NormMatch &m);
   bool checkParam(TensorExpr *p, StringRef name, bool allowScalar,
                   bool scalarOnly, NormMatch &m);
   std::optional<int64_t> getParamAxis(TensorExpr *p);
