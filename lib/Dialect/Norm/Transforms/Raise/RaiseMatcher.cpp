@@ -237,8 +237,25 @@ bool NormChainMatcher::matchMean(TensorExpr *e, TensorExpr *&summand,
         scale = e->getOperand(1 - i);
       }
   }
-  if (!sum)
+  if (!sum) {
+    // N converted through a type that rounds it (a bf16 count extended to
+    // f32): not the count the op divides by.
+    bool ofSum = (e->is(Kind::Div) || e->is(Kind::Mul)) &&
+                 llvm::any_of(e->operands,
+                              [](TensorExpr *n) { return n->is(Kind::Sum); });
+    for (TensorExpr *operand : e->operands) {
+      if (!ofSum)
+        break;
+      TensorExpr *count =
+          operand->is(Kind::Recip) ? operand->getOperand(0) : operand;
+      if (count->is(Kind::Cast) && count->getOperand(0)->is(Kind::DimSize))
+        return fail(kStatistic,
+                    "the element count is rounded to " +
+                        formatType(count->getOperand(0)->type) +
+                        " before the arithmetic in " + formatType(e->type));
+    }
     return false;
+  }
   // The count read from the dynamic sizes: it must be that of the summed
   // dims.
   TensorExpr *size = scale->is(Kind::Recip) ? scale->getOperand(0) : scale;

@@ -283,8 +283,12 @@ TensorExpr *TensorExprBuilder::getCast(TensorExpr *operand, Type type) {
     return operand;
   if (operand->is(TensorExprKind::Const))
     return getConst(operand->constant, type);
-  // A count of elements is exact in every float type the frames use.
-  if (operand->is(TensorExprKind::DimSize))
+  // A count N rounded to `from` and then to `type` is N rounded to `type`
+  // once when `from` has at least 2p+2 bits of precision for the p bits of
+  // `type` (double rounding is innocuous); a count widened from a narrower
+  // type keeps the first rounding (257 through bf16 is 256), a Cast.
+  if (operand->is(TensorExprKind::DimSize) &&
+      getPrecision(from) >= 2 * getPrecision(type) + 2)
     return getDimSize(operand->value, operand->reducedDims, type);
   unsigned fromWidth = from.getIntOrFloatBitWidth();
   unsigned toWidth = type.getIntOrFloatBitWidth();
@@ -336,8 +340,11 @@ TensorExpr *TensorExprBuilder::getFPToSI(TensorExpr *operand,
 
 TensorExpr *TensorExprBuilder::getSum(TensorExpr *operand,
                                       uint64_t reducedDims) {
-  // A sum of partial sums (one TOSA reduce_sum per axis) is one sum.
-  if (operand->is(TensorExprKind::Sum))
+  // A sum of partial sums over other dims (one TOSA reduce_sum per axis)
+  // is one sum. Summed again along its own reduced dims, a sum is a row
+  // value repeated along them (N times itself), not one sum.
+  if (operand->is(TensorExprKind::Sum) &&
+      !(operand->reducedDims & reducedDims))
     return getSum(operand->getOperand(0), reducedDims | operand->reducedDims);
   return intern(TensorExprKind::Sum, operand->type, {operand}, {}, {}, 0.0,
                 reducedDims);

@@ -516,8 +516,12 @@ TensorExpr *TensorExprBuilder::evaluateLinalg(Operation *op,
   auto blockArgExpr = [&](Value arg) -> TensorExpr * {
     unsigned index = cast<BlockArgument>(arg).getArgNumber();
     OpOperand &operand = op->getOpOperand(index);
-    if (index >= numInputs && isReduction && index - numInputs == resultIndex)
-      return getAcc(resultElementType);
+    // In a reduction, an output's block argument is its running
+    // accumulator: this result's is Acc; another result's is not its
+    // initial value, and is not expressed.
+    if (index >= numInputs && isReduction)
+      return index - numInputs == resultIndex ? getAcc(resultElementType)
+                                              : nullptr;
     Value operandValue = operand.get();
     if (!isa<ShapedType>(operandValue.getType())) {
       if (std::optional<double> splat = getSplatFloat(operandValue))
