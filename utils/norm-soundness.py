@@ -16,10 +16,15 @@ changes (for norm-raise: that gains norm ops), executes the mutant and the
 pass's output on random inputs of both signs and magnitudes from 1e-3 to
 1e3 (wrap-main.py --random) and compares every result with normref's
 metric. Many mutants share one module per execution; a batch that fails
-to run is bisected. A difference beyond the bounds is confirmed by running
-the mutant alone twice with differently poisoned heap memory
-(MALLOC_PERTURB_): a mutant whose own results change reads memory it never
-wrote (undefined) and is counted as unstable, not unsound. Each unsound
+to run is bisected. A mutant that reads an init it never wrote (a
+tensor.empty accumulated into) is not executed. A difference beyond the
+bounds is confirmed by running the mutant alone twice with differently
+poisoned heap memory (MALLOC_PERTURB_): a mutant whose own results change
+reads memory it never wrote (undefined) and is counted as unstable, not
+unsound. For an f16 or bf16 mutant, a difference is also forgiven when the
+pass output matches the mutant computed in f32 (the pass computes more
+precisely than the chain, e.g. accumulates a bf16 reduction in f32). Each
+unsound
 mutant, and each mutant that crashes norm-opt or whose output no longer
 compiles or runs, is saved under --out (mutant.mlir, after.mlir, diff.txt,
 report.txt with the commands that reproduce it).
@@ -278,11 +283,42 @@ def confirm(ctx, m):
     unstable_after = [line for rows in after_self.values()
                       for ok, line in rows if not ok]
     m.verdict = "unsound"
-    if not failed and unstable_after:
+    if failed and matches_wide_chain(ctx, m, manifest, rerun,
+                                     runs["after", "85"][2], sizes):
+        m.verdict = "narrow"
+    elif not failed and unstable_after:
         m.lines.append("the pass output reads memory it never wrote: " +
                        "; ".join(unstable_after))
     elif not failed:
         m.verdict = "flaky"
+
+
+def matches_wide_chain(ctx, m, manifest, rerun, after_outputs, sizes):
+    """True when every tensor of an f16 or bf16 mutant that differs from the
+    pass output matches the output of the same mutant computed in f32 (the
+    pass computes more precisely than the chain, e.g. a bf16 reduction it
+    accumulates in f32; docs/Numerics.md)."""
+    keep = m.result["keep"]
+    wide = ex.promote(ex.prepare(m.result["before"], m.name + "_", keep))
+    if wide is None:
+        return False
+    ok, wide_manifest, wide_outputs, _ = ex.execute(
+        ctx.tools, wide, ctx.workdir, m.name + "-wide", ctx.args.seed,
+        ctx.args.calls, sizes=sizes)
+    if not ok or wide_manifest != manifest:
+        return False
+    versus_wide = ex.compare(manifest, wide_outputs, after_outputs,
+                             ctx.bounds)
+    for label, rows in rerun.items():
+        for (ok_narrow, line), (ok_wide, wide_line) in zip(
+                rows, versus_wide[label]):
+            if not ok_narrow and not ok_wide:
+                return False
+    m.lines.append("every difference is within the bounds of the mutant "
+                   "computed in f32:")
+    m.lines += ["  " + line for rows in versus_wide.values()
+                for _, line in rows]
+    return True
 
 
 # --------------------------------------------------------------------------
@@ -409,7 +445,8 @@ def loop(ctx, suites, chunks):
     args = ctx.args
     stats = dict.fromkeys(("tried", "duplicate", "valid", "changed",
                            "executed", "unsound", "crash", "broken-after",
-                           "broken-before", "unstable", "flaky", "error",
+                           "broken-before", "unstable", "flaky", "narrow",
+                           "error",
                            "undrivable", "signature"), 0)
     findings, seen = [], set()
     start = time.time()
@@ -452,10 +489,12 @@ def classify(ctx, stats, findings, done):
         status = m.result["status"]
         if status != "invalid" and "before" in m.result:
             stats["valid"] += 1
-        if status in ("changed", "undrivable", "signature"):
+        if status in ("changed", "undrivable", "signature", "undefined"):
             stats["changed"] += 1
         if status in ("crash", "error", "undrivable"):
             stats[status] += 1
+        if status == "undefined":
+            stats["unstable"] += 1
         if status == "crash":
             m.lines = ["norm-opt crashed"]
             findings.append(("crash", m, save(ctx, m, "crash")))
@@ -478,7 +517,7 @@ def record(ctx, stats, findings, m):
     if m.verdict in ("unsound", "broken-after"):
         stats[m.verdict] += 1
         findings.append((m.verdict, m, save(ctx, m, m.verdict)))
-    elif m.verdict in ("unstable", "flaky"):
+    elif m.verdict in ("unstable", "flaky", "narrow"):
         stats[m.verdict] += 1
         save(ctx, m, m.verdict)
     if ctx.args.verbose:
@@ -494,7 +533,8 @@ def summarize(stats, findings):
     print("soundness: {duplicate} duplicates, {error} pass errors, "
           "{undrivable} not executable, {broken-before} mutants that do not "
           "run, {unstable} that read undefined memory, {flaky} alarms not "
-          "reproduced; {crash} crashes, {broken-after} outputs that do not "
+          "reproduced, {narrow} more accurate than their f16/bf16 chain; "
+          "{crash} crashes, {broken-after} outputs that do not "
           "run, {signature} signature changes".format(**stats))
     print("soundness: tried {tried} mutants, {valid} parse-valid, {changed} "
           "raised/changed, executed {executed}, {unsound} unsound".format(

@@ -134,6 +134,139 @@ def prepare(text, prefix, keep):
     return text
 
 
+# Named linalg ops that read their init (accumulate into it).
+ACCUMULATING = re.compile(
+    r"linalg\.(?:matmul|batch_matmul|batch_reduce_matmul|matvec|vecmat|"
+    r"batch_matvec|dot|contract|reduce|conv\w*|pooling\w*)\b")
+
+
+def reads_uninitialized(text):
+    """True when an op of the (norm-opt printed) module reads an init that
+    is a `tensor.empty` (undefined contents, which the checker cannot
+    compare): an accumulating named op, or a linalg.generic whose body uses
+    the block argument of that init."""
+    functions = re.split(r"(?m)^(?=\s*func\.func )", text)
+    return any(_function_reads_uninitialized(f) for f in functions)
+
+
+def _function_reads_uninitialized(text):
+    empties = set(re.findall(r"(%[\w$.\-]+) = tensor\.empty", text))
+    if not empties:
+        return False
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        outs = re.search(r"\bouts\(([^:()]*) :", line)
+        if not outs:
+            continue
+        inits = [v.strip() for v in outs.group(1).split(",")]
+        empty = [i for i, v in enumerate(inits) if v in empties]
+        if not empty:
+            continue
+        if ACCUMULATING.search(line):
+            return True
+        if "linalg.generic" in line and n + 1 < len(lines):
+            args = re.findall(r"(%[\w$.\-]+):", lines[n + 1])
+            names = args[len(args) - len(inits):]
+            body = []
+            for later in lines[n + 2:]:
+                if later.lstrip().startswith("} ->"):
+                    break
+                body.append(later)
+            body = "\n".join(body)
+            if any(re.search(re.escape(names[i]) + r"(?![\w$.\-])", body)
+                   for i in empty if i < len(names)):
+                return True
+    return False
+
+
+# --------------------------------------------------------------------------
+# The f32 evaluation of f16 and bf16 functions
+# --------------------------------------------------------------------------
+
+NARROW = r"(?<![A-Za-wyz0-9_.$%])b?f16\b"
+SAME_TYPE_CAST = re.compile(
+    r"arith\.(?:extf|truncf) (" + r"%[\w$.\-]+(?:#\d+)?" +
+    r") : (\S+) to \2(?=$|\s)", re.M)
+
+
+def promote(text):
+    """The module with every f16 and bf16 function computing in f32: the
+    same signature, its arguments extended to f32 on entry, every type in
+    the body f32, the results truncated back on return. None when there is
+    nothing to promote. (Not every module promotes into valid IR, e.g.
+    dense_resource blobs of bf16 keep their size; the caller verifies.)"""
+    lines = text.splitlines()
+    out, changed, n = [], False, 0
+    while n < len(lines):
+        line = lines[n]
+        sig = re.match(r"^(\s*)func\.func (?:private )?@[\w$.]+\((.*)\)"
+                       r"(?: -> (.*?))?(?: attributes .*)? \{$", line)
+        if not sig or not re.search(NARROW, line):
+            out.append(line)
+            n += 1
+            continue
+        end = n + 1
+        while end < len(lines) and lines[end] != sig.group(1) + "}":
+            end += 1
+        out += _promote_function(line, lines[n + 1:end], sig.group(1) + "  ")
+        changed = True
+        n = end
+    return "\n".join(out) + "\n" if changed else None
+
+
+def _promote_function(signature, body, indent):
+    sig_args = re.search(r"@[\w$.]+\((.*?)\)(?: -> |(?: attributes .*)? \{$)",
+                         signature).group(1)
+    args = [a.split(":", 1) for a in wrap_main.split_top_level(sig_args)]
+    args = [(a[0].strip(), a[1].split(" {")[0].strip()) for a in args]
+    entry = []
+    renames = {}
+    for name, typ in args:
+        if re.search(NARROW, typ):
+            wide = re.sub(NARROW, "f32", typ)
+            renames[name] = name + "_p"
+            entry.append("{}{}_p = arith.extf {} : {} to {}".format(
+                indent, name, name, typ.strip(), wide.strip()))
+    text = "\n".join(body)
+    for name in sorted(renames, key=len, reverse=True):
+        text = re.sub(re.escape(name) + r"(?![\w$.\-])", renames[name], text)
+    text = re.sub(NARROW, "f32", text)
+    text = SAME_TYPE_CAST.sub(r"arith.maximumf \1, \1 : \2", text)
+    body = text.splitlines()
+    results = re.search(r"\) -> \(?(.*?)\)?(?: attributes .*)? \{$",
+                        signature)
+    result_types = [t.strip() for t in _split_types(results.group(1))] \
+        if results else []
+    ret = re.match(r"^(\s*)return (.*) : (.*)$", body[-1]) if body else None
+    if ret and len(result_types) == len(_split_types(ret.group(2))):
+        values = [v.strip() for v in ret.group(2).split(",")]
+        fixed = []
+        for k, (value, typ) in enumerate(zip(values, result_types)):
+            if re.search(NARROW, typ):
+                entry_free = "%promoted_result{}".format(k)
+                body.insert(len(body) - 1, "{}{} = arith.truncf {} : {} to "
+                            "{}".format(ret.group(1), entry_free, value,
+                                        re.sub(NARROW, "f32", typ), typ))
+                value = entry_free
+            fixed.append(value)
+        body[-1] = "{}return {} : {}".format(ret.group(1), ", ".join(fixed),
+                                              ", ".join(result_types))
+    return [signature] + entry + body
+
+
+def _split_types(text):
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += ch in "<([{"
+        depth -= ch in ">)]}"
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    return parts + [current] if current.strip() else parts
+
+
 # --------------------------------------------------------------------------
 # One mutant through the pass under test
 # --------------------------------------------------------------------------
@@ -141,8 +274,10 @@ def prepare(text, prefix, keep):
 def apply_passes(tools, path, passes):
     """Verifies the mutant at `path` and runs `passes` on it. Returns a dict
     with status: invalid (does not parse or verify), crash (norm-opt crashed),
-    error (the pass reported an error), same (nothing changed), undrivable
-    (changed, but no function can be executed), changed; with `before` (the
+    error (the pass reported an error), same (nothing changed), undefined
+    (changed, but the mutant reads an uninitialized init), undrivable
+    (changed, but no function can be executed), signature (functions added,
+    lost or reordered), changed; with `before` (the
     verified mutant as norm-opt prints it), `after`, `stderr`."""
     rc, before, err = run([tools.norm_opt, path], tools.timeout)
     if rc != 0:
@@ -156,6 +291,9 @@ def apply_passes(tools, path, passes):
     if after == before or ("--norm-raise" in passes and
                            norm_op_count(after) <= norm_op_count(before)):
         result["status"] = "same"
+        return result
+    if reads_uninitialized(before):
+        result["status"] = "undefined"
         return result
     functions = public_functions(before)
     after_functions = public_functions(after)
