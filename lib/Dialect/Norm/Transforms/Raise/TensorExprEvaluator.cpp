@@ -172,19 +172,50 @@ void TensorExprBuilder::forget(Value value) {
   evaluationsOfValue.erase(it);
 }
 
+/// The width of the integers of `type` (index: its 64-bit storage).
+static unsigned getIntegerWidth(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  return element.isIndex() ? IndexType::kInternalStorageBitWidth
+                           : element.getIntOrFloatBitWidth();
+}
+
 /// The value of an integer constant, seen through index casts and integer
-/// extensions.
+/// extensions, each applied as it converts: truncated or sign-extended
+/// (`index_cast`, `extsi`), truncated or zero-extended (`index_castui`,
+/// `extui`) to its result's width.
 static std::optional<APInt> getIntegerConstant(Value value) {
+  SmallVector<Operation *> casts;
   while (Operation *op = value.getDefiningOp()) {
     if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
              arith::ExtUIOp>(op))
       break;
+    casts.push_back(op);
     value = op->getOperand(0);
   }
   APInt integer;
   if (!matchPattern(value, m_ConstantInt(&integer)))
     return std::nullopt;
+  for (Operation *op : llvm::reverse(casts)) {
+    unsigned width = getIntegerWidth(op->getResult(0).getType());
+    integer = isa<arith::IndexCastOp, arith::ExtSIOp>(op)
+                  ? integer.sextOrTrunc(width)
+                  : integer.zextOrTrunc(width);
+  }
   return integer;
+}
+
+/// `integer` converted to the float type `type` as sitofp (`isSigned`) or
+/// uitofp do, rounding to nearest even; none for types the evaluator does
+/// not compute in.
+static std::optional<double> convertIntegerToFloat(const APInt &integer,
+                                                   bool isSigned, Type type) {
+  auto floatType = dyn_cast<FloatType>(getElementTypeOrSelf(type));
+  if (!floatType || !isSupportedFloat(floatType))
+    return std::nullopt;
+  APFloat converted(floatType.getFloatSemantics());
+  converted.convertFromAPInt(integer, isSigned,
+                             APFloat::rmNearestTiesToEven);
+  return converted.convertToDouble();
 }
 
 /// The splat float value of a constant, if it is one; also an integer
@@ -215,10 +246,12 @@ static std::optional<double> getSplatInteger(Value value) {
 static std::optional<double> getSplatFloat(Value value) {
   if (auto convert = value.getDefiningOp<arith::SIToFPOp>())
     if (std::optional<APInt> integer = getIntegerConstant(convert.getIn()))
-      return static_cast<double>(integer->getSExtValue());
+      return convertIntegerToFloat(*integer, /*isSigned=*/true,
+                                   value.getType());
   if (auto convert = value.getDefiningOp<arith::UIToFPOp>())
     if (std::optional<APInt> integer = getIntegerConstant(convert.getIn()))
-      return static_cast<double>(integer->getZExtValue());
+      return convertIntegerToFloat(*integer, /*isSigned=*/false,
+                                   value.getType());
   Attribute attr;
   if (!matchPattern(value, m_Constant(&attr)))
     return std::nullopt;
@@ -232,15 +265,21 @@ static std::optional<double> getSplatFloat(Value value) {
 
 /// `value` as the number of elements over some dims of a tensor of rank
 /// `rank`: `tensor.dim`s of that tensor (constant dims), multiplied
-/// (`arith.muli`), through index and integer casts and `sitofp`/`uitofp`.
-/// Returns the tensor and the dims.
+/// (`arith.muli`), through index and integer casts to 64 bits (which keep
+/// every count) and `sitofp`/`uitofp` (the count rounded to the float type,
+/// which the users of DimSize check). Returns the tensor and the dims.
 static std::optional<std::pair<Value, uint64_t>> matchDimCount(Value value,
                                                                int64_t rank) {
   Operation *op = value.getDefiningOp();
   if (!op)
     return std::nullopt;
   if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-          arith::ExtUIOp, arith::SIToFPOp, arith::UIToFPOp>(op))
+          arith::ExtUIOp>(op)) {
+    if (getIntegerWidth(op->getResult(0).getType()) < 64)
+      return std::nullopt;
+    return matchDimCount(op->getOperand(0), rank);
+  }
+  if (isa<arith::SIToFPOp, arith::UIToFPOp>(op))
     return matchDimCount(op->getOperand(0), rank);
   if (auto dim = dyn_cast<tensor::DimOp>(op)) {
     auto type = dyn_cast<RankedTensorType>(dim.getSource().getType());
@@ -675,6 +714,10 @@ TensorExpr *TensorExprBuilder::buildElementwise(
         if (a && a->is(Kind::DimSize))
           return getDimSize(a->value, a->reducedDims, resultType);
         if (!a || !a->is(Kind::Const))
+          return nullptr;
+        // The constant lost its width: a negative one is not known as
+        // unsigned.
+        if (isa<arith::UIToFPOp>(op) && a->constant < 0.0)
           return nullptr;
         return getConst(a->constant, resultType);
       })
