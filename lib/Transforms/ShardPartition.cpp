@@ -34,10 +34,13 @@ bool holdsShardAnnotations(func::FuncOp func) {
       .wasInterrupted();
 }
 
-/// Gives each unused ranked-tensor argument a replicated annotation on the
-/// function's first grid: partition looks up the sharding of every
-/// argument through its uses.
-void annotateUnusedArguments(func::FuncOp func) {
+/// Gives each ranked-tensor argument that propagation left without a
+/// `shard.shard` of its own a replicated annotation on the function's first
+/// grid: partition looks up the sharding of every argument through its
+/// uses, and of every operand through its definition (it crashed on an
+/// argument that was only returned). An unused argument gets an annotation
+/// for its users; the uses of a used one read the annotated value.
+void annotateUnshardedArguments(func::FuncOp func) {
   shard::ShardingOp first;
   func.walk([&](shard::ShardingOp op) {
     first = op;
@@ -49,7 +52,8 @@ void annotateUnusedArguments(func::FuncOp func) {
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   Value replicated;
   for (BlockArgument arg : entry.getArguments()) {
-    if (!arg.use_empty() || !isa<RankedTensorType>(arg.getType()))
+    if (!isa<RankedTensorType>(arg.getType()) ||
+        llvm::any_of(arg.getUsers(), llvm::IsaPred<shard::ShardOp>))
       continue;
     if (!replicated) {
       SmallVector<shard::GridAxesAttr> none{
@@ -57,9 +61,59 @@ void annotateUnusedArguments(func::FuncOp func) {
       replicated = shard::ShardingOp::create(b, func.getLoc(),
                                              first.getGridAttr(), none);
     }
-    shard::ShardOp::create(b, arg.getLoc(), arg, replicated,
-                           /*annotate_for_users=*/true);
+    auto annotation =
+        shard::ShardOp::create(b, arg.getLoc(), arg, replicated,
+                               /*annotate_for_users=*/arg.use_empty());
+    arg.replaceAllUsesExcept(annotation.getResult(), annotation);
   }
+}
+
+/// The sharding of the value `result` is annotated with (a `shard.shard`
+/// of it, not for its users), or null.
+Value getResultSharding(Value result) {
+  for (Operation *user : result.getUsers())
+    if (auto shardOp = dyn_cast<shard::ShardOp>(user);
+        shardOp && !shardOp.getAnnotateForUsers())
+      return shardOp.getSharding();
+  return {};
+}
+
+/// Gives each unused ranked-tensor result of an op that propagation left
+/// without a sharding the sharding of an annotated result of the same op
+/// and type (an unused residual_out takes y's): partition looks up the
+/// sharding of every result of a partitioned op through its uses, and
+/// crashed on such a result. Fails with a diagnostic on an unused result
+/// of an op with annotated results of other types only.
+LogicalResult annotateUnusedResults(func::FuncOp func) {
+  WalkResult result = func.walk([](Operation *op) {
+    if (isa<shard::ShardOp, shard::ShardingOp>(op))
+      return WalkResult::advance();
+    for (OpResult value : op->getResults()) {
+      if (!value.use_empty() || !isa<RankedTensorType>(value.getType()))
+        continue;
+      Value sharding;
+      for (OpResult sibling : op->getResults())
+        if (sibling.getType() == value.getType())
+          if ((sharding = getResultSharding(sibling)))
+            break;
+      bool annotated = llvm::any_of(op->getResults(), [](Value sibling) {
+        return bool(getResultSharding(sibling));
+      });
+      if (!sharding && !annotated)
+        continue;
+      if (!sharding) {
+        op->emitOpError() << "result #" << value.getResultNumber()
+                          << " is unused and has no sharding; sharding "
+                             "partition needs one (use or annotate it)";
+        return WalkResult::interrupt();
+      }
+      OpBuilder b(op->getContext());
+      b.setInsertionPointAfter(op);
+      shard::ShardOp::create(b, op->getLoc(), value, sharding);
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
 }
 
 /// Routes the other uses of a value whose definition is annotated through
@@ -295,7 +349,6 @@ struct NormShardPartitionPass
     for (func::FuncOp func : funcs) {
       if (failed(internalizeBodyCaptures(func)))
         return signalPassFailure();
-      annotateUnusedArguments(func);
       routeUsesThroughAnnotations(func);
 
       OpPassManager propagate(func::FuncOp::getOperationName());
@@ -303,7 +356,9 @@ struct NormShardPartitionPass
       propagate.addPass(shard::createShardingPropagation());
       if (failed(runPipeline(propagate, func)))
         return signalPassFailure();
-      if (failed(verifySplits(func, symbolTable)))
+      annotateUnshardedArguments(func);
+      if (failed(annotateUnusedResults(func)) ||
+          failed(verifySplits(func, symbolTable)))
         return signalPassFailure();
       boundaries[func.getSymNameAttr()] = getFunctionBoundary(func);
 
