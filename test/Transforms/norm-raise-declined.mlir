@@ -497,6 +497,79 @@ func.func @rms_norm_count_index_cast_i64(%x: tensor<4x264xf32>) -> tensor<4x264x
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 
+// The same count read through i8: 264 wraps to 8.
+// CHECK-LABEL: func @neg_count_index_cast_i8
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_count_index_cast_i8(%x: tensor<4x264xf32>) -> tensor<4x264xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %c = arith.constant 264 : index
+  %ci = arith.index_cast %c : index to i8
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x264xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty() : tensor<4x264xf32>
+  // expected-remark @below {{normalization not raised}}
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %ss : tensor<4x264xf32>, tensor<4xf32>) outs(%full : tensor<4x264xf32>) {
+  ^bb0(%v: f32, %s: f32, %out: f32):
+    %nf = arith.sitofp %ci : i8 to f32
+    %ms = arith.divf %s, %nf : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    linalg.yield %o : f32
+  } -> tensor<4x264xf32>
+  return %y : tensor<4x264xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A dynamic count read through index_cast to i8 wraps for rows of 128 or
+// more elements.
+// CHECK-LABEL: func @neg_dynamic_count_i8
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_dynamic_count_i8(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %c1 = arith.constant 1 : index
+  %dn = tensor.dim %x, %c1 : tensor<4x?xf32>
+  %n = arith.index_cast %dn : index to i8
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x?xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty(%dn) : tensor<4x?xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %ss : tensor<4x?xf32>, tensor<4xf32>) outs(%full : tensor<4x?xf32>) {
+  ^bb0(%v: f32, %s: f32, %out: f32):
+    %nf = arith.sitofp %n : i8 to f32
+    %ms = arith.divf %s, %nf : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    linalg.yield %o : f32
+  } -> tensor<4x?xf32>
+  return %y : tensor<4x?xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
 // uitofp(extui(-56 : i8)) is 200: the row length, raised.
 // CHECK-LABEL: func @rms_norm_count_uitofp_extui
 //       CHECK: norm.rms_norm
@@ -515,6 +588,42 @@ func.func @rms_norm_count_uitofp_extui(%x: tensor<4x200xf32>) -> tensor<4x200xf3
     linalg.yield %s : f32
   } -> tensor<4xf32>
   %full = tensor.empty() : tensor<4x200xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %ss : tensor<4x200xf32>, tensor<4xf32>) outs(%full : tensor<4x200xf32>) {
+  ^bb0(%v: f32, %s: f32, %out: f32):
+    %nf = arith.uitofp %ce : i32 to f32
+    %ms = arith.divf %s, %nf : f32
+    %e = arith.addf %ms, %eps : f32
+    %r = math.rsqrt %e : f32
+    %o = arith.mulf %v, %r : f32
+    linalg.yield %o : f32
+  } -> tensor<4x200xf32>
+  return %y : tensor<4x200xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// uitofp(extsi(-56 : i8)) is 4294967240, not 200.
+// CHECK-LABEL: func @neg_count_uitofp_extsi
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_count_uitofp_extsi(%x: tensor<4x200xf32>) -> tensor<4x200xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %c = arith.constant -56 : i8
+  %ce = arith.extsi %c : i8 to i32
+  %row = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x200xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %sq, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %full = tensor.empty() : tensor<4x200xf32>
+  // expected-remark @below {{normalization not raised}}
   %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %ss : tensor<4x200xf32>, tensor<4xf32>) outs(%full : tensor<4x200xf32>) {
   ^bb0(%v: f32, %s: f32, %out: f32):
     %nf = arith.uitofp %ce : i32 to f32
