@@ -411,6 +411,9 @@ def parse_args():
                         help="seconds per norm-opt or mlir-runner run")
     parser.add_argument("--keep-work", action="store_true",
                         help="keep the work folder")
+    parser.add_argument("--replay", nargs="+", metavar="FINDING",
+                        help="check saved findings (folders under a previous "
+                        "--out) again instead of making mutants")
     parser.add_argument("-v", "--verbose", action="store_true")
     return parser.parse_args()
 
@@ -426,28 +429,32 @@ def main():
     tools = ex.Tools(args.norm_opt, args.mlir_runner, args.mlir_lib_dir,
                      args.pipeline, args.timeout)
     ctx = Context(args, tools, workdir, bounds)
-    chunks = {}
-    for suite in suites:
-        chunks[suite] = [(src, i, c) for src in seed_files(suite)
-                         for i, c in enumerate(load_chunks(src, workdir))]
     os.makedirs(args.out, exist_ok=True)
     try:
-        stats, findings = loop(ctx, suites, chunks)
+        if args.replay:
+            stats, findings = replay(ctx, args.replay)
+        else:
+            chunks = {suite: [(src, i, c) for src in seed_files(suite)
+                              for i, c in enumerate(load_chunks(src,
+                                                                workdir))]
+                      for suite in suites}
+            stats, findings = loop(ctx, suites, chunks)
     finally:
         if not args.keep_work:
             shutil.rmtree(workdir, ignore_errors=True)
     return summarize(stats, findings)
 
 
+STATS = ("tried", "duplicate", "valid", "changed", "executed", "unsound",
+         "crash", "broken-after", "broken-before", "unstable", "flaky",
+         "narrow", "error", "undrivable", "signature")
+
+
 def loop(ctx, suites, chunks):
     """Makes, runs and executes mutants round by round until the budget or
     --max-mutants is spent; returns (counts, findings)."""
     args = ctx.args
-    stats = dict.fromkeys(("tried", "duplicate", "valid", "changed",
-                           "executed", "unsound", "crash", "broken-after",
-                           "broken-before", "unstable", "flaky", "narrow",
-                           "error",
-                           "undrivable", "signature"), 0)
+    stats = dict.fromkeys(STATS, 0)
     findings, seen = [], set()
     start = time.time()
     ident = 0
@@ -469,16 +476,43 @@ def loop(ctx, suites, chunks):
             seen.add(key)
             mutants.append(m)
         ident += count
-        done = list(pool.map(lambda m: process(ctx.tools, ctx.workdir, m),
-                             mutants))
-        changed = classify(ctx, stats, findings, done)
-        batches = [changed[i:i + BATCH] for i in range(0, len(changed), BATCH)]
-        list(pool.map(lambda b: run_batch(ctx, b), batches))
-        alarms = [m for m in changed if m.verdict == "alarm"]
-        list(pool.map(lambda m: confirm(ctx, m), alarms))
-        for m in changed:
-            record(ctx, stats, findings, m)
+        check(ctx, pool, stats, findings, mutants)
     pool.shutdown()
+    return stats, findings
+
+
+def check(ctx, pool, stats, findings, mutants):
+    """Runs the passes on `mutants`, executes those changed, confirms the
+    alarms and records the verdicts."""
+    done = list(pool.map(lambda m: process(ctx.tools, ctx.workdir, m),
+                         mutants))
+    changed = classify(ctx, stats, findings, done)
+    batches = [changed[i:i + BATCH] for i in range(0, len(changed), BATCH)]
+    list(pool.map(lambda b: run_batch(ctx, b), batches))
+    alarms = [m for m in changed if m.verdict == "alarm"]
+    list(pool.map(lambda m: confirm(ctx, m), alarms))
+    for m in changed:
+        record(ctx, stats, findings, m)
+
+
+def replay(ctx, folders):
+    """Checks saved findings again (their mutant.mlir and passes), e.g.
+    after a fix; returns (counts, findings)."""
+    stats = dict.fromkeys(STATS, 0)
+    findings, mutants = [], []
+    for n, folder in enumerate(folders):
+        with open(os.path.join(folder, "report.txt")) as f:
+            passes = f.readline().rstrip("\n").rsplit(" | ", 1)[1].split()
+        with open(os.path.join(folder, "mutant.mlir")) as f:
+            text = f.read()
+        mutants.append(Mutant(n, "replay", folder, 0, text,
+                              ["replay of " + folder], passes))
+    stats["tried"] = len(mutants)
+    pool = concurrent.futures.ThreadPoolExecutor(max(1, ctx.args.jobs))
+    check(ctx, pool, stats, findings, mutants)
+    pool.shutdown()
+    for m in mutants:
+        print("{}: {}".format(m.verdict or m.result["status"], m.source))
     return stats, findings
 
 
