@@ -96,11 +96,15 @@ SUITES = {
 # another order: one-pass statistics, a reciprocal instead of a division),
 # times 4 for f16 and bf16 (the op rounds once where the chain rounds at
 # every step); integers (quantized results) may differ by one step of
-# rounding, f8 by one ulp.
+# rounding, f8 by one ulp. A result gets the loosest bound of its type and
+# the float types of its function's signature (f16 inputs and an f32
+# result: f16's).
 BOUNDS = {"f32": 1e-4, "f64": 1e-5, "f16": 2.0 ** -7, "bf16": 2.0 ** -4,
           "f8E4M3FN": 0.125, "f8E5M2": 0.25, "i8": 0.04, "i16": 0.04,
           "i32": 0.04, "i64": 0.04, "i1": 0.0}
 BATCH = 12
+# {function (renamed): float types of its signature}, for the bounds.
+SIGNATURES = {}
 
 
 class Mutant:
@@ -200,6 +204,8 @@ def modules(batch):
         keep = m.result["keep"]
         before.append(ex.prepare(m.result["before"], m.name + "_", keep))
         after.append(ex.prepare(m.result["after"], m.name + "_", keep))
+        SIGNATURES.update(ex.signature_types(m.result["before"],
+                                             m.name + "_"))
         if hash_seed("dynamic", m.ident) % 3 == 0:
             sizes.update(ex.large_dynamic_sizes(m.result["before"],
                                                 m.name + "_", 264))
@@ -220,7 +226,7 @@ def run_batch(ctx, batch):
         ex.execute(ctx.tools, after, ctx.workdir, stem + "-after", seed,
                    ctx.args.calls, sizes=sizes)
     if ok_b and ok_a and man_b == man_a:
-        results = ex.compare(man_b, out_b, out_a, ctx.bounds)
+        results = ex.compare(man_b, out_b, out_a, ctx.bounds, SIGNATURES)
         for m in batch:
             lines = [line for label, rows in results.items()
                      if label.startswith(m.name + "_") for _, line in rows]
@@ -271,14 +277,14 @@ def confirm(ctx, m):
         return
     manifest = runs["before", "85"][1]
     self_check = ex.compare(manifest, runs["before", "85"][2],
-                            runs["before", "170"][2], ctx.bounds)
+                            runs["before", "170"][2], ctx.bounds, SIGNATURES)
     if not all(ok for rows in self_check.values() for ok, _ in rows):
         m.verdict = "unstable"
         return
     rerun = ex.compare(manifest, runs["before", "85"][2],
-                       runs["after", "85"][2], ctx.bounds)
+                       runs["after", "85"][2], ctx.bounds, SIGNATURES)
     after_self = ex.compare(manifest, runs["after", "85"][2],
-                            runs["after", "170"][2], ctx.bounds)
+                            runs["after", "170"][2], ctx.bounds, SIGNATURES)
     failed = [line for rows in rerun.values() for ok, line in rows if not ok]
     unstable_after = [line for rows in after_self.values()
                       for ok, line in rows if not ok]
@@ -308,7 +314,7 @@ def matches_wide_chain(ctx, m, manifest, rerun, after_outputs, sizes):
     if not ok or wide_manifest != manifest:
         return False
     versus_wide = ex.compare(manifest, wide_outputs, after_outputs,
-                             ctx.bounds)
+                             ctx.bounds, SIGNATURES)
     for label, rows in rerun.items():
         for (ok_narrow, line), (ok_wide, wide_line) in zip(
                 rows, versus_wide[label]):

@@ -313,8 +313,9 @@ def apply_passes(tools, path, passes):
 
 def execute(tools, module, workdir, stem, seed, calls, env=None, sizes=None):
     """Wraps `module` (`// -----` chunks) with wrap-main's random inputs
-    (`sizes`: {function: size of its dynamic dims}) and runs it. Returns (ok, manifest [(label, index, element)], outputs
-    [(sizes, values)], message)."""
+    (`sizes`: {function: size of its dynamic dims}) and runs it. Returns
+    (ok, manifest [(label, index, element)], outputs [(sizes, values)],
+    message)."""
     src = os.path.join(workdir, stem + ".mlir")
     wrapped = os.path.join(workdir, stem + ".main.mlir")
     manifest_path = os.path.join(workdir, stem + ".manifest")
@@ -374,14 +375,33 @@ def out_of_range(element, ref, y):
     return bool(np.all(~np.isfinite(ref[differ]) & ~np.isfinite(y[differ])))
 
 
-def compare(manifest, reference, candidate, bounds):
+def signature_types(text, prefix):
+    """{`<prefix><name>`: [float element types of its arguments and
+    results]} for the functions of a module's text."""
+    lines = [l for l in text.splitlines() if "func.func" in l]
+    types = {}
+    for name, args, results in wrap_main.parse_functions(lines):
+        elements = {_element(t) if t.startswith("tensor<") else t
+                    for t in args + results}
+        types[prefix + name] = sorted(e for e in elements
+                                      if e in ("f16", "bf16", "f32", "f64"))
+    return types
+
+
+def compare(manifest, reference, candidate, bounds, signatures=None):
     """{label: [(ok, line)]} over the printed tensors of two runs of modules
-    with the same manifest. A NaN or inf mismatch in a tensor whose finite
-    values reach the square root of the type's range is skipped."""
+    with the same manifest. A tensor's bound is the loosest of its element
+    type's and those of the float types of its function's signature
+    (`signatures`, from signature_types: a function that takes f16 computes
+    in f16 however wide its result). A NaN or inf mismatch in a tensor
+    whose finite values reach the square root of the type's range is
+    skipped."""
     results = {}
     for (label, index, element), (rs, ref), (cs, y) in zip(
             manifest, reference, candidate):
         bound = bounds.get(element, bounds["f32"])
+        for t in (signatures or {}).get(label.split("/")[0], ()):
+            bound = max(bound, bounds[t])
         if isinstance(ref, str) or isinstance(y, str):
             err, why = float("inf"), "unreadable output"
         elif rs != cs:
