@@ -1,15 +1,18 @@
 //===- RaiseGrad.cpp - Raise decomposed norm gradients --------------------===//
 //
 // A candidate `dx` is read as an element-level expression (TensorExpr.h).
-// Its leaves are given roles (dy and x: tensors of x's shape; the
-// statistics: tensors of the leading dims that the backward reads; weight:
-// a tensor of the normalized dims; alpha: a scalar), and the expression is
-// compared with the gradient formula of DESIGN section 2b built from those
-// roles. The comparison evaluates both expressions numerically, in exact
-// (f64) arithmetic with every conversion taken as exact, at sample elements
-// for two pseudo-random assignments of the leaves: autograd and the
-// decompositions order and group the terms in many ways (DESIGN 2b allows
-// the raise to reassociate them), so equal values, not equal trees, decide.
+// Its leaves are given roles, each read through its own access (dy and x:
+// tensors of x's shape read as is; the statistics: tensors of the leading
+// dims that the backward reads or computes, read as rows; weight: a tensor
+// of the normalized dims, read in order; alpha: a one-element tensor), the
+// expression must read nothing else, and it is compared with the gradient
+// formula of DESIGN section 2b built from those roles. The comparison
+// evaluates both expressions numerically, in f64 with every conversion
+// taken as exact, at sample elements of several rows for pseudo-random
+// fillings of the leaves of both signs and many magnitudes: autograd and
+// the decompositions order and group the terms in many ways (DESIGN 2b
+// allows the raise to reassociate them), so equal values, not equal trees,
+// decide.
 // The sums of the parameter gradients are found the same way among the
 // values of the block. A sum of `dx` and tensors read as is (the residual
 // path's gradient, gradients of x from other paths, added by autograd)
@@ -51,24 +54,41 @@ namespace {
 // Numeric evaluation
 //===----------------------------------------------------------------------===//
 
+/// A value computed in f64 with a bound on its rounding error: the error is
+/// at most `2^-52 * scale` (to first order), however the expression groups
+/// and orders its terms.
+struct Sample {
+  double value;
+  double scale;
+};
+
+/// The number of pseudo-random fillings of the leaves (see
+/// NumericEvaluator) a numeric identity is checked with.
+constexpr uint64_t kNumFillings = 4;
+
 /// Evaluates expressions of one frame in f64 at given elements, with every
-/// leaf element a pseudo-random value in [0.3, 1.3) drawn from (tensor,
-/// coordinates, seed), conversions exact and sums over the frame's sizes
-/// (the leading dims clamped to 2: the formulas do not depend on them).
+/// leaf element a pseudo-random value drawn from (tensor, access, coordinates,
+/// seed), conversions exact and sums over the frame's sizes (the leading dims
+/// clamped to 3: the formulas do not depend on them). The seed modulo
+/// kNumFillings picks how the values are spread: both signs with magnitudes
+/// in [0.5, 2); both signs over [1e-3, 1e3]; positive in [3, 1e3]; both signs
+/// in [1e-3, 0.1]. So what equals a leaf on positive values only (`|x|`,
+/// `max(x, 0)`) or within a range (`min(x, 2)`, `max(s, 1)`) does not pass.
 class NumericEvaluator {
 public:
   NumericEvaluator(ArrayRef<int64_t> sizes, uint64_t seed)
       : sizes(sizes), seed(seed) {}
 
-  double eval(TensorExpr *e, SmallVectorImpl<int64_t> &coords);
+  Sample eval(TensorExpr *e, SmallVectorImpl<int64_t> &coords);
 
 private:
   double leaf(TensorExpr *e, ArrayRef<int64_t> coords) const;
-  double reduce(TensorExpr *e, SmallVectorImpl<int64_t> &coords);
+  Sample reduce(TensorExpr *e, SmallVectorImpl<int64_t> &coords);
+  Sample compute(TensorExpr *e, SmallVectorImpl<int64_t> &coords);
 
   SmallVector<int64_t> sizes;
   uint64_t seed;
-  std::map<std::pair<TensorExpr *, SmallVector<int64_t>>, double> memo;
+  std::map<std::pair<TensorExpr *, SmallVector<int64_t>>, Sample> memo;
 };
 
 double NumericEvaluator::leaf(TensorExpr *e, ArrayRef<int64_t> coords) const {
@@ -83,17 +103,28 @@ double NumericEvaluator::leaf(TensorExpr *e, ArrayRef<int64_t> coords) const {
   bits ^= bits >> 33;
   bits *= 0xff51afd7ed558ccdULL;
   bits ^= bits >> 33;
-  return 0.3 + static_cast<double>(bits >> 11) * 0x1.0p-53;
+  double sign = (bits & 1) ? -1.0 : 1.0;
+  double unit = static_cast<double>(bits >> 11) * 0x1.0p-53;
+  switch (seed % kNumFillings) {
+  case 0:
+    return sign * (0.5 + 1.5 * unit);
+  case 1:
+    return sign * std::pow(10.0, 6.0 * unit - 3.0);
+  case 2:
+    return 3.0 * std::pow(10.0, 2.5 * unit);
+  default:
+    return sign * std::pow(10.0, 2.0 * unit - 3.0);
+  }
 }
 
-double NumericEvaluator::reduce(TensorExpr *e,
+Sample NumericEvaluator::reduce(TensorExpr *e,
                                 SmallVectorImpl<int64_t> &coords) {
   SmallVector<unsigned> dims;
   for (unsigned d = 0; d < coords.size(); ++d)
     if (e->reducedDims >> d & 1)
       dims.push_back(d);
   bool isSum = e->is(Kind::Sum);
-  double acc = isSum ? 0.0 : -INFINITY;
+  Sample acc{isSum ? 0.0 : -INFINITY, 0.0};
   // An empty dim: nothing to reduce.
   for (unsigned d : dims)
     if (sizes[d] <= 0)
@@ -101,9 +132,18 @@ double NumericEvaluator::reduce(TensorExpr *e,
   SmallVector<int64_t> saved(coords.begin(), coords.end());
   for (unsigned d : dims)
     coords[d] = 0;
+  double count = 0.0, magnitude = 0.0;
   while (true) {
-    double v = eval(e->getOperand(0), coords);
-    acc = isSum ? acc + v : std::fmax(acc, v);
+    Sample v = eval(e->getOperand(0), coords);
+    if (isSum) {
+      acc.value += v.value;
+      acc.scale += v.scale;
+      magnitude += std::fabs(v.value);
+      count += 1.0;
+    } else {
+      acc.value = std::fmax(acc.value, v.value);
+      acc.scale = std::max(acc.scale, v.scale);
+    }
     unsigned i = 0;
     for (; i < dims.size(); ++i) {
       if (++coords[dims[i]] < sizes[dims[i]])
@@ -114,10 +154,12 @@ double NumericEvaluator::reduce(TensorExpr *e,
       break;
   }
   coords.assign(saved.begin(), saved.end());
+  // Each addition of a sum in any order rounds once.
+  acc.scale += count * magnitude;
   return acc;
 }
 
-double NumericEvaluator::eval(TensorExpr *e, SmallVectorImpl<int64_t> &coords) {
+Sample NumericEvaluator::eval(TensorExpr *e, SmallVectorImpl<int64_t> &coords) {
   SmallVector<int64_t> key(coords.size(), -1);
   for (unsigned d = 0; d < coords.size(); ++d)
     if (e->deps >> d & 1)
@@ -126,100 +168,174 @@ double NumericEvaluator::eval(TensorExpr *e, SmallVectorImpl<int64_t> &coords) {
   auto it = memo.find(memoKey);
   if (it != memo.end())
     return it->second;
-  auto operand = [&](unsigned i) { return eval(e->getOperand(i), coords); };
-  double r = NAN;
-  switch (e->kind) {
-  case Kind::Leaf:
-    r = leaf(e, coords);
-    break;
-  case Kind::Const:
-    r = e->constant;
-    break;
-  case Kind::DimSize:
-    r = 1.0;
-    for (unsigned d = 0; d < sizes.size(); ++d)
-      if (e->reducedDims >> d & 1)
-        r *= static_cast<double>(sizes[d]);
-    break;
-  case Kind::Acc:
-    break;
-  case Kind::Add:
-    r = operand(0) + operand(1);
-    break;
-  case Kind::Sub:
-    r = operand(0) - operand(1);
-    break;
-  case Kind::Mul:
-    r = operand(0) * operand(1);
-    break;
-  case Kind::Div:
-    r = operand(0) / operand(1);
-    break;
-  case Kind::Max:
-    r = std::fmax(operand(0), operand(1));
-    break;
-  case Kind::Min:
-    r = std::fmin(operand(0), operand(1));
-    break;
-  case Kind::Neg:
-    r = -operand(0);
-    break;
-  case Kind::Abs:
-    r = std::fabs(operand(0));
-    break;
-  case Kind::Sqrt:
-    r = std::sqrt(operand(0));
-    break;
-  case Kind::Rsqrt:
-    r = 1.0 / std::sqrt(operand(0));
-    break;
-  case Kind::Recip:
-    r = 1.0 / operand(0);
-    break;
-  case Kind::Tanh:
-    r = std::tanh(operand(0));
-    break;
-  case Kind::Exp:
-    r = std::exp(operand(0));
-    break;
-  case Kind::Pow:
-    r = std::pow(operand(0), e->constant);
-    break;
-  case Kind::RoundEven:
-    r = std::nearbyint(operand(0));
-    break;
-  case Kind::Cast:
-    r = operand(0);
-    break;
-  case Kind::FPToSI:
-    r = std::trunc(operand(0));
-    break;
-  case Kind::Sum:
-  case Kind::ReduceMax:
-    r = reduce(e, coords);
-    break;
-  }
+  Sample r = compute(e, coords);
   memo[memoKey] = r;
   return r;
 }
 
-/// True when `a` less the sum of `aLess` and `b` agree to 1e-9 (relative) at
-/// every point.
+Sample NumericEvaluator::compute(TensorExpr *e,
+                                 SmallVectorImpl<int64_t> &coords) {
+  auto operand = [&](unsigned i) { return eval(e->getOperand(i), coords); };
+  // The error of a result: what the operands' errors become through the op
+  // (first order), plus one rounding of the result.
+  auto result = [](double value, double propagated) {
+    return Sample{value, propagated + std::fabs(value)};
+  };
+  switch (e->kind) {
+  case Kind::Leaf: {
+    double v = leaf(e, coords);
+    return {v, 0.0};
+  }
+  case Kind::Const:
+    return {e->constant, 0.0};
+  case Kind::DimSize: {
+    double n = 1.0;
+    for (unsigned d = 0; d < sizes.size(); ++d)
+      if (e->reducedDims >> d & 1)
+        n *= static_cast<double>(sizes[d]);
+    return {n, 0.0};
+  }
+  case Kind::Acc:
+    return {NAN, 0.0};
+  case Kind::Add:
+  case Kind::Sub: {
+    Sample a = operand(0), b = operand(1);
+    return result(e->is(Kind::Add) ? a.value + b.value : a.value - b.value,
+                  a.scale + b.scale);
+  }
+  case Kind::Mul: {
+    Sample a = operand(0), b = operand(1);
+    return result(a.value * b.value, std::fabs(a.value) * b.scale +
+                                         std::fabs(b.value) * a.scale);
+  }
+  case Kind::Div: {
+    Sample a = operand(0), b = operand(1);
+    double q = a.value / b.value;
+    return result(q, (a.scale + std::fabs(q) * b.scale) / std::fabs(b.value));
+  }
+  case Kind::Max:
+  case Kind::Min: {
+    Sample a = operand(0), b = operand(1);
+    return {e->is(Kind::Max) ? std::fmax(a.value, b.value)
+                             : std::fmin(a.value, b.value),
+            std::max(a.scale, b.scale)};
+  }
+  case Kind::Neg: {
+    Sample a = operand(0);
+    return {-a.value, a.scale};
+  }
+  case Kind::Abs: {
+    Sample a = operand(0);
+    return {std::fabs(a.value), a.scale};
+  }
+  case Kind::Sqrt: {
+    Sample a = operand(0);
+    double r = std::sqrt(a.value);
+    return result(r, a.scale / (2.0 * r));
+  }
+  case Kind::Rsqrt: {
+    Sample a = operand(0);
+    double r = 1.0 / std::sqrt(a.value);
+    return result(r, a.scale * r / (2.0 * std::fabs(a.value)));
+  }
+  case Kind::Recip: {
+    Sample a = operand(0);
+    double r = 1.0 / a.value;
+    return result(r, a.scale * r * r);
+  }
+  case Kind::Tanh: {
+    Sample a = operand(0);
+    double r = std::tanh(a.value);
+    return result(r, a.scale * (1.0 - r * r));
+  }
+  case Kind::Exp: {
+    Sample a = operand(0);
+    double r = std::exp(a.value);
+    return result(r, a.scale * r);
+  }
+  case Kind::Pow: {
+    Sample a = operand(0);
+    double r = std::pow(a.value, e->constant);
+    return result(r, a.scale * std::fabs(e->constant * r / a.value));
+  }
+  case Kind::RoundEven: {
+    Sample a = operand(0);
+    return {std::nearbyint(a.value), a.scale};
+  }
+  case Kind::Cast:
+    return operand(0);
+  case Kind::FPToSI: {
+    Sample a = operand(0);
+    return {std::trunc(a.value), a.scale};
+  }
+  case Kind::Sum:
+  case Kind::ReduceMax:
+    return reduce(e, coords);
+  }
+  return {NAN, 0.0};
+}
+
+/// True when `a` less the sum of `aLess` and `b` are finite and agree at
+/// every point, within the bound of their f64 rounding errors: they are one
+/// formula grouped and ordered differently.
 static bool agree(NumericEvaluator &evaluator, TensorExpr *a,
                   ArrayRef<TensorExpr *> aLess, TensorExpr *b,
                   ArrayRef<SmallVector<int64_t>> points) {
   for (const SmallVector<int64_t> &point : points) {
     SmallVector<int64_t> coords(point);
-    double va = evaluator.eval(a, coords);
-    for (TensorExpr *less : aLess)
-      va -= evaluator.eval(less, coords);
-    double vb = evaluator.eval(b, coords);
-    if (!std::isfinite(va) || !std::isfinite(vb) ||
-        std::fabs(va - vb) >
-            1e-9 * std::max({1.0, std::fabs(va), std::fabs(vb)}))
+    Sample va = evaluator.eval(a, coords);
+    for (TensorExpr *less : aLess) {
+      Sample v = evaluator.eval(less, coords);
+      va.value -= v.value;
+      va.scale += v.scale + std::fabs(va.value);
+    }
+    Sample vb = evaluator.eval(b, coords);
+    if (!std::isfinite(va.value) || !std::isfinite(vb.value) ||
+        !std::isfinite(va.scale) || !std::isfinite(vb.scale))
+      return false;
+    // 2^-52 per unit of scale, with a margin of 2^8 for the second-order
+    // terms the bound leaves out.
+    if (std::fabs(va.value - vb.value) > 0x1.0p-44 * (va.scale + vb.scale))
       return false;
   }
   return true;
+}
+
+/// Sample elements of a frame of `sizes` whose normalized dims start at
+/// `axis`: corners, and pseudo-random elements whose leading coordinates
+/// differ from one another (so that reading a row through a map that mixes
+/// or repeats the leading dims is not mistaken for reading it as is), as do
+/// their normalized coordinates. With `firstRow`, the leading coordinates
+/// are all 0.
+static SmallVector<SmallVector<int64_t>>
+getSamplePoints(ArrayRef<int64_t> sizes, int64_t axis, bool firstRow) {
+  int64_t rank = sizes.size();
+  SmallVector<SmallVector<int64_t>> points;
+  auto add = [&](SmallVector<int64_t> point) {
+    for (int64_t d = 0; d < rank; ++d) {
+      if (sizes[d] <= 0)
+        return;
+      point[d] = ((point[d] % sizes[d]) + sizes[d]) % sizes[d];
+      if (firstRow && d < axis)
+        point[d] = 0;
+    }
+    if (!llvm::is_contained(points, point))
+      points.push_back(point);
+  };
+  add(SmallVector<int64_t>(rank, 0));
+  add(SmallVector<int64_t>(rank, -1));
+  uint64_t state = 0x9e3779b97f4a7c15ULL;
+  for (int i = 0; i < 8; ++i) {
+    SmallVector<int64_t> point(rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      // Leading dims: each point its own mix of coordinates.
+      point[d] = d < axis ? static_cast<int64_t>((i + d * (i + 1)) % 3)
+                          : static_cast<int64_t>(state >> 33);
+    }
+    add(point);
+  }
+  return points;
 }
 
 //===----------------------------------------------------------------------===//
@@ -227,6 +343,45 @@ static bool agree(NumericEvaluator &evaluator, TensorExpr *a,
 //===----------------------------------------------------------------------===//
 
 enum class GradKind { LayerNorm, RMSNorm, DyT };
+
+/// The access of a parameter-shaped value from the frame of dx: the
+/// normalized dims (`[N...]` or `[1..., N...]`), or none (a scalar). With
+/// `compatible`, the normalized sizes may differ from the frame's where one
+/// of them is dynamic.
+static AffineMap getParamAccess(RankedTensorType type, int64_t axis,
+                                ArrayRef<int64_t> frame, bool scalar,
+                                bool compatible = false) {
+  MLIRContext *context = type.getContext();
+  int64_t rank = frame.size();
+  SmallVector<AffineExpr> results;
+  AffineExpr zero = getAffineConstantExpr(0, context);
+  if (scalar) {
+    if (!llvm::all_of(type.getShape(), [](int64_t s) { return s == 1; }))
+      return {};
+    results.assign(type.getRank(), zero);
+    return AffineMap::get(rank, 0, results, context);
+  }
+  int64_t numNormalized = rank - axis;
+  int64_t lead = type.getRank() - numNormalized;
+  if (lead < 0)
+    return {};
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    if (i < lead) {
+      if (type.getDimSize(i) != 1)
+        return {};
+      results.push_back(zero);
+      continue;
+    }
+    int64_t size = type.getDimSize(i), frameSize = frame[axis + i - lead];
+    if (size != frameSize &&
+        !(compatible &&
+          (ShapedType::isDynamic(size) || ShapedType::isDynamic(frameSize))))
+      return {};
+    results.push_back(getAffineDimExpr(axis + i - lead, context));
+  }
+  return AffineMap::get(rank, 0, results, context);
+}
+
 
 /// The roles found for a candidate `dx`.
 struct GradMatch {
@@ -249,6 +404,9 @@ struct GradMatch {
   uint64_t normalizedMask = 0;
   /// The expressions of dweight, dbias and dalpha in the frame of dx.
   TensorExpr *dweight = nullptr, *dbias = nullptr, *dalpha = nullptr;
+  /// The values of dy and x (a leaf's tensor, or a value the function
+  /// materializes).
+  Value dyValue, xValue;
 };
 
 /// Everything reachable from `root`, operands first.
@@ -277,6 +435,52 @@ static bool containsNode(TensorExpr *e, TensorExpr *target) {
   return llvm::is_contained(nodes, target);
 }
 
+/// True for an element count that `m`'s gradient may take as (a factor of)
+/// N: it counts normalized dims of dy or x, or dims whose static sizes are
+/// the frame's, and its type holds the count exactly.
+static bool isNormalizedCount(TensorExpr *count, const GradMatch &m,
+                              ArrayRef<int64_t> frame) {
+  uint64_t dims = count->reducedDims;
+  if (!dims || (dims & ~m.normalizedMask))
+    return false;
+  bool ofInput = count->value == m.dyValue || count->value == m.xValue;
+  auto type = dyn_cast<RankedTensorType>(count->value.getType());
+  if (!type || type.getRank() != static_cast<int64_t>(frame.size()))
+    return false;
+  double n = 1.0;
+  for (unsigned d = 0; d < frame.size(); ++d) {
+    if (!(dims >> d & 1))
+      continue;
+    if (ShapedType::isDynamic(frame[d]) ||
+        (!ofInput && type.getDimSize(d) != frame[d]))
+      return false;
+    n *= static_cast<double>(frame[d]);
+  }
+  return !isa<FloatType>(count->type) || roundToType(n, count->type) == n;
+}
+
+/// True when `e` reads nothing but the roles of `m` and `extras`: walking it
+/// down to them, it meets no other leaf (a tensor read another way, a
+/// scalar), and its element counts are N's (see isNormalizedCount).
+static bool readsOnlyRoles(TensorExpr *e, const GradMatch &m,
+                           ArrayRef<TensorExpr *> extras,
+                           ArrayRef<int64_t> frame) {
+  SmallPtrSet<TensorExpr *, 8> roles(extras.begin(), extras.end());
+  for (TensorExpr *role : {m.dy, m.x, m.mean, m.rstd, m.weight, m.alpha})
+    if (role)
+      roles.insert(role);
+  SmallVector<TensorExpr *> nodes;
+  collectNodes(e, nodes,
+               [&](TensorExpr *node) { return roles.contains(node); });
+  return llvm::all_of(nodes, [&](TensorExpr *node) {
+    if (roles.contains(node))
+      return true;
+    if (node->is(Kind::Leaf) || node->is(Kind::Acc))
+      return false;
+    return !node->is(Kind::DimSize) || isNormalizedCount(node, m, frame);
+  });
+}
+
 /// Finds the gradient formula that `root` computes, trying every
 /// assignment of roles to its leaves.
 class GradMatcher {
@@ -286,8 +490,16 @@ public:
 
   std::optional<GradMatch> match();
 
-  /// Materialized row values (`[leading..., 1...]` or `[leading...]`) met
-  /// while evaluating the root, by expression.
+  /// Materialized row-shaped values (`[leading..., 1...]` or
+  /// `[leading...]`) met while evaluating the root, with their accesses.
+  struct RowEntry {
+    TensorExpr *expr;
+    Value value;
+    AffineMap map;
+  };
+  SmallVector<RowEntry> rowEntries;
+  /// The row values among them read as rows (the leading dims as they are,
+  /// see getRowMap) for the normalized dims last tried, by expression.
   DenseMap<TensorExpr *, Value> rowValues;
   /// Materialized values of the root's shape, by expression.
   DenseMap<TensorExpr *, Value> fullValues;
@@ -323,8 +535,30 @@ private:
         return false;
     return true;
   }
-  TensorExpr *constant(double value, TensorExpr *like) {
-    return builder.getConst(value, like->type);
+  /// The access of a row value of `type` as rows: leading dim `i` of the
+  /// frame to its dim `i`, its other dims 0.
+  AffineMap getRowMap(RankedTensorType type, int64_t axis) const {
+    MLIRContext *context = builder.getContext();
+    SmallVector<AffineExpr> results;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      results.push_back(i < axis ? getAffineDimExpr(i, context)
+                                 : getAffineConstantExpr(0, context));
+    return builder.normalizeMap(AffineMap::get(rank, 0, results, context),
+                                type.getShape());
+  }
+  /// True for a leaf read as a parameter of the normalized dims (`scalar`:
+  /// as alpha): a tensor of those dims (or of one element) through
+  /// getParamAccess.
+  bool isParamRead(TensorExpr *leaf, int64_t axis, bool scalar) const {
+    auto type = cast<RankedTensorType>(leaf->value.getType());
+    AffineMap access = getParamAccess(type, axis, builder.getFrameShape(),
+                                      scalar, /*compatible=*/true);
+    return access &&
+           leaf->map == builder.normalizeMap(access, type.getShape());
+  }
+  /// The formula's constants are exact: N need not be a value of dy's type.
+  TensorExpr *constant(double value, TensorExpr *) {
+    return builder.getConst(value, Float64Type::get(builder.getContext()));
   }
 
   TensorExprBuilder &builder;
@@ -332,7 +566,7 @@ private:
   int64_t rank;
   double count = 1.0;
   SmallVector<SmallVector<int64_t>> points;
-  std::unique_ptr<NumericEvaluator> evaluators[2];
+  std::unique_ptr<NumericEvaluator> evaluators[kNumFillings];
   /// The sets of tensors to take from the expression before comparing it
   /// with the formula: none, each tensor added as is, all of them.
   SmallVector<SmallVector<TensorExpr *, 2>> targets;
@@ -450,12 +684,17 @@ TensorExpr *GradMatcher::formula(const GradMatch &m) {
 }
 
 bool GradMatcher::tryRoles(GradMatch &m) {
+  m.dyValue = m.dy->value;
+  m.xValue = m.x->is(Kind::Leaf) ? m.x->value : fullValues.lookup(m.x);
   TensorExpr *expected = formula(m);
+  ArrayRef<int64_t> frame = builder.getFrameShape();
   for (const SmallVector<TensorExpr *, 2> &less : targets) {
     bool ok = true;
     for (auto &evaluator : evaluators)
       ok = ok && agree(*evaluator, root.expr, less, expected, points);
-    if (ok) {
+    // The numeric identity holds; the expression must also read nothing but
+    // the roles, each through its access.
+    if (ok && readsOnlyRoles(root.expr, m, less, frame)) {
       m.extras = less;
       return true;
     }
@@ -624,8 +863,8 @@ std::optional<GradMatch> GradMatcher::match() {
         sizes.push_back(shape[d]);
       } else {
         sizes.push_back(ShapedType::isDynamic(shape[d])
-                            ? 2
-                            : std::min<int64_t>(shape[d], 2));
+                            ? 3
+                            : std::min<int64_t>(shape[d], 3));
       }
     }
     if (!staticNormalized || count == 0.0 || count > double(1 << 22)) {
@@ -637,26 +876,18 @@ std::optional<GradMatch> GradMatcher::match() {
     decline("no assignment of its tensors to dy, x, the statistics and the "
             "parameters computes the LayerNorm, RMSNorm or DyT gradient of "
             "DESIGN 2b");
-    // Sample elements: the first and last (clamped) row, a few columns.
-    points.clear();
-    for (int64_t row = 0; row < 2; ++row) {
-      for (int64_t column : {int64_t(0), int64_t(1), int64_t(-1)}) {
-        SmallVector<int64_t> point(rank);
-        for (int64_t d = 0; d < rank; ++d) {
-          int64_t size = sizes[d];
-          if (d < axis)
-            point[d] = row ? size - 1 : 0;
-          else if (d == rank - 1)
-            point[d] = column < 0 ? size - 1 : std::min(column, size - 1);
-          else
-            point[d] = 0;
-        }
-        if (!llvm::is_contained(points, point))
-          points.push_back(point);
-      }
+    points = getSamplePoints(sizes, axis, /*firstRow=*/false);
+    for (uint64_t seed = 0; seed < kNumFillings; ++seed)
+      evaluators[seed] = std::make_unique<NumericEvaluator>(sizes, seed);
+
+    // Statistics: row values read as rows.
+    rowValues.clear();
+    for (const RowEntry &entry : rowEntries) {
+      auto type = cast<RankedTensorType>(entry.value.getType());
+      if ((entry.expr->deps & mask) == 0 && isRowValue(type, axis) &&
+          entry.map == getRowMap(type, axis))
+        rowValues.try_emplace(entry.expr, entry.value);
     }
-    evaluators[0] = std::make_unique<NumericEvaluator>(sizes, 1);
-    evaluators[1] = std::make_unique<NumericEvaluator>(sizes, 2);
 
     // The whole expression, or it less the tensors it adds as they are:
     // one of them, or all.
@@ -666,21 +897,23 @@ std::optional<GradMatch> GradMatcher::match() {
     if (added.size() > 1)
       targets.push_back(added);
 
-    SmallVector<TensorExpr *> weights{nullptr};
+    // Parameters: read through the parameter map.
+    SmallVector<TensorExpr *> weights{nullptr}, alphas;
     for (TensorExpr *p : params)
-      if (p->deps == mask)
+      if (p->deps == mask && isParamRead(p, axis, /*scalar=*/false))
         weights.push_back(p);
+    for (TensorExpr *s : scalars)
+      if (isParamRead(s, axis, /*scalar=*/true))
+        alphas.push_back(s);
 
     for (TensorExpr *dy : full) {
       for (TensorExpr *x : inputs) {
         if (x == dy)
           continue;
-        // Statistics: row values the backward reads that do not depend on
-        // dy.
+        // Statistics: those that do not depend on dy.
         SmallVector<TensorExpr *> rows;
         for (auto &[node, value] : rowValues)
-          if ((node->deps & mask) == 0 && isRowValue(value.getType(), axis) &&
-              !containsNode(node, dy))
+          if (!containsNode(node, dy))
             rows.push_back(node);
         llvm::sort(rows,
                    [](TensorExpr *a, TensorExpr *b) { return a->id < b->id; });
@@ -693,7 +926,7 @@ std::optional<GradMatch> GradMatcher::match() {
           m.normalizedMask = mask;
           if (hasTanh) {
             m.kind = GradKind::DyT;
-            for (TensorExpr *alpha : scalars) {
+            for (TensorExpr *alpha : alphas) {
               m.alpha = alpha;
               if (tryRoles(m))
                 return m;
@@ -756,38 +989,6 @@ struct ParamGrad {
   /// 0: dweight, 1: dbias, 2: dalpha.
   unsigned index;
 };
-
-/// The access of a parameter-shaped value from the frame of dx: the
-/// normalized dims (`[N...]` or `[1..., N...]`), or none (a scalar).
-static AffineMap getParamAccess(RankedTensorType type, int64_t axis,
-                                ArrayRef<int64_t> frame, bool scalar) {
-  MLIRContext *context = type.getContext();
-  int64_t rank = frame.size();
-  SmallVector<AffineExpr> results;
-  AffineExpr zero = getAffineConstantExpr(0, context);
-  if (scalar) {
-    if (!llvm::all_of(type.getShape(), [](int64_t s) { return s == 1; }))
-      return {};
-    results.assign(type.getRank(), zero);
-    return AffineMap::get(rank, 0, results, context);
-  }
-  int64_t numNormalized = rank - axis;
-  int64_t lead = type.getRank() - numNormalized;
-  if (lead < 0)
-    return {};
-  for (int64_t i = 0; i < type.getRank(); ++i) {
-    if (i < lead) {
-      if (type.getDimSize(i) != 1)
-        return {};
-      results.push_back(zero);
-      continue;
-    }
-    if (type.getDimSize(i) != frame[axis + i - lead])
-      return {};
-    results.push_back(getAffineDimExpr(axis + i - lead, context));
-  }
-  return AffineMap::get(rank, 0, results, context);
-}
 
 //===----------------------------------------------------------------------===//
 // Rewrite
@@ -922,13 +1123,13 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
           matcher.fullValues.try_emplace(e.expr, e.value);
         if (!e.expr || !isRowShaped(e.value.getType(), frame))
           return;
-        // A row value accessed as rows (its map ignores the normalized
-        // dims, which the expression does not depend on).
+        // A row value, with its access (the matcher takes those read as
+        // rows).
         auto type = cast<RankedTensorType>(e.value.getType());
         if (e.expr->deps == ((uint64_t(1) << frame.size()) - 1))
           return;
         if (!e.expr->is(Kind::Const) && type.getRank() >= 1)
-          matcher.rowValues.try_emplace(e.expr, e.value);
+          matcher.rowEntries.push_back({e.expr, e.value, e.map});
       });
   std::optional<GradMatch> found = matcher.match();
   if (decline) {
@@ -994,22 +1195,20 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
     expected[2] = b.getSum(
         b.getBinary(Kind::Mul, b.getBinary(Kind::Mul, g, m.x), d), fullMask);
   }
-  // Parameter gradients are checked at the normalized coordinates of the
-  // first row (their values do not depend on the leading coordinates).
+  // Parameter gradients are checked at normalized coordinates of the first
+  // row (their values do not depend on the leading coordinates), and must
+  // read nothing but the roles too.
   SmallVector<int64_t> sizes;
   for (int64_t i = 0; i < rank; ++i)
     sizes.push_back(i < m.axis ? (ShapedType::isDynamic(frame[i])
-                                      ? 2
-                                      : std::min<int64_t>(frame[i], 2))
+                                      ? 3
+                                      : std::min<int64_t>(frame[i], 3))
                                : frame[i]);
-  SmallVector<SmallVector<int64_t>> points;
-  for (int64_t column : {int64_t(0), int64_t(1), sizes.back() - 1}) {
-    SmallVector<int64_t> point(rank, 0);
-    point.back() = std::min(column, sizes.back() - 1);
-    if (!llvm::is_contained(points, point))
-      points.push_back(point);
-  }
-  NumericEvaluator e1(sizes, 3), e2(sizes, 4);
+  SmallVector<SmallVector<int64_t>> points =
+      getSamplePoints(sizes, m.axis, /*firstRow=*/true);
+  SmallVector<NumericEvaluator> evaluators;
+  for (uint64_t seed = kNumFillings; seed < 2 * kNumFillings; ++seed)
+    evaluators.emplace_back(sizes, seed);
   SmallVector<ParamGrad> paramGrads;
   bool found3[3] = {false, false, false};
   // Last values first: of a sum and its reshape, the reshape.
@@ -1029,8 +1228,12 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
       TensorExpr *e = builder.evaluate(value, access);
       if (!e || !e->containsSum)
         continue;
-      if (!agree(e1, e, {}, expected[index], points) ||
-          !agree(e2, e, {}, expected[index], points))
+      if (!llvm::all_of(evaluators,
+                        [&](NumericEvaluator &evaluator) {
+                          return agree(evaluator, e, {}, expected[index],
+                                       points);
+                        }) ||
+          !readsOnlyRoles(e, m, {}, frame))
         continue;
       paramGrads.push_back({value, index});
       found3[index] = true;
