@@ -388,6 +388,18 @@ def signature_types(text, prefix):
     return types
 
 
+def errors(manifest, reference, candidate):
+    """{label: [normref error]} over the printed tensors of two runs (inf
+    for sizes that differ or output that does not parse)."""
+    result = {}
+    for (label, _, _), (rs, ref), (cs, y) in zip(manifest, reference,
+                                                  candidate):
+        ok = not isinstance(ref, str) and not isinstance(y, str) and rs == cs
+        result.setdefault(label, []).append(
+            normref.compare(y, ref)[0] if ok else float("inf"))
+    return result
+
+
 def compare(manifest, reference, candidate, bounds, signatures=None):
     """{label: [(ok, line)]} over the printed tensors of two runs of modules
     with the same manifest. A tensor's bound is the loosest of its element
