@@ -475,6 +475,9 @@ void KernelBodyBuilder::storePartial(Value row, unsigned slot, Value value) {
 void KernelBodyBuilder::storeStats(Value row, Value mean, Value rstd) {
   if (!buffers.rstd)
     return;
+  // NaN for a row with a NaN or an infinity, as on the CPU paths.
+  if (buffers.mean && mean)
+    mean = buildMeanStatistic(b, loc, mean, rstd);
   OpBuilder::InsertionGuard guard(b);
   Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
                                        constantIndex(0));

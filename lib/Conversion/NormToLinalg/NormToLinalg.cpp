@@ -115,7 +115,7 @@ struct DecompositionContext {
 
   /// Builds a linalg.generic over all dims of x reducing the normalized ones
   /// into a per-row f64 accumulator; `body` returns the value (in the compute
-  /// type) added to it. Accumulating a row of up to 2^20 and more f32 terms
+  /// type, or in f64) added to it. Accumulating a row of up to 2^20 and more f32 terms
   /// one after the other loses too much in f32.
   Value
   rowReduction(ValueRange inputs, ArrayRef<AffineMap> inputMaps,
@@ -240,10 +240,12 @@ struct DecompositionContext {
         });
   }
 
-  /// The row mean of LayerNorm in the compute type: the first element of
-  /// the row `s` (the shift) plus `shiftedMean`, the mean of the row minus
-  /// it. A reduction over the row that adds the shift at the first element
-  /// only, so that an empty row reads nothing (its mean stays 0 / 0).
+  /// The row mean of LayerNorm in the type of `shiftedMean` (f64): the
+  /// first element of the row `s` (the shift) plus `shiftedMean`, the mean
+  /// of the row minus it, added in that type (rounded once to the compute
+  /// type by the caller). A reduction over the row that adds the shift at
+  /// the first element only, so that an empty row reads nothing (its mean
+  /// stays 0 / 0).
   Value rowMeanFromShift(Value s, Value shiftedMean) {
     SmallVector<utils::IteratorType> types = iterators(true);
     return linalg::GenericOp::create(
@@ -262,7 +264,10 @@ struct DecompositionContext {
                                : atZero;
                  }
                  Value withShift = arith::AddFOp::create(
-                     nb, nl, castFloat(nb, nl, args[0], computeType), args[1]);
+                     nb, nl,
+                     castFloat(nb, nl, castFloat(nb, nl, args[0], computeType),
+                               args[1].getType()),
+                     args[1]);
                  linalg::YieldOp::create(
                      nb, nl,
                      Value(arith::SelectOp::create(nb, nl, isFirst, withShift,
@@ -384,8 +389,9 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
     Value scale = ctx.inverseScale(squares, count);
     if (op.getReturnStatsFlag())
       meanStat = ctx.rowElementwise(
-          {mean}, [&](OpBuilder &nb, Location nl, ValueRange args) {
-            return castFloat(nb, nl, args[0], computeType);
+          {mean, scale}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+            return buildMeanStatistic(
+                nb, nl, castFloat(nb, nl, args[0], computeType), args[1]);
           });
     rstdStat = scale;
     inputs.append({mean, scale});
@@ -409,22 +415,45 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
         [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
           return shifted(nb, nl, args[0], args[1]);
         });
-    Value mean = ctx.rowElementwise(
-        {sum}, [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          return castFloat(nb, nl,
-                           arith::DivFOp::create(nb, nl, args[0], count),
-                           computeType);
-        });
+    // The mean of s - s0 in the compute type; with return_stats also in
+    // f64, for the mean statistic (s0 added before it is rounded).
+    Type f64 = RowView::getRowSumType(b.getContext());
+    bool wantsMean = op.getReturnStatsFlag();
+    Value wideMean = ctx.rowElementwise(
+        {sum},
+        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          Value mean = arith::DivFOp::create(nb, nl, args[0], count);
+          return wantsMean ? mean : castFloat(nb, nl, mean, computeType);
+        },
+        wantsMean ? f64 : computeType);
+    Value mean = !wantsMean ? wideMean
+                            : ctx.rowElementwise(
+                                  {wideMean},
+                                  [&](OpBuilder &nb, Location nl,
+                                      ValueRange args) -> Value {
+                                    return castFloat(nb, nl, args[0],
+                                                     computeType);
+                                  });
+    // The centered deviations are squared in f64: their squares may
+    // overflow the compute type where the variance does not.
     Value squares = ctx.rowReduction(
         {s, s, mean}, {ctx.identityMap(), first, ctx.rowMap()},
         [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          Value d = arith::SubFOp::create(
-              nb, nl, shifted(nb, nl, args[0], args[1]), args[2]);
+          Value d = castFloat(
+              nb, nl,
+              arith::SubFOp::create(nb, nl, shifted(nb, nl, args[0], args[1]),
+                                    args[2]),
+              f64);
           return arith::MulFOp::create(nb, nl, d, d);
         });
     Value scale = ctx.inverseScale(squares, count);
     if (op.getReturnStatsFlag())
-      meanStat = ctx.rowMeanFromShift(s, mean);
+      meanStat = ctx.rowElementwise(
+          {ctx.rowMeanFromShift(s, wideMean), scale},
+          [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+            return buildMeanStatistic(
+                nb, nl, castFloat(nb, nl, args[0], computeType), args[1]);
+          });
     rstdStat = scale;
     inputs.append({s, mean, scale});
     maps.append({first, ctx.rowMap(), ctx.rowMap()});
@@ -440,7 +469,11 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
     Value squares = ctx.rowReduction(
         {s}, {ctx.identityMap()},
         [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          Value v = castFloat(nb, nl, args[0], computeType);
+          // Squared in f64 (after the rounding to the compute type): a
+          // square may overflow the compute type where the mean does not.
+          Value v = castFloat(
+              nb, nl, castFloat(nb, nl, args[0], computeType),
+              RowView::getRowSumType(nb.getContext()));
           return arith::MulFOp::create(nb, nl, v, v);
         });
     if (distributed)

@@ -96,14 +96,7 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
           scf::YieldOp::create(tb, loc, oneSweepVariance);
         },
         [&](OpBuilder &eb, Location) {
-          Value squares =
-              accumulateOne(eb, row, Value(), [&](OpBuilder &bb, Value s) {
-                Value d = centered(bb, s);
-                return Value(arith::MulFOp::create(bb, loc, d, d));
-              }).first;
-          scf::YieldOp::create(
-              eb, loc,
-              Value(arith::DivFOp::create(eb, loc, squares, rowSizeFloat)));
+          scf::YieldOp::create(eb, loc, buildMeanSquare(eb, row, centered));
         });
     Value variance = castFloat(rb, loc, ifOp.getResult(0), computeType);
     Value scaleScalar = buildInverseScale(rb, loc, op, variance);
@@ -111,7 +104,10 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
       // The mean of the row: shift + E[d], added in f64.
       Value rowMean = arith::AddFOp::create(
           rb, loc, castFloat(rb, loc, shiftScalar, rb.getF64Type()), meanD);
-      rowStats = {castFloat(rb, loc, rowMean, computeType), scaleScalar};
+      rowStats = {buildMeanStatistic(rb, loc,
+                                     castFloat(rb, loc, rowMean, computeType),
+                                     scaleScalar),
+                  scaleScalar};
     }
     Value scale =
         vector::BroadcastOp::create(rb, loc, computeVectorType, scaleScalar);
@@ -125,7 +121,9 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
           return arith::MulFOp::create(bb, loc, s, s);
         });
     Value meanSquare = castFloat(
-        rb, loc, arith::DivFOp::create(rb, loc, squares, rowSizeFloat),
+        rb, loc,
+        buildMeanSquareIfOverflowed(rb, row, squares,
+                                    [](OpBuilder &, Value s) { return s; }),
         computeType);
     Value scaleScalar = buildInverseScale(rb, loc, op, meanSquare);
     if (op.getReturnStatsFlag())
@@ -166,6 +164,58 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
     finished.push_back(tensor::InsertOp::create(rb, loc, stat, dest, indices));
   }
   return finished;
+}
+
+Value RowLoopBuilder::buildMeanSquare(
+    OpBuilder &rb, Value row, function_ref<Value(OpBuilder &, Value)> term) {
+  Value squares = accumulateOne(rb, row, Value(), [&](OpBuilder &bb, Value s) {
+                    Value t = term(bb, s);
+                    return Value(arith::MulFOp::create(bb, loc, t, t));
+                  }).first;
+  return buildMeanSquareIfOverflowed(rb, row, squares, term);
+}
+
+Value RowLoopBuilder::buildMeanSquareIfOverflowed(
+    OpBuilder &rb, Value row, Value squares,
+    function_ref<Value(OpBuilder &, Value)> term) {
+  // A square (or a block's sum of them) above the largest finite value of
+  // the compute type made the f64 sum +inf, though the mean square may be
+  // finite. Such rows sweep again with the terms scaled by 2^-k, k = 3/4
+  // of the largest exponent: the scaled squares cannot overflow, the
+  // scaling is exact, and the terms it flushes to zero are below 2^-k/2 of
+  // the largest one, far below the rounding of the sum. The mean is scaled
+  // back in f64 (twice by 2^k: 2^2k may not be an f64 value).
+  Type f64 = RowView::getRowSumType(rb.getContext());
+  Value infinity =
+      buildFloatConstant(rb, loc, f64, std::numeric_limits<double>::infinity());
+  Value overflowed = arith::CmpFOp::create(rb, loc, arith::CmpFPredicate::OEQ,
+                                           squares, infinity);
+  auto ifOp = scf::IfOp::create(
+      rb, loc, overflowed,
+      [&](OpBuilder &tb, Location) {
+        int exponent = APFloat::semanticsMaxExponent(
+                           cast<FloatType>(computeType).getFloatSemantics()) *
+                       3 / 4;
+        Value down = buildFloatConstant(tb, loc, computeVectorType,
+                                        std::ldexp(1.0, -exponent));
+        Value scaled =
+            accumulateOne(tb, row, Value(), [&](OpBuilder &bb, Value s) {
+              Value t = arith::MulFOp::create(bb, loc, term(bb, s), down);
+              return Value(arith::MulFOp::create(bb, loc, t, t));
+            }).first;
+        Value up = buildFloatConstant(tb, loc, f64, std::ldexp(1.0, exponent));
+        Value mean = arith::DivFOp::create(tb, loc, scaled, rowSizeFloat);
+        scf::YieldOp::create(
+            tb, loc,
+            Value(arith::MulFOp::create(
+                tb, loc, arith::MulFOp::create(tb, loc, mean, up), up)));
+      },
+      [&](OpBuilder &eb, Location) {
+        scf::YieldOp::create(
+            eb, loc,
+            Value(arith::DivFOp::create(eb, loc, squares, rowSizeFloat)));
+      });
+  return ifOp.getResult(0);
 }
 
 SmallVector<Value> RowLoopBuilder::buildOutputSweeps(
@@ -536,7 +586,8 @@ RowLoopBuilder::buildStaticallyEmpty(ArrayRef<RankedTensorType> resultTypes,
   llvm::SmallDenseMap<Type, Value> emptyOfType;
   for (auto [index, type, typeSizes] : llvm::enumerate(resultTypes, sizes)) {
     bool isScales = quant && quant.isDynamic() && index == 1;
-    if (index >= numRowResults || isScales) {
+    bool hasElements = !llvm::is_contained(type.getShape(), 0);
+    if (hasElements && (index >= numRowResults || isScales)) {
       Value fill =
           isScales
               ? buildGroupScale(b, loc, quant,

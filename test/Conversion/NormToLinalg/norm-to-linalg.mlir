@@ -24,7 +24,10 @@
 //       CHECK:   %[[M64:.*]] = arith.divf %{{.*}}, %[[N]] : f64
 //       CHECK:   arith.truncf %[[M64]] : f64 to f32
 //       CHECK: %[[SQ:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[FIRST]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[S]], %[[S]], %[[MEAN]] : {{.*}})
-//       CHECK:   arith.mulf
+//       CHECK:   arith.subf
+//       CHECK:   %[[DEV:.*]] = arith.subf %{{.*}}, %{{.*}} : f32
+//       CHECK:   %[[DEV64:.*]] = arith.extf %[[DEV]] : f32 to f64
+//       CHECK:   arith.mulf %[[DEV64]], %[[DEV64]] : f64
 //       CHECK: %[[RSTD:.*]] = linalg.generic {{.*}} ins(%[[SQ]] : tensor<?xf64>)
 //       CHECK:   math.rsqrt
 //       CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[FIRST]], #[[ROW]], #[[ROW]], #[[PARAM]], #[[PARAM]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[S]], %[[S]], %[[MEAN]], %[[RSTD]], %[[W]], %[[B]] : {{.*}})
@@ -45,7 +48,8 @@ func.func @layer_norm_residual_before_weight(%x: tensor<?x64xbf16>, %w: tensor<6
 // RMSNorm inside_sqrt with Gemma's weight offset, in f32.
 // CHECK-LABEL: func @rms_norm_inside_sqrt_offset
 //       CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
-//       CHECK:   %[[SQ:.*]] = arith.mulf %[[V:.*]], %[[V]] : f32
+//       CHECK:   %[[V:.*]] = arith.extf %{{.*}} : f32 to f64
+//       CHECK:   %[[SQ:.*]] = arith.mulf %[[V]], %[[V]] : f64
 //       CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]
 //       CHECK:   arith.divf
 //       CHECK:   %[[E:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
@@ -150,16 +154,25 @@ func.func @no_norm(%a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // return_stats: rstd is the row factor the normalization multiplies by; the
-// mean is the mean of the row shifted by its first element, plus that
-// element, added by a reduction at the first column only (an empty row
-// reads nothing).
+// mean is the mean of the row shifted by its first element (in f64), plus
+// that element, added in f64 by a reduction at the first column only (an
+// empty row reads nothing), then rounded once to f32; NaN where rstd is.
 // CHECK-LABEL: func @layer_norm_return_stats
-//       CHECK: %[[SHIFTED:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%{{.*}} : tensor<4xf64>) outs(%{{.*}} : tensor<4xf32>)
+//       CHECK: %[[SHIFTED:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%{{.*}} : tensor<4xf64>) outs(%{{.*}} : tensor<4xf64>)
+//       CHECK:   arith.divf %{{.*}}, %{{.*}} : f64
+//       CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[SHIFTED]] : tensor<4xf64>) outs(%{{.*}} : tensor<4xf32>)
 //       CHECK: %[[R:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%{{.*}} : tensor<4xf64>) outs(%{{.*}} : tensor<4xf32>)
-//       CHECK: %[[M:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<4x64xf32>) outs(%[[SHIFTED]] : tensor<4xf32>)
+//       CHECK:   math.rsqrt
+//       CHECK: %[[M64:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<4x64xf32>) outs(%[[SHIFTED]] : tensor<4xf64>)
 //       CHECK:   %[[J:.*]] = linalg.index 1 : index
 //       CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[J]], %{{.*}} : index
-//       CHECK:   arith.select %[[FIRST]], %{{.*}}, %{{.*}} : f32
+//       CHECK:   %[[S0:.*]] = arith.extf %{{.*}} : f32 to f64
+//       CHECK:   %[[SUM:.*]] = arith.addf %[[S0]], %{{.*}} : f64
+//       CHECK:   arith.select %[[FIRST]], %[[SUM]], %{{.*}} : f64
+//       CHECK: %[[M:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[M64]], %[[R]] : tensor<4xf64>, tensor<4xf32>) outs(%{{.*}} : tensor<4xf32>)
+//       CHECK:   %[[M32:.*]] = arith.truncf %{{.*}} : f64 to f32
+//       CHECK:   %[[NAN:.*]] = arith.cmpf uno, %[[RSTD:.*]], %[[RSTD]] : f32
+//       CHECK:   arith.select %[[NAN]], %[[RSTD]], %[[M32]] : f32
 //       CHECK: %[[Y:.*]] = linalg.generic
 //       CHECK: return %[[Y]], %[[M]], %[[R]] : tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>
 func.func @layer_norm_return_stats(%x: tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>) {

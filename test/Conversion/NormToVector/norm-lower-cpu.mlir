@@ -75,11 +75,26 @@ func.func @rms_norm_rows(%x: tensor<?x4096xf32>, %w: tensor<4096xf32>) -> tensor
 //       CHECK:   %[[VAR:.*]] = arith.subf %[[MEANSQ]], %[[M2]] : f64
 //       CHECK:   %[[TWICE:.*]] = arith.mulf %[[VAR]], %{{.*}} : f64
 //       CHECK:   %[[OK:.*]] = arith.cmpf oge, %[[TWICE]], %[[MEANSQ]] : f64
-//       CHECK:   scf.if %[[OK]] -> (f64) {
+//       CHECK:   %[[FINITE:.*]] = arith.cmpf olt, %[[MEANSQ]], %{{.*}} : f64
+//       CHECK:   %[[ACCURATE:.*]] = arith.andi %[[OK]], %[[FINITE]] : i1
+//       CHECK:   scf.if %[[ACCURATE]] -> (f64) {
 //       CHECK:     scf.yield %[[VAR]] : f64
 //       CHECK:   } else {
 //       CHECK:     scf.for
-//       CHECK:     vector.reduction <add>
+//       CHECK:       arith.subf
+//       CHECK:       %[[C:.*]] = arith.subf
+//       CHECK:       arith.mulf %[[C]], %[[C]] : vector<32xf32>
+//       CHECK:     %[[SQUARES:.*]] = vector.reduction <add>
+// The squares overflowed f32 (their sum is +inf): again, scaled by 2^-95.
+//       CHECK:     %[[OVER:.*]] = arith.cmpf oeq, %[[SQUARES]], %{{.*}} : f64
+//       CHECK:     scf.if %[[OVER]] -> (f64) {
+//       CHECK:       scf.for
+//       CHECK:         arith.subf
+//       CHECK:         %[[C2:.*]] = arith.subf
+//       CHECK:         %[[SCALED:.*]] = arith.mulf %[[C2]], %{{.*}} : vector<32xf32>
+//       CHECK:         arith.mulf %[[SCALED]], %[[SCALED]] : vector<32xf32>
+//       CHECK:       vector.reduction <add>
+//       CHECK:     } else {
 //       CHECK:   }
 //       CHECK:   math.rsqrt
 //       CHECK:   arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::norm;
 
@@ -75,10 +77,23 @@ Value mlir::norm::buildShiftedVariance(OpBuilder &b, Location loc, Value meanD,
 Value mlir::norm::buildShiftedVarianceIsAccurate(OpBuilder &b, Location loc,
                                                  Value variance,
                                                  Value meanSquareD) {
-  return arith::CmpFOp::create(
+  Value close = arith::CmpFOp::create(
       b, loc, arith::CmpFPredicate::OGE,
       arith::MulFOp::create(b, loc,
                             buildFloatConstant(b, loc, variance.getType(), 2.0),
                             variance),
       meanSquareD);
+  // An overflowed sum of squares (+inf) says nothing about the variance.
+  Value finite = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OLT, meanSquareD,
+      buildFloatConstant(b, loc, meanSquareD.getType(),
+                         std::numeric_limits<double>::infinity()));
+  return arith::AndIOp::create(b, loc, close, finite);
+}
+
+Value mlir::norm::buildMeanStatistic(OpBuilder &b, Location loc, Value mean,
+                                     Value rstd) {
+  Value isNaN =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, rstd, rstd);
+  return arith::SelectOp::create(b, loc, isNaN, rstd, mean);
 }

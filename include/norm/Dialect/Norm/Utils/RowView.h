@@ -91,9 +91,16 @@ Value buildShiftedVariance(OpBuilder &b, Location loc, Value meanD,
 
 /// Whether the one-sweep variance is accurate, i.e. the shift was close
 /// enough to the mean that `E[d^2] - E[d]^2` does not cancel:
-/// `2 * var >= E[d^2]`. Rows where it is false need a centered second sweep.
+/// `2 * var >= E[d^2]`, and `E[d^2]` finite (the squares did not overflow).
+/// Rows where it is false need a centered second sweep.
 Value buildShiftedVarianceIsAccurate(OpBuilder &b, Location loc, Value variance,
                                      Value meanSquareD);
+
+/// LayerNorm's `mean` statistic from the row mean and `rstd` (both in the
+/// compute type): NaN where `rstd` is, i.e. for a row with a NaN or an
+/// infinity, whose mean would otherwise depend on where the infinity is
+/// relative to the shift (docs/Numerics.md#edge-cases).
+Value buildMeanStatistic(OpBuilder &b, Location loc, Value mean, Value rstd);
 
 } // namespace norm
 } // namespace mlir
