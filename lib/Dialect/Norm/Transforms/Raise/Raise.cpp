@@ -17,6 +17,7 @@
 #include "ChainAnalysis.h"
 #include "RaiseGrad.h"
 #include "RaiseQuantize.h"
+#include "RaiseRewrite.h"
 #include "norm/Dialect/Norm/Utils/PatternDriver.h"
 
 #include "norm/Dialect/Norm/IR/NormOps.h"
@@ -27,12 +28,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
-#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <array>
@@ -56,21 +53,6 @@ namespace {
 // Rewrite
 //===----------------------------------------------------------------------===//
 
-/// Ops created detached from the IR, inserted only once the new norm op
-/// verifies.
-struct DetachedOps {
-  SmallVector<Operation *> ops;
-  ~DetachedOps() {
-    for (Operation *op : llvm::reverse(ops))
-      op->erase();
-  }
-  template <typename OpTy>
-  OpTy track(OpTy op) {
-    ops.push_back(op.getOperation());
-    return op;
-  }
-};
-
 /// Storage type of a constant parameter: the arithmetic type when the op
 /// takes it, else the input type or f32 when the value is exact there.
 static Type getConstantStorageType(double value, Type arithmeticType,
@@ -89,7 +71,7 @@ static Type getConstantStorageType(double value, Type arithmeticType,
 /// leading unit dims collapsed away) or a splat constant.
 static Value materializeParam(OpBuilder &b, Location loc, TensorExpr *p,
                               ArrayRef<int64_t> normalizedShape, bool scalar,
-                              const NormMatch &m, DetachedOps &created,
+                              const NormMatch &m, DetachedRewrite &created,
                               std::optional<double> valueOverride = {}) {
   if (p && p->is(Kind::Leaf)) {
     auto type = cast<RankedTensorType>(p->value.getType());
@@ -124,6 +106,75 @@ static Value materializeParam(OpBuilder &b, Location loc, TensorExpr *p,
   return created.track(arith::ConstantOp::create(b, loc, attr)).getResult();
 }
 
+/// Makes each statistic used outside the chain read the op's: the op's
+/// result reshaped to the value's shape and converted to its element type,
+/// for the uses outside the chain (`isInterior` tells the chain's ops).
+static void
+replaceStatisticUses(RewriterBase &rewriter, Location loc, Operation *normOp,
+                     const ChainAnalysis &analysis,
+                     function_ref<bool(Operation *)> isInterior) {
+  for (const StatisticUse &use : analysis.statistics) {
+    Value stat = normOp->getResult(1 + use.index);
+    auto statType = cast<RankedTensorType>(stat.getType());
+    auto useType = cast<RankedTensorType>(use.value.getType());
+    if (useType.getRank() != statType.getRank()) {
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t i = 0; i < statType.getRank(); ++i)
+        groups.push_back({i});
+      for (int64_t i = statType.getRank(); i < useType.getRank(); ++i) {
+        if (groups.empty())
+          break;
+        groups.back().push_back(i);
+      }
+      auto expandedType =
+          RankedTensorType::get(useType.getShape(), statType.getElementType());
+      stat = tensor::ExpandShapeOp::create(rewriter, loc, expandedType, stat,
+                                           groups);
+    }
+    Type element = useType.getElementType();
+    if (element != statType.getElementType()) {
+      if (getWidth(element) < getWidth(statType.getElementType()))
+        stat = arith::TruncFOp::create(rewriter, loc, useType, stat);
+      else
+        stat = arith::ExtFOp::create(rewriter, loc, useType, stat);
+    }
+    rewriter.replaceUsesWithIf(use.value, stat, [&](OpOperand &operand) {
+      return !isInterior(operand.getOwner());
+    });
+  }
+}
+
+/// Where the op goes: before the root, or before the first use of a
+/// statistic outside the chain when that comes earlier. Null when an
+/// operand of the ops `created` is not defined there.
+static Operation *findInsertionPoint(Operation *root,
+                                     const ChainAnalysis &analysis,
+                                     const DetachedRewrite &created,
+                                     function_ref<bool(Operation *)> isInterior) {
+  Block *block = root->getBlock();
+  Operation *insertionPoint = root;
+  for (const StatisticUse &use : analysis.statistics)
+    for (Operation *user : use.value.getUsers()) {
+      if (isInterior(user))
+        continue;
+      Operation *owner = block->findAncestorOpInBlock(*user);
+      if (owner && owner->isBeforeInBlock(insertionPoint))
+        insertionPoint = owner;
+    }
+  if (insertionPoint == root)
+    return root;
+  for (Operation *op : created.getOps())
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || created.isTracked(def))
+        continue;
+      Operation *owner = block->findAncestorOpInBlock(*def);
+      if (owner && !owner->isBeforeInBlock(insertionPoint))
+        return nullptr;
+    }
+  return insertionPoint;
+}
+
 /// Replaces the chain ending at `root` by the norm op of `analysis`.
 static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
                                   ChainAnalysis &analysis) {
@@ -132,8 +183,8 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
     return rewriter.notifyMatchFailure(root, "norm.rms_norm has no bias");
   MLIRContext *context = rewriter.getContext();
   Location loc = root->getLoc();
-  OpBuilder b(context);
-  DetachedOps created;
+  DetachedRewrite created(context);
+  OpBuilder &b = created.getBuilder();
   // x with the root's shape (more static, or less, than x's own: they
   // differ only in dynamic sizes).
   Value x = castToShape(
@@ -141,8 +192,7 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
       cast<RankedTensorType>(root->getResult(0).getType()).getShape());
   if (!x)
     return rewriter.notifyMatchFailure(root, "x's shape is not the result's");
-  if (x != analysis.x)
-    created.ops.push_back(x.getDefiningOp());
+  created.track(x);
   auto xType = cast<RankedTensorType>(x.getType());
   int64_t rank = xType.getRank();
   ArrayRef<int64_t> normalizedShape = xType.getShape().drop_front(m.axis);
@@ -252,20 +302,12 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
 
   // The new op must verify before the IR changes.
   std::string diagnostic;
-  {
-    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
-      diagnostic = diag.str();
-      return success();
-    });
-    if (failed(mlir::verify(normOp)))
-      return rewriter.notifyMatchFailure(
-          root,
-          "the norm op built for the chain does not verify: " + diagnostic);
-  }
+  if (failed(DetachedRewrite::verify(normOp, diagnostic)))
+    return rewriter.notifyMatchFailure(
+        root, "the norm op built for the chain does not verify: " + diagnostic);
 
-  // The op goes before the root, or before the first use of a statistic
-  // outside the chain when that comes earlier; what it uses must be
-  // defined there.
+  // The op goes before the root, or before the first outside use of a
+  // statistic; what it uses must be defined there.
   Block *block = root->getBlock();
   llvm::SmallPtrSet<Operation *, 16> interiorSet(analysis.interior.begin(),
                                                  analysis.interior.end());
@@ -273,99 +315,20 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
     Operation *owner = block->findAncestorOpInBlock(*user);
     return owner && interiorSet.contains(owner);
   };
-  Operation *insertionPoint = root;
-  for (const StatisticUse &use : analysis.statistics)
-    for (Operation *user : use.value.getUsers()) {
-      if (isInterior(user))
-        continue;
-      Operation *owner = block->findAncestorOpInBlock(*user);
-      if (owner && owner->isBeforeInBlock(insertionPoint))
-        insertionPoint = owner;
-    }
-  if (insertionPoint != root) {
-    llvm::SmallPtrSet<Operation *, 8> createdSet(created.ops.begin(),
-                                                 created.ops.end());
-    for (Operation *op : created.ops)
-      for (Value operand : op->getOperands()) {
-        Operation *def = operand.getDefiningOp();
-        if (!def || createdSet.contains(def))
-          continue;
-        Operation *owner = block->findAncestorOpInBlock(*def);
-        if (owner && !owner->isBeforeInBlock(insertionPoint))
-          return rewriter.notifyMatchFailure(
-              root, "a statistic is used before the chain's operands are "
-                    "all defined");
-      }
-  }
+  Operation *insertionPoint =
+      findInsertionPoint(root, analysis, created, isInterior);
+  if (!insertionPoint)
+    return rewriter.notifyMatchFailure(
+        root, "a statistic is used before the chain's operands are all "
+              "defined");
 
+  created.commit(rewriter, insertionPoint);
   rewriter.setInsertionPoint(insertionPoint);
-  for (Operation *op : created.ops)
-    rewriter.insert(op);
-  created.ops.clear();
 
-  // Each statistic used outside the chain: the op's result reshaped to the
-  // value's shape and converted to its element type.
-  for (const StatisticUse &use : analysis.statistics) {
-    Value stat = normOp->getResult(1 + use.index);
-    auto statType = cast<RankedTensorType>(stat.getType());
-    auto useType = cast<RankedTensorType>(use.value.getType());
-    if (useType.getRank() != statType.getRank()) {
-      SmallVector<ReassociationIndices> groups;
-      for (int64_t i = 0; i < statType.getRank(); ++i)
-        groups.push_back({i});
-      for (int64_t i = statType.getRank(); i < useType.getRank(); ++i) {
-        if (groups.empty())
-          break;
-        groups.back().push_back(i);
-      }
-      auto expandedType =
-          RankedTensorType::get(useType.getShape(), statType.getElementType());
-      stat = tensor::ExpandShapeOp::create(rewriter, loc, expandedType, stat,
-                                           groups);
-    }
-    Type element = useType.getElementType();
-    if (element != statType.getElementType()) {
-      if (getWidth(element) < getWidth(statType.getElementType()))
-        stat = arith::TruncFOp::create(rewriter, loc, useType, stat);
-      else
-        stat = arith::ExtFOp::create(rewriter, loc, useType, stat);
-    }
-    rewriter.replaceUsesWithIf(use.value, stat, [&](OpOperand &operand) {
-      return !isInterior(operand.getOwner());
-    });
-  }
+  replaceStatisticUses(rewriter, loc, normOp, analysis, isInterior);
   // Replace the root, erase the chain, then what only it used (inits,
   // constants).
-  llvm::SetVector<Operation *> maybeDead;
-  llvm::SmallPtrSet<Operation *, 8> erasedHere;
-  auto eraseAndCollect = [&](Operation *op, function_ref<void()> erase) {
-    llvm::SetVector<Value> used(op->getOperands().begin(),
-                                op->getOperands().end());
-    getUsedValuesDefinedAbove(op->getRegions(), used);
-    erasedHere.insert(op);
-    erase();
-    for (Value value : used)
-      if (Operation *def = value.getDefiningOp())
-        maybeDead.insert(def);
-  };
-  eraseAndCollect(root,
-                  [&] { rewriter.replaceOp(root, normOp->getResult(0)); });
-  for (Operation *op : llvm::reverse(analysis.interior)) {
-    if (erasedHere.contains(op) || !op->use_empty())
-      continue;
-    eraseAndCollect(op, [&] { rewriter.eraseOp(op); });
-  }
-  SmallVector<Operation *> worklist(maybeDead.begin(), maybeDead.end());
-  while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val();
-    if (erasedHere.contains(op) || !isOpTriviallyDead(op))
-      continue;
-    for (Value value : op->getOperands())
-      if (Operation *def = value.getDefiningOp())
-        worklist.push_back(def);
-    erasedHere.insert(op);
-    rewriter.eraseOp(op);
-  }
+  eraseReplacedChain(rewriter, root, normOp->getResult(0), analysis.interior);
   return success();
 }
 
@@ -412,6 +375,22 @@ struct ForgetErasedOps : public RewriterBase::Listener {
   explicit ForgetErasedOps(ChainAnalyzer &analyzer) : analyzer(analyzer) {}
   void notifyOperationErased(Operation *op) override { analyzer.forget(op); }
   ChainAnalyzer &analyzer;
+};
+
+/// Tells the quantize raise's builders which ops the rewrites erase (their
+/// evaluations are forgotten, and they are not visited).
+struct ForgetErasedQuantizeOps : public RewriterBase::Listener {
+  explicit ForgetErasedQuantizeOps(
+      DenseMap<Type, std::unique_ptr<TensorExprBuilder>> &builders)
+      : builders(builders) {}
+  void notifyOperationErased(Operation *op) override {
+    erased.insert(op);
+    for (Value result : op->getResults())
+      for (auto &entry : builders)
+        entry.second->forget(result);
+  }
+  DenseMap<Type, std::unique_ptr<TensorExprBuilder>> &builders;
+  llvm::SmallPtrSet<Operation *, 16> erased;
 };
 
 /// Raises the chains of the op it runs on: the pattern set through
@@ -467,19 +446,11 @@ static void raiseQuantizations(Operation *root, bool remarks, unsigned &raised,
   // only ops of its own chain (whose evaluations are forgotten) and ops
   // after the candidates still to be visited.
   DenseMap<Type, std::unique_ptr<TensorExprBuilder>> builders;
-  llvm::SmallPtrSet<Operation *, 16> erased;
-  auto forget = [&](Operation *op) {
-    op->walk([&](Operation *nested) {
-      erased.insert(nested);
-      for (Value result : nested->getResults())
-        for (auto &entry : builders)
-          entry.second->forget(result);
-    });
-  };
-  IRRewriter rewriter(context);
+  ForgetErasedQuantizeOps listener(builders);
+  IRRewriter rewriter(context, &listener);
   SmallVector<Operation *> ops = collectOps(root);
   for (Operation *op : llvm::reverse(ops)) {
-    if (erased.contains(op) || op->getNumResults() != 1)
+    if (listener.erased.contains(op) || op->getNumResults() != 1)
       continue;
     auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
     if (!type || isSupportedFloat(type.getElementType()))
@@ -493,7 +464,7 @@ static void raiseQuantizations(Operation *root, bool remarks, unsigned &raised,
     if (!analysis.candidate)
       continue;
     if (analysis.match &&
-        succeeded(rewriteQuantize(rewriter, op, *analysis.match, forget))) {
+        succeeded(rewriteQuantize(rewriter, op, *analysis.match))) {
       ++raised;
       continue;
     }

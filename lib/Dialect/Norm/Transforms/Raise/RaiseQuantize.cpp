@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RaiseQuantize.h"
+#include "RaiseRewrite.h"
 
 #include "norm/Dialect/Norm/IR/NormOps.h"
 
@@ -416,87 +417,67 @@ QuantizeAnalysis mlir::norm::analyzeQuantize(TensorExprBuilder &builder,
   return analysis;
 }
 
-LogicalResult
-mlir::norm::rewriteQuantize(RewriterBase &rewriter, Operation *root,
-                            const QuantizeMatch &match,
-                            function_ref<void(Operation *)> erased) {
+/// The scale operand of the static form, built detached in `created`: the
+/// constant, the scale tensor, or the scalar made a tensor<f32>.
+static Value buildScaleOperand(DetachedRewrite &created, Location loc,
+                               const QuantizeMatch &match) {
+  OpBuilder &b = created.getBuilder();
+  auto scalarType = RankedTensorType::get({}, b.getF32Type());
+  if (!match.scale) {
+    auto attr = DenseElementsAttr::get(
+        scalarType, b.getF32FloatAttr(static_cast<float>(match.scaleConstant)));
+    return created.track(arith::ConstantOp::create(b, loc, attr));
+  }
+  // A scalar extracted from a one-element tensor<f32> or tensor<1xf32> is
+  // that tensor.
+  Value scaleValue = match.scale->value;
+  if (auto extract = scaleValue.getDefiningOp<tensor::ExtractOp>()) {
+    RankedTensorType sourceType = extract.getTensor().getType();
+    if (sourceType.getRank() <= 1 && sourceType.hasStaticShape() &&
+        sourceType.getNumElements() == 1)
+      scaleValue = extract.getTensor();
+  }
+  if (!isa<RankedTensorType>(scaleValue.getType()))
+    return created.track(tensor::FromElementsOp::create(
+        b, loc, scalarType, ValueRange{scaleValue}));
+  if (cast<RankedTensorType>(scaleValue.getType()).getRank() <= 1)
+    return scaleValue;
+  return created.track(tensor::CollapseShapeOp::create(
+      b, loc, scalarType, scaleValue, ArrayRef<ReassociationIndices>{}));
+}
+
+LogicalResult mlir::norm::rewriteQuantize(RewriterBase &rewriter,
+                                          Operation *root,
+                                          const QuantizeMatch &match) {
   Location loc = root->getLoc();
   OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(root);
-  SmallVector<Operation *> created;
+  DetachedRewrite created(rewriter.getContext());
+  OpBuilder &b = created.getBuilder();
   // y with the root's shape (they differ only in dynamic sizes).
   Value y = castToShape(
-      rewriter, loc, match.y,
+      b, loc, match.y,
       cast<RankedTensorType>(root->getResult(0).getType()).getShape());
   if (!y)
     return failure();
-  if (y != match.y)
-    created.push_back(y.getDefiningOp());
-  Type f32 = rewriter.getF32Type();
-  auto scalarType = RankedTensorType::get({}, f32);
-  // A scalar extracted from a one-element tensor<f32> or tensor<1xf32> is
-  // that tensor.
-  Value scaleValue = match.scale ? match.scale->value : Value();
-  if (scaleValue)
-    if (auto extract = scaleValue.getDefiningOp<tensor::ExtractOp>()) {
-      RankedTensorType sourceType = extract.getTensor().getType();
-      if (sourceType.getRank() <= 1 && sourceType.hasStaticShape() &&
-          sourceType.getNumElements() == 1)
-        scaleValue = extract.getTensor();
-    }
-  Value scale;
-  if (match.dynamic) {
-    // No scale operand: the op computes the scales.
-  } else if (!match.scale) {
-    auto attr = DenseElementsAttr::get(
-        scalarType,
-        rewriter.getF32FloatAttr(static_cast<float>(match.scaleConstant)));
-    auto constant = arith::ConstantOp::create(rewriter, loc, attr);
-    created.push_back(constant);
-    scale = constant;
-  } else if (!isa<RankedTensorType>(scaleValue.getType())) {
-    auto fromElements = tensor::FromElementsOp::create(
-        rewriter, loc, scalarType, ValueRange{scaleValue});
-    created.push_back(fromElements);
-    scale = fromElements;
-  } else if (cast<RankedTensorType>(scaleValue.getType()).getRank() <= 1) {
-    scale = scaleValue;
-  } else {
-    auto collapse =
-        tensor::CollapseShapeOp::create(rewriter, loc, scalarType, scaleValue,
-                                        ArrayRef<ReassociationIndices>{});
-    created.push_back(collapse);
-    scale = collapse;
-  }
-  auto op = QuantizeOp::create(rewriter, loc, y, scale, match.quantizedType,
-                               /*groupSize=*/0);
-  created.push_back(op);
+  created.track(y);
+  // Dynamic: no scale operand, the op computes the scales.
+  Value scale = match.dynamic ? Value() : buildScaleOperand(created, loc, match);
+  auto op = created.track(QuantizeOp::create(b, loc, y, scale,
+                                             match.quantizedType,
+                                             /*groupSize=*/0));
   if (match.dynamic) {
     if (!std::isinf(match.scaleUb))
-      op.setScaleUbAttr(rewriter.getF32FloatAttr(match.scaleUb));
-    op.setMinScaleAttr(rewriter.getF32FloatAttr(match.minScale));
+      op.setScaleUbAttr(b.getF32FloatAttr(match.scaleUb));
+    op.setMinScaleAttr(b.getF32FloatAttr(match.minScale));
   }
 
   // The new op must verify and have the root's type before the IR changes.
   std::string diagnostic;
-  LogicalResult verified = success();
-  {
-    ScopedDiagnosticHandler handler(rewriter.getContext(), [&](Diagnostic &d) {
-      diagnostic = d.str();
-      return success();
-    });
-    verified = mlir::verify(op);
-  }
-  if (failed(verified) || op.getQ().getType() != root->getResult(0).getType()) {
-    for (Operation *c : llvm::reverse(created))
-      rewriter.eraseOp(c);
+  if (failed(DetachedRewrite::verify(op, diagnostic)) ||
+      op.getQ().getType() != root->getResult(0).getType())
     return failure();
-  }
+  created.commit(rewriter, root);
 
-  // Replace the root, then erase what only the chain used.
-  llvm::SetVector<Value> used(root->getOperands().begin(),
-                              root->getOperands().end());
-  getUsedValuesDefinedAbove(root->getRegions(), used);
   // The chain's scales: their users after the op read the op's scales
   // (without the last dim for a [...] tensor).
   if (match.dynamic) {
@@ -534,26 +515,7 @@ mlir::norm::rewriteQuantize(RewriterBase &rewriter, Operation *root,
     if (flat && flat.use_empty())
       rewriter.eraseOp(flat.getDefiningOp());
   }
-  erased(root);
-  rewriter.replaceOp(root, op.getQ());
-  SmallVector<Operation *> worklist;
-  for (Value value : used)
-    if (Operation *def = value.getDefiningOp())
-      worklist.push_back(def);
-  llvm::SmallPtrSet<Operation *, 16> done;
-  while (!worklist.empty()) {
-    Operation *dead = worklist.pop_back_val();
-    if (done.contains(dead) || !isOpTriviallyDead(dead))
-      continue;
-    llvm::SetVector<Value> operands(dead->getOperands().begin(),
-                                    dead->getOperands().end());
-    getUsedValuesDefinedAbove(dead->getRegions(), operands);
-    done.insert(dead);
-    erased(dead);
-    rewriter.eraseOp(dead);
-    for (Value value : operands)
-      if (Operation *def = value.getDefiningOp())
-        worklist.push_back(def);
-  }
+  // Replace the root, then erase what only the chain used.
+  eraseReplacedChain(rewriter, root, op.getQ(), {});
   return success();
 }

@@ -62,11 +62,11 @@ QuantizeAnalysis analyzeQuantize(TensorExprBuilder &builder, Operation *root);
 
 /// Replaces `root` by the norm.quantize op of `match` (for the dynamic
 /// form, also the uses of the chain's scales that the op dominates) and
-/// erases the ops only the chain used. `erased` is called for every op before
-/// it is erased.
+/// erases the ops only the chain used, all through `rewriter` (its listener
+/// is told of every op erased). Fails with the IR unchanged when the op
+/// does not verify.
 LogicalResult rewriteQuantize(RewriterBase &rewriter, Operation *root,
-                              const QuantizeMatch &match,
-                              function_ref<void(Operation *)> erased);
+                              const QuantizeMatch &match);
 
 } // namespace norm
 } // namespace mlir
