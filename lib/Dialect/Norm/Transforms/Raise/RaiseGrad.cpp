@@ -931,6 +931,7 @@ std::optional<GradMatch> GradMatcher::match() {
               if (tryRoles(m))
                 return m;
             }
+            m.alpha = nullptr;
           }
           if (!sumMask)
             continue;
