@@ -4,8 +4,9 @@
 // to x or the statistics (|x|, max(x, 0), min(x, 2), min(rstd, 4): equal to
 // the gradient on positive values only), or in the element count N (a
 // tensor.dim of a tensor whose dims are not counted, a count or constant
-// through a cast that changes it) stay decomposed, the IR unchanged; the
-// same graphs read correctly are raised.
+// through a cast that changes it), or in what else they read (alpha of
+// several elements, a scalar beside the roles) stay decomposed, the IR
+// unchanged; the same graphs read correctly are raised.
 // RUN: norm-opt %s -split-input-file -norm-raise | FileCheck %s
 
 // The RMSNorm backward, rstd read per row: raised.
@@ -1047,4 +1048,78 @@ func.func @neg_rms_count_dim_bf16(%dy: tensor<2x257xbf16>, %x: tensor<2x257xbf16
     linalg.yield %o : bf16
   } -> tensor<2x257xbf16>
   return %dx : tensor<2x257xbf16>
+}
+
+// -----
+
+// The DyT backward, alpha a one-element tensor: raised.
+// CHECK-LABEL: func.func @dyt_backward(
+//       CHECK: norm.dyt_grad
+//   CHECK-NOT: linalg.generic
+//       CHECK: return
+func.func @dyt_backward(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %alpha: tensor<1xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %one = arith.constant 1.0 : f32
+  %full = tensor.empty() : tensor<4x8xf32>
+  %dx = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%dy, %x, %alpha, %w : tensor<4x8xf32>, tensor<4x8xf32>, tensor<1xf32>, tensor<8xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%d: f32, %v: f32, %a: f32, %wv: f32, %out: f32):
+    %av = arith.mulf %a, %v : f32
+    %t = math.tanh %av : f32
+    %tt = arith.mulf %t, %t : f32
+    %s = arith.subf %one, %tt : f32
+    %g = arith.mulf %d, %wv : f32
+    %ga = arith.mulf %g, %a : f32
+    %o = arith.mulf %ga, %s : f32
+    linalg.yield %o : f32
+  } -> tensor<4x8xf32>
+  return %dx : tensor<4x8xf32>
+}
+
+// -----
+
+// alpha the first element of a tensor of four.
+// CHECK-LABEL: func.func @neg_dyt_backward_alpha_of_four(
+//   CHECK-NOT: norm.
+//       CHECK: linalg.generic
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_dyt_backward_alpha_of_four(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %alpha: tensor<4xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %one = arith.constant 1.0 : f32
+  %full = tensor.empty() : tensor<4x8xf32>
+  %dx = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%dy, %x, %alpha, %w : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%d: f32, %v: f32, %a: f32, %wv: f32, %out: f32):
+    %av = arith.mulf %a, %v : f32
+    %t = math.tanh %av : f32
+    %tt = arith.mulf %t, %t : f32
+    %s = arith.subf %one, %tt : f32
+    %g = arith.mulf %d, %wv : f32
+    %ga = arith.mulf %g, %a : f32
+    %o = arith.mulf %ga, %s : f32
+    linalg.yield %o : f32
+  } -> tensor<4x8xf32>
+  return %dx : tensor<4x8xf32>
+}
+
+// -----
+
+// A scalar argument read in dx besides the roles.
+// CHECK-LABEL: func.func @neg_dyt_backward_extra_scalar(
+//   CHECK-NOT: norm.
+//       CHECK: linalg.generic
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_dyt_backward_extra_scalar(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %alpha: tensor<1xf32>, %w: tensor<8xf32>, %k: f32) -> tensor<4x8xf32> {
+  %full = tensor.empty() : tensor<4x8xf32>
+  %dx = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%dy, %x, %alpha, %w : tensor<4x8xf32>, tensor<4x8xf32>, tensor<1xf32>, tensor<8xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%d: f32, %v: f32, %a: f32, %wv: f32, %out: f32):
+    %av = arith.mulf %a, %v : f32
+    %t = math.tanh %av : f32
+    %tt = arith.mulf %t, %t : f32
+    %kk = arith.divf %k, %k : f32
+    %s = arith.subf %kk, %tt : f32
+    %g = arith.mulf %d, %wv : f32
+    %ga = arith.mulf %g, %a : f32
+    %o = arith.mulf %ga, %s : f32
+    linalg.yield %o : f32
+  } -> tensor<4x8xf32>
+  return %dx : tensor<4x8xf32>
 }
