@@ -434,6 +434,22 @@ def parse_args():
     return parser.parse_args()
 
 
+def snapshot(norm_opt, workdir):
+    """A copy of norm-opt for the whole run, so that a rebuild meanwhile
+    (relinking it in place) neither breaks nor mixes the run."""
+    path = shutil.which(norm_opt) or norm_opt
+    copy = os.path.join(workdir, "norm-opt")
+    for attempt in range(60):
+        try:
+            shutil.copy2(path, copy)
+            if ex.run([copy, "--version"], 60)[0] == 0:
+                return copy
+        except OSError:
+            pass
+        time.sleep(1.0)
+    sys.exit("error: cannot run {}".format(path))
+
+
 def main():
     args = parse_args()
     bounds = dict(BOUNDS)
@@ -442,8 +458,8 @@ def main():
         bounds[key] = float(value)
     suites = sorted(SUITES) if args.suite == "all" else [args.suite]
     workdir = tempfile.mkdtemp(prefix="norm-soundness-")
-    tools = ex.Tools(args.norm_opt, args.mlir_runner, args.mlir_lib_dir,
-                     args.pipeline, args.timeout)
+    tools = ex.Tools(snapshot(args.norm_opt, workdir), args.mlir_runner,
+                     args.mlir_lib_dir, args.pipeline, args.timeout)
     ctx = Context(args, tools, workdir, bounds)
     os.makedirs(args.out, exist_ok=True)
     try:
