@@ -115,8 +115,8 @@ struct DecompositionContext {
 
   /// Builds a linalg.generic over all dims of x reducing the normalized ones
   /// into a per-row f64 accumulator; `body` returns the value (in the compute
-  /// type, or in f64) added to it. Accumulating a row of up to 2^20 and more f32 terms
-  /// one after the other loses too much in f32.
+  /// type, or in f64) added to it. Accumulating a row of up to 2^20 and more
+  /// f32 terms one after the other loses too much in f32.
   Value
   rowReduction(ValueRange inputs, ArrayRef<AffineMap> inputMaps,
                function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
@@ -419,37 +419,37 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
     // f64, for the mean statistic (s0 added before it is rounded).
     Type f64 = RowView::getRowSumType(b.getContext());
     bool wantsMean = op.getReturnStatsFlag();
-    Value wideMean = ctx.rowElementwise(
+    Value shiftedMean = ctx.rowElementwise(
         {sum},
         [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
           Value mean = arith::DivFOp::create(nb, nl, args[0], count);
           return wantsMean ? mean : castFloat(nb, nl, mean, computeType);
         },
         wantsMean ? f64 : computeType);
-    Value mean = !wantsMean ? wideMean
-                            : ctx.rowElementwise(
-                                  {wideMean},
-                                  [&](OpBuilder &nb, Location nl,
-                                      ValueRange args) -> Value {
-                                    return castFloat(nb, nl, args[0],
-                                                     computeType);
-                                  });
+    Value mean =
+        !wantsMean
+            ? shiftedMean
+            : ctx.rowElementwise(
+                  {shiftedMean},
+                  [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                    return castFloat(nb, nl, args[0], computeType);
+                  });
     // The centered deviations are squared in f64: their squares may
     // overflow the compute type where the variance does not.
     Value squares = ctx.rowReduction(
         {s, s, mean}, {ctx.identityMap(), first, ctx.rowMap()},
         [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          Value d = castFloat(
-              nb, nl,
-              arith::SubFOp::create(nb, nl, shifted(nb, nl, args[0], args[1]),
-                                    args[2]),
-              f64);
+          Value d =
+              castFloat(nb, nl,
+                        arith::SubFOp::create(
+                            nb, nl, shifted(nb, nl, args[0], args[1]), args[2]),
+                        f64);
           return arith::MulFOp::create(nb, nl, d, d);
         });
     Value scale = ctx.inverseScale(squares, count);
     if (op.getReturnStatsFlag())
       meanStat = ctx.rowElementwise(
-          {ctx.rowMeanFromShift(s, wideMean), scale},
+          {ctx.rowMeanFromShift(s, shiftedMean), scale},
           [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
             return buildMeanStatistic(
                 nb, nl, castFloat(nb, nl, args[0], computeType), args[1]);
@@ -471,9 +471,8 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
         [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
           // Squared in f64 (after the rounding to the compute type): a
           // square may overflow the compute type where the mean does not.
-          Value v = castFloat(
-              nb, nl, castFloat(nb, nl, args[0], computeType),
-              RowView::getRowSumType(nb.getContext()));
+          Value v = castFloat(nb, nl, castFloat(nb, nl, args[0], computeType),
+                              RowView::getRowSumType(nb.getContext()));
           return arith::MulFOp::create(nb, nl, v, v);
         });
     if (distributed)

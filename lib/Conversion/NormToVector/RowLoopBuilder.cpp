@@ -120,11 +120,11 @@ SmallVector<Value> RowLoopBuilder::buildRow(OpBuilder &rb, Value row,
         accumulateOne(rb, row, sRow, [&](OpBuilder &bb, Value s) -> Value {
           return arith::MulFOp::create(bb, loc, s, s);
         });
-    Value meanSquare = castFloat(
-        rb, loc,
-        buildMeanSquareIfOverflowed(rb, row, squares,
-                                    [](OpBuilder &, Value s) { return s; }),
-        computeType);
+    Value meanSquare =
+        castFloat(rb, loc,
+                  buildMeanSquareIfOverflowed(
+                      rb, row, squares, [](OpBuilder &, Value s) { return s; }),
+                  computeType);
     Value scaleScalar = buildInverseScale(rb, loc, op, meanSquare);
     if (op.getReturnStatsFlag())
       rowStats = {scaleScalar};
@@ -433,8 +433,8 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
     if (quant.isDynamic()) {
       auto scalesType = cast<RankedTensorType>(quant.getScales().getType());
       numGroups = scalesType.getShape().back();
-      staticGroupSize = quant.getGroupSize() ? quant.getGroupSize()
-                                             : xType.getShape().back();
+      staticGroupSize =
+          quant.getGroupSize() ? quant.getGroupSize() : xType.getShape().back();
       replacementTypes.push_back(scalesType);
       resultSizes.push_back(xSizes);
       resultSizes.back().back() = b.getIndexAttr(numGroups);
@@ -561,8 +561,8 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   }
 
   SmallVector<Value> replacements;
-  for (auto [index, result, type, replacementType, sizes] : llvm::enumerate(
-           results, resultTypes, replacementTypes, resultSizes)) {
+  for (auto [index, result, type, replacementType, sizes] :
+       llvm::enumerate(results, resultTypes, replacementTypes, resultSizes)) {
     Value reshaped = index < numRowResults
                          ? fromMatrix(result, type, sizes)
                          : statsFromMatrix(result, type, sizes);

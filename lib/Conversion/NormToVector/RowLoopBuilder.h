@@ -160,9 +160,9 @@ private:
   /// `squares / N`, `squares` being the f64 row sum of `term(s)^2`; when
   /// the squares overflowed the compute type (`squares` is +inf), the mean
   /// of another sweep that scales the terms first.
-  Value buildMeanSquareIfOverflowed(
-      OpBuilder &rb, Value row, Value squares,
-      function_ref<Value(OpBuilder &, Value s)> term);
+  Value
+  buildMeanSquareIfOverflowed(OpBuilder &rb, Value row, Value squares,
+                              function_ref<Value(OpBuilder &, Value s)> term);
 
   /// Widens `s` to the compute type for a sum over its lanes, which does
   /// not depend on their order: bf16 -> f32 takes the even elements

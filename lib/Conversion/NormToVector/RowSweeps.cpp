@@ -50,7 +50,8 @@ struct UnitRow {
 };
 } // namespace
 
-SmallVector<int64_t> mlir::norm::cpu_lowering::getShapeThroughCasts(Value value) {
+SmallVector<int64_t>
+mlir::norm::cpu_lowering::getShapeThroughCasts(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> shape(type.getShape());
   for (Value source = value;
