@@ -2,7 +2,9 @@
 //
 // The whole-module pipelines: norm lowering, TOSA and tensor-level
 // elementwise ops to linalg, bufferization, loops, and the LLVM dialect; for
-// the GPU also kernel outlining, NVVM and a gpu.binary.
+// the GPU also kernel outlining, NVVM and a gpu.binary. Every pass is
+// created directly, not looked up by name: the pipelines work for an
+// embedder that registers no upstream pass.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,9 +12,20 @@
 #include "norm/Conversion/Passes.h"
 #include "norm/Transforms/Passes.h"
 
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/ShardToMPI/ShardToMPI.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -20,7 +33,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstdlib>
@@ -46,9 +58,59 @@ struct PipelineErrorPass
 };
 } // namespace
 
-/// Appends a textual pipeline (upstream pass names and options) to `pm`.
-static LogicalResult appendPipeline(OpPassManager &pm, StringRef text) {
-  return parsePassPipeline(text, pm, llvm::errs());
+/// Frontend forms: TOSA and tensor-level arith/math become linalg. Without
+/// TOSA's profile validation: torch-mlir computes LayerNorm's statistics in
+/// f64, which no TOSA profile allows but linalg lowers fine.
+static void addFrontendPasses(OpPassManager &pm) {
+  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions(),
+                              TosaToLinalgNamedOptions(),
+                              /*validationOptions=*/std::nullopt);
+  OpPassManager &funcPM = pm.nest<func::FuncOp>();
+  funcPM.addPass(createTosaToArithPass());
+  funcPM.addPass(createTosaToTensorPass());
+}
+
+/// Elementwise tensor ops to linalg, then bufferization of the whole module
+/// (function boundaries with identity layouts; with
+/// `identityUnknownLayouts`, unknown types too) and buffer deallocation.
+static void addBufferizationPasses(OpPassManager &pm,
+                                   bool identityUnknownLayouts) {
+  OpPassManager &funcPM = pm.nest<func::FuncOp>();
+  funcPM.addPass(createConvertElementwiseToLinalgPass());
+  funcPM.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createNormCollapseDestinationsPass());
+  pm.addPass(createNormSplitSharedInitsPass());
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addPass(createNormLegalizeReshapesPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  if (identityUnknownLayouts)
+    bufferize.unknownTypeConversion =
+        bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferDeallocationPipelineOptions deallocation;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+}
+
+/// bf16 and f16 arithmetic through f32, rsqrt and tanh expanded, and the
+/// other arith ops the LLVM dialect lacks (with `expandBF16`, bf16
+/// truncation and extension as integer operations too).
+static void addNarrowFloatEmulation(OpPassManager &funcPM, bool expandBF16) {
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"bf16", "f16"};
+  emulate.targetTypeStr = "f32";
+  funcPM.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  math::MathExpandOpsPassOptions expand;
+  expand.opMnemonics = {"rsqrt", "tanh"};
+  funcPM.addPass(math::createMathExpandOpsPass(expand));
+  arith::ArithExpandOpsPassOptions arithExpand;
+  arithExpand.includeBf16 = expandBF16;
+  funcPM.addPass(arith::createArithExpandOpsPass(arithExpand));
 }
 
 LogicalResult
@@ -70,73 +132,72 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
                 kVectorWidthExpectation + ", got " +
                 Twine(unsigned(options.vectorWidth)));
 
-  // Frontend forms: TOSA and tensor-level arith/math become linalg.
-  // Without TOSA's profile validation: torch-mlir computes LayerNorm's
-  // statistics in f64, which no TOSA profile allows but linalg lowers fine.
-  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions(),
-                              TosaToLinalgNamedOptions(),
-                              /*validationOptions=*/std::nullopt);
-  if (failed(appendPipeline(pm, "func.func(tosa-to-arith,tosa-to-tensor)")))
-    return failure();
+  addFrontendPasses(pm);
 
   // Norm ops: direct vector row loops or the portable decomposition.
+  OpPassManager &lower = pm.nest<func::FuncOp>();
   if (options.lowering == CPULowering::Direct) {
     NormLowerCPUPassOptions lowerOptions;
     lowerOptions.vectorWidth = options.vectorWidth;
     lowerOptions.threads = options.threads;
     lowerOptions.nativeBF16 = options.nativeBF16;
-    pm.addNestedPass<func::FuncOp>(createNormLowerCPUPass(lowerOptions));
+    lower.addPass(createNormLowerCPUPass(lowerOptions));
   } else {
-    pm.addNestedPass<func::FuncOp>(createNormToLinalgPass());
+    lower.addPass(createNormToLinalgPass());
   }
   // Matmuls (next to norms, or fused with them): register-tiled vector code.
   if (options.vectorizeMatmul) {
     NormVectorizeMatmulPassOptions matmulOptions;
     matmulOptions.vectorWidth = options.vectorWidth;
     matmulOptions.threads = options.threads;
-    pm.addNestedPass<func::FuncOp>(
-        createNormVectorizeMatmulPass(matmulOptions));
+    lower.addPass(createNormVectorizeMatmulPass(matmulOptions));
   }
 
+  addBufferizationPasses(pm, /*identityUnknownLayouts=*/true);
+
+  // Loops: the norm ops' scf.forall, the remaining linalg ops (in parallel
+  // with threads), vector transfers.
   bool parallelRows = options.threads > 1;
-  std::string tail = llvm::formatv(
-      "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops),"
-      "canonicalize,cse,norm-collapse-destinations,norm-split-shared-inits,"
-      "eliminate-empty-tensors,"
-      "norm-legalize-reshapes,"
-      "one-shot-bufferize{{bufferize-function-boundaries "
-      "function-boundary-type-conversion=identity-layout-map "
-      "unknown-type-conversion=identity-layout-map},"
-      "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
-      "func.func(norm-forall-to-loops{{threads={0} native-bf16={4}},"
-      "lower-vector-mask,"
-      "convert-vector-to-scf{{full-unroll=true},{1}),{2}"
-      "func.func(norm-expand-f8-conversions,"
-      "arith-emulate-unsupported-floats{{source-types=bf16,f16 "
-      "target-type=f32}),"
-      "math-expand-ops{{ops=rsqrt,tanh},"
-      "arith-expand{{include-bf16={3}},"
-      "expand-strided-metadata,"
-      "lower-affine,"
-      "finalize-memref-to-llvm,"
-      "convert-scf-to-cf,"
-      "convert-vector-to-llvm,"
-      "convert-math-to-llvm,convert-math-to-libm,"
-      "norm-mpi-implementation,"
-      "convert-to-llvm,"
-      "reconcile-unrealized-casts,"
-      "norm-mpi-implementation{{strip=true},"
-      "norm-store-narrow-floats-as-ints,canonicalize",
-      unsigned(options.threads),
-      parallelRows ? "convert-linalg-to-parallel-loops"
-                   : "convert-linalg-to-loops",
-      parallelRows ? llvm::formatv("convert-scf-to-openmp{{num-threads={0}},",
-                                   unsigned(options.threads))
-                         .str()
-                   : std::string(),
-      options.nativeBF16 ? "false" : "true",
-      options.nativeBF16 ? "true" : "false");
-  return appendPipeline(pm, tail);
+  OpPassManager &loops = pm.nest<func::FuncOp>();
+  NormForallToLoopsPassOptions forallOptions;
+  forallOptions.threads = options.threads;
+  forallOptions.nativeBF16 = options.nativeBF16;
+  loops.addPass(createNormForallToLoopsPass(forallOptions));
+  loops.addPass(vector::createLowerVectorMaskPass());
+  loops.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
+  loops.addPass(parallelRows ? createConvertLinalgToParallelLoopsPass()
+                             : createConvertLinalgToLoopsPass());
+  if (parallelRows) {
+    ConvertSCFToOpenMPPassOptions openMP;
+    openMP.numThreads = options.threads;
+    pm.addPass(createConvertSCFToOpenMPPass(openMP));
+  }
+
+  // Scalar arithmetic the LLVM dialect lacks: f8 conversions, bf16/f16
+  // arithmetic through f32, rsqrt and tanh, bf16 truncation (unless
+  // native).
+  OpPassManager &scalars = pm.nest<func::FuncOp>();
+  scalars.addPass(createNormExpandF8ConversionsPass());
+  addNarrowFloatEmulation(scalars, /*expandBF16=*/!options.nativeBF16);
+
+  // The LLVM dialect.
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createNormMPIImplementationPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  NormMPIImplementationPassOptions strip;
+  strip.strip = true;
+  pm.addPass(createNormMPIImplementationPass(strip));
+  pm.addPass(createNormStoreNarrowFloatsAsIntsPass());
+  pm.addPass(createCanonicalizerPass());
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -242,15 +303,7 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
                   "; set option 'toolkit' or CUDA_HOME");
   }
 
-  // Frontend forms: TOSA and tensor-level arith/math become linalg.
-  // Without TOSA's profile validation: torch-mlir computes LayerNorm's
-  // statistics in f64, which no TOSA profile allows but linalg lowers fine.
-  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions(),
-                              TosaToLinalgNamedOptions(),
-                              /*validationOptions=*/std::nullopt);
-  if (failed(appendPipeline(pm, "func.func(tosa-to-arith,tosa-to-tensor)")))
-    return failure();
-
+  addFrontendPasses(pm);
   // Norm ops: kernels on buffers, still at tensor level.
   NormLowerGPUPassOptions lowerOptions;
   lowerOptions.memory =
@@ -272,38 +325,50 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
   // deallocation (which cannot look into kernels) sees only launches. Then
   // bufferization, the remaining host loops, and streams for the host-side
   // GPU ops.
-  std::string text = llvm::formatv(
-      "gpu-kernel-outlining,"
-      "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops),"
-      "canonicalize,cse,norm-collapse-destinations,norm-split-shared-inits,"
-      "eliminate-empty-tensors,"
-      "norm-legalize-reshapes,"
-      "one-shot-bufferize{{bufferize-function-boundaries "
-      "function-boundary-type-conversion=identity-layout-map},"
-      "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
-      "func.func(convert-linalg-to-loops),"
-      "func.func(gpu-async-region),"
-      // Device code: NVVM, with the target attached for serialization; the
-      // kernels' buffer pointers marked noalias (readonly for inputs).
-      "nvvm-attach-target{{chip={0} features={1} O={2}},"
-      "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,"
-      "norm-annotate-kernel-args,cse,reconcile-unrealized-casts),"
-      // Host code, as in norm-cpu-pipeline.
-      "func.func(arith-emulate-unsupported-floats{{source-types=bf16,f16 "
-      "target-type=f32},"
-      "math-expand-ops{{ops=rsqrt,tanh},arith-expand{{include-bf16=true}),"
-      "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
-      "convert-scf-to-cf,convert-vector-to-llvm,"
-      "convert-math-to-llvm,convert-math-to-libm,"
-      "convert-func-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
-      "convert-cf-to-llvm,"
-      // Runtime calls for host-side GPU ops, and the kernels' binary.
-      "gpu-to-llvm,"
-      "gpu-module-to-binary{{format={3} toolkit={4}},"
-      "canonicalize,cse,reconcile-unrealized-casts",
-      options.chip.getValue(), options.features.getValue(),
-      unsigned(options.optLevel), format, toolkit);
-  return appendPipeline(pm, text);
+  pm.addPass(createGpuKernelOutliningPass());
+  addBufferizationPasses(pm, /*identityUnknownLayouts=*/false);
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+
+  // Device code: NVVM, with the target attached for serialization; the
+  // kernels' buffer pointers marked noalias (readonly for inputs).
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip.getValue();
+  target.features = options.features.getValue();
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createSCFToControlFlowPass());
+  device.addPass(createConvertGpuOpsToNVVMOps());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createNormAnnotateKernelArgsPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+
+  // Host code, as in norm-cpu-pipeline.
+  addNarrowFloatEmulation(pm.nest<func::FuncOp>(), /*expandBF16=*/true);
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+
+  // Runtime calls for host-side GPU ops, and the kernels' binary.
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = format.str();
+  binary.toolkitPath = toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -332,6 +397,9 @@ mlir::norm::buildNormSPMDPipeline(OpPassManager &pm,
   return success();
 }
 
+// A builder that fails has added a PipelineErrorPass and nothing else: the
+// run fails with its diagnostic at the module (every failure of the
+// builders is an invalid option or anchor; no pass is looked up by name).
 void mlir::norm::registerNormPipelines() {
   PassPipelineRegistration<NormSPMDPipelineOptions>(
       "norm-spmd-pipeline",
@@ -339,6 +407,7 @@ void mlir::norm::registerNormPipelines() {
       "shardings and lower their communication to MPI calls (run "
       "norm-cpu-pipeline after it)",
       [](OpPassManager &pm, const NormSPMDPipelineOptions &options) {
+        // A wrong anchor adds a pass that reports it and fails.
         (void)buildNormSPMDPipeline(pm, options);
       });
   PassPipelineRegistration<NormCPUPipelineOptions>(

@@ -61,8 +61,10 @@ struct NormCPUPipelineOptions
       llvm::cl::init(hostHasNativeBF16())};
 };
 
-/// Adds norm-cpu-pipeline to `pm` (anchored on builtin.module). Returns
-/// failure, with a diagnostic on stderr, for invalid options.
+/// Adds norm-cpu-pipeline to `pm` (anchored on builtin.module), creating
+/// every pass directly (no pass registry needed). For invalid options or
+/// anchor, adds only a pass that fails the run with the diagnostic, and
+/// returns failure.
 LogicalResult buildNormCPUPipeline(OpPassManager &pm,
                                    const NormCPUPipelineOptions &options);
 
@@ -103,9 +105,10 @@ struct NormGPUPipelineOptions
       llvm::cl::init(3)};
 };
 
-/// Adds norm-gpu-pipeline to `pm` (anchored on builtin.module). Returns
-/// failure, with a diagnostic on stderr, for invalid options or a missing
-/// CUDA toolkit.
+/// Adds norm-gpu-pipeline to `pm` (anchored on builtin.module), creating
+/// every pass directly. For invalid options or anchor or a missing CUDA
+/// toolkit, adds only a pass that fails the run with the diagnostic, and
+/// returns failure.
 LogicalResult buildNormGPUPipeline(OpPassManager &pm,
                                    const NormGPUPipelineOptions &options);
 

@@ -1,0 +1,181 @@
+//===- PipelinesTest.cpp - The pipelines for an embedder --------*- C++ -*-===//
+//
+// norm-cpu-pipeline, norm-gpu-pipeline and norm-spmd-pipeline as an
+// embedding compiler uses them: it registers the norm passes and pipelines
+// (registerAllNormPasses) but no upstream pass. The pipelines must build
+// and run without looking upstream passes up by name, and a pipeline that
+// cannot be built must fail the run with a diagnostic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "norm/InitAllNorm.h"
+#include "norm/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace mlir::norm;
+
+namespace {
+
+constexpr const char *kRMSNorm = R"mlir(
+func.func @rms(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %y = norm.rms_norm %x weight(%w) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+)mlir";
+
+/// A context with every dialect and extension (registering them registers
+/// no pass) and the norm passes and pipelines only.
+class PipelinesTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    registerAllNormPasses();
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    registerAllExtensions(registry);
+    registerAllNormDialects(registry);
+    context = std::make_unique<MLIRContext>(registry);
+  }
+
+  /// Parses `pipeline` (the passes of a pipeline on builtin.module) and
+  /// runs it on `source`; the diagnostics go to `diagnostics`.
+  LogicalResult run(StringRef pipeline, StringRef source,
+                    OwningOpRef<ModuleOp> &module, std::string &diagnostics) {
+    llvm::raw_string_ostream os(diagnostics);
+    ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &diag) {
+      os << diag.getLocation() << ": " << diag.str() << "\n";
+      return success();
+    });
+    module = parseSourceString<ModuleOp>(source, context.get());
+    if (!module)
+      return failure();
+    PassManager pm(context.get(), ModuleOp::getOperationName());
+    if (failed(parsePassPipeline(pipeline, pm, os)))
+      return failure();
+    return pm.run(*module);
+  }
+
+  std::unique_ptr<MLIRContext> context;
+};
+
+/// The test's premise: no upstream pass can be looked up by name.
+TEST_F(PipelinesTest, NoUpstreamPassRegistered) {
+  EXPECT_EQ(PassInfo::lookup("canonicalize"), nullptr);
+  EXPECT_EQ(PassInfo::lookup("convert-to-llvm"), nullptr);
+  EXPECT_NE(PassPipelineInfo::lookup("norm-cpu-pipeline"), nullptr);
+}
+
+/// norm-cpu-pipeline lowers the whole module to the LLVM dialect (it used
+/// to print "does not refer to a registered pass", run a partial pipeline
+/// and succeed with the norm op left).
+TEST_F(PipelinesTest, CPUPipelineLowersWithoutUpstreamRegistry) {
+  for (StringRef pipeline :
+       {"norm-cpu-pipeline",
+        "norm-cpu-pipeline{lowering=linalg threads=2}"}) {
+    OwningOpRef<ModuleOp> module;
+    std::string diagnostics;
+    ASSERT_TRUE(succeeded(run(pipeline, kRMSNorm, module, diagnostics)))
+        << pipeline.str() << ":\n"
+        << diagnostics;
+    EXPECT_TRUE(diagnostics.empty()) << diagnostics;
+    // LLVM dialect ops (and OpenMP ones with threads, which translate to
+    // LLVM IR as well).
+    module->walk([&](Operation *op) {
+      StringRef dialect = op->getDialect()->getNamespace();
+      EXPECT_TRUE(isa<ModuleOp>(op) || dialect == "llvm" || dialect == "omp")
+          << pipeline.str() << " left " << op->getName().getStringRef().str();
+    });
+  }
+}
+
+/// norm-spmd-pipeline builds and runs too (a module without annotations
+/// passes through).
+TEST_F(PipelinesTest, SPMDPipelineWithoutUpstreamRegistry) {
+  OwningOpRef<ModuleOp> module;
+  std::string diagnostics;
+  EXPECT_TRUE(succeeded(run("norm-spmd-pipeline", kRMSNorm,
+                            module, diagnostics)))
+      << diagnostics;
+}
+
+/// norm-gpu-pipeline builds as well (with a stand-in toolkit holding the
+/// libdevice it checks for; format=isa needs no ptxas).
+TEST_F(PipelinesTest, GPUPipelineBuildsWithoutUpstreamRegistry) {
+  SmallString<128> toolkit;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("norm-toolkit", toolkit));
+  SmallString<128> libdevice(toolkit);
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice");
+  ASSERT_FALSE(llvm::sys::fs::create_directories(libdevice));
+  llvm::sys::path::append(libdevice, "libdevice.10.bc");
+  {
+    std::error_code error;
+    llvm::raw_fd_ostream file(libdevice, error);
+    ASSERT_FALSE(error);
+  }
+  NormGPUPipelineOptions options;
+  options.toolkit = std::string(toolkit);
+  options.format = "isa";
+  PassManager pm(context.get());
+  std::string diagnostics;
+  {
+    llvm::raw_string_ostream os(diagnostics);
+    ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &diag) {
+      os << diag.str() << "\n";
+      return success();
+    });
+    EXPECT_TRUE(succeeded(buildNormGPUPipeline(pm, options)));
+  }
+  EXPECT_TRUE(diagnostics.empty()) << diagnostics;
+  EXPECT_GT(pm.size(), 10u);
+  llvm::sys::fs::remove_directories(toolkit);
+}
+
+/// A pipeline that cannot be built fails the run with one diagnostic at
+/// the module; the builder reports the failure.
+TEST_F(PipelinesTest, UnbuildablePipelineFailsTheRun) {
+  OwningOpRef<ModuleOp> module;
+  std::string diagnostics;
+  EXPECT_TRUE(failed(run("norm-cpu-pipeline{threads=0}",
+                         kRMSNorm, module, diagnostics)));
+  EXPECT_NE(diagnostics.find("norm-cpu-pipeline: option 'threads' must be "
+                             ">= 1, got 0"),
+            std::string::npos)
+      << diagnostics;
+
+  PassManager pm(context.get(), func::FuncOp::getOperationName());
+  EXPECT_TRUE(failed(buildNormCPUPipeline(pm, NormCPUPipelineOptions())));
+  EXPECT_TRUE(failed(buildNormSPMDPipeline(pm, NormSPMDPipelineOptions())));
+  NormGPUPipelineOptions gpu;
+  gpu.chip = "sm_xx";
+  PassManager modulePM(context.get());
+  EXPECT_TRUE(failed(buildNormGPUPipeline(modulePM, gpu)));
+  diagnostics.clear();
+  {
+    llvm::raw_string_ostream os(diagnostics);
+    ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &diag) {
+      os << diag.str() << "\n";
+      return success();
+    });
+    module = parseSourceString<ModuleOp>(kRMSNorm, context.get());
+    ASSERT_TRUE(module);
+    EXPECT_TRUE(failed(modulePM.run(*module)));
+  }
+  EXPECT_NE(diagnostics.find("norm-gpu-pipeline: option 'chip'"),
+            std::string::npos)
+      << diagnostics;
+}
+
+} // namespace
