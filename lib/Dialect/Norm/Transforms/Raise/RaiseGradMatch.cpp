@@ -119,9 +119,24 @@ bool raisegrad::readsOnlyRoles(TensorExpr *e, const GradMatch &m,
   return llvm::all_of(nodes, [&](TensorExpr *node) {
     if (roles.contains(node))
       return true;
-    if (node->is(Kind::Leaf) || node->is(Kind::Acc))
+    switch (node->kind) {
+    case Kind::Leaf:
+    case Kind::Acc:
+    // No gradient formula clamps, takes an absolute value or rounds outside
+    // its roles; a clamp beyond the sampled magnitudes would pass the
+    // numeric check.
+    case Kind::Max:
+    case Kind::Min:
+    case Kind::Abs:
+    case Kind::ReduceMax:
+    case Kind::RoundEven:
+    case Kind::FPToSI:
       return false;
-    return !node->is(Kind::DimSize) || isNormalizedCount(node, m, frame);
+    case Kind::DimSize:
+      return isNormalizedCount(node, m, frame);
+    default:
+      return true;
+    }
   });
 }
 
