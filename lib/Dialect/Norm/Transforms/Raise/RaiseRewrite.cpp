@@ -75,7 +75,7 @@ void mlir::norm::eraseReplacedChain(RewriterBase &rewriter, Operation *root,
 
   // The chain's ops, consumers first.
   for (Operation *op : llvm::reverse(chain)) {
-    if (erased.contains(op) || !op->use_empty())
+    if (erased.contains(op) || !op->use_empty() || !isMemoryEffectFree(op))
       continue;
     collectOperands(op);
     erased.insert(op);

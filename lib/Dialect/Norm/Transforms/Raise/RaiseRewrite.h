@@ -60,8 +60,8 @@ private:
 };
 
 /// Replaces `root` by `replacements`, then erases the ops of `chain` (the
-/// ops that computed root, in program order) that are left without uses,
-/// consumers first, and then every op that only the erased ops used and that is
+/// ops that computed root, in program order) that are left without uses and
+/// have no memory effects, consumers first, and then every op that only the erased ops used and that is
 /// trivially dead (inits, constants, captured scalars). Everything goes
 /// through `rewriter`.
 void eraseReplacedChain(RewriterBase &rewriter, Operation *root,
