@@ -71,3 +71,21 @@ func.func @three_projections(%x: tensor<2x2xbf16>, %z: tensor<2x2xbf16>) -> (ten
   %2 = linalg.matmul ins(%y, %v : tensor<2x2xbf16>, tensor<2x2xbf16>) outs(%z : tensor<2x2xbf16>) -> tensor<2x2xbf16>
   return %0, %1, %2 : tensor<2x2xbf16>, tensor<2x2xbf16>, tensor<2x2xbf16>
 }
+
+// -----
+
+// f16 subnormal elements of the RHS are kept where the fold leaves them
+// exact (a weight of 1, or 2 doubling a subnormal), and the normal products
+// fold as usual; only a product that loses range is declined
+// (norm-fold-matmul-weights-declined.mlir).
+// CHECK-LABEL: func @f16_subnormal_rhs_kept
+//       CHECK: %[[Y:.*]] = norm.rms_norm %{{.*}} : (tensor<2x2xf16>) -> tensor<2x2xf16>
+//       CHECK: %[[W:.*]] = arith.constant dense<{{\[\[}}6.020070e-06, 1.000000e+00], [5.960460e-06, 3.000000e+00]]> : tensor<2x2xf16>
+//       CHECK: linalg.matmul ins(%[[Y]], %[[W]]
+func.func @f16_subnormal_rhs_kept(%x: tensor<2x2xf16>, %z: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %w = arith.constant dense<[1.0, 2.0]> : tensor<2xf16>
+  %m = arith.constant dense<[[6.0e-6, 1.0], [3.0e-6, 1.5]]> : tensor<2x2xf16>
+  %y = norm.rms_norm %x weight(%w) : (tensor<2x2xf16>, tensor<2xf16>) -> tensor<2x2xf16>
+  %o = linalg.matmul ins(%y, %m : tensor<2x2xf16>, tensor<2x2xf16>) outs(%z : tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %o : tensor<2x2xf32>
+}

@@ -345,7 +345,7 @@ struct FoldPlan {
 };
 
 //===----------------------------------------------------------------------===//
-// Rewrite steps
+// The folded right-hand sides and the plan, computed before the IR changes
 //===----------------------------------------------------------------------===//
 
 /// `value` as a double, also when the host flushes subnormal inputs.
@@ -614,6 +614,10 @@ static FailureOr<FoldPlan> planFold(NormOpInterface op, const Options &options,
       return failure();
   return plan;
 }
+
+//===----------------------------------------------------------------------===//
+// Rewrite steps
+//===----------------------------------------------------------------------===//
 
 /// Rewrites one matmul consumer: the folded RHS, then the epilogues on its
 /// product (the deferred row scale `rowScale`, if any, then the bias row),
