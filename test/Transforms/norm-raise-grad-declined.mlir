@@ -1209,3 +1209,44 @@ func.func @neg_ln_max_rstd_tiny(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %mean
   } -> tensor<4x8xf32>
   return %dx : tensor<4x8xf32>
 }
+
+// -----
+
+// x rounded through bf16 in an f32 backward.
+// CHECK-LABEL: func.func @neg_rms_x_through_bf16(
+//   CHECK-NOT: norm.
+//       CHECK: linalg.generic
+//   CHECK-NOT: norm.
+//       CHECK: linalg.generic
+//   CHECK-NOT: norm.
+//       CHECK: return
+func.func @neg_rms_x_through_bf16(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %rstd: tensor<4xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 8.0 : f32
+  %row = tensor.empty() : tensor<4xf32>
+  %full = tensor.empty() : tensor<4x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%row : tensor<4xf32>) -> tensor<4xf32>
+  %sums:1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%dy, %x, %rstd, %w : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%d: f32, %v: f32, %r: f32, %wv: f32, %sgx: f32):
+    %vt = arith.truncf %v : f32 to bf16
+    %vt2 = arith.extf %vt : bf16 to f32
+    %g = arith.mulf %d, %wv : f32
+    %xh = arith.mulf %vt2, %r : f32
+    %gx = arith.mulf %g, %xh : f32
+    %b = arith.addf %gx, %sgx : f32
+    linalg.yield %b : f32
+  } -> (tensor<4xf32>)
+  %dx = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%dy, %x, %rstd, %w, %sums#0 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>) outs(%full : tensor<4x8xf32>) {
+  ^bb0(%d: f32, %v: f32, %r: f32, %wv: f32, %sgx: f32, %out: f32):
+    %vt = arith.truncf %v : f32 to bf16
+    %vt2 = arith.extf %vt : bf16 to f32
+    %g = arith.mulf %d, %wv : f32
+    %xh = arith.mulf %vt2, %r : f32
+    %mgx = arith.divf %sgx, %n : f32
+    %t = arith.mulf %xh, %mgx : f32
+    %d1 = arith.subf %g, %t : f32
+    %o = arith.mulf %r, %d1 : f32
+    linalg.yield %o : f32
+  } -> tensor<4x8xf32>
+  return %dx : tensor<4x8xf32>
+}

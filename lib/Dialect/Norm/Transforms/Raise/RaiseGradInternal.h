@@ -127,9 +127,10 @@ void collectNodes(TensorExpr *root, SmallVectorImpl<TensorExpr *> &out,
 
 /// True when `e` reads nothing but the roles of `m` and `extras`: walking it
 /// down to them, it meets no other leaf (a tensor read another way, a
-/// scalar), no clamp, absolute value or rounding, and its element counts
-/// are N's: they count normalized dims of dy or x, or dims whose static
-/// sizes are the frame's, exactly in their type.
+/// scalar), no clamp, absolute value or rounding (to an integer, or to a
+/// type narrower than dy's), and its element counts are N's: they count
+/// normalized dims of dy or x, or dims whose static sizes are the frame's,
+/// exactly in their type.
 bool readsOnlyRoles(TensorExpr *e, const GradMatch &m,
                     ArrayRef<TensorExpr *> extras, ArrayRef<int64_t> frame);
 

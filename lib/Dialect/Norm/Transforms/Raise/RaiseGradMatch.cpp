@@ -134,6 +134,11 @@ bool raisegrad::readsOnlyRoles(TensorExpr *e, const GradMatch &m,
       return false;
     case Kind::DimSize:
       return isNormalizedCount(node, m, frame);
+    case Kind::Cast:
+      // A rounding to a type narrower than dx's changes more than the op's
+      // own rounding (bf16 in an f32 backward); conversions are otherwise
+      // taken as exact.
+      return getPrecision(node->type) >= getPrecision(m.dy->type);
     default:
       return true;
     }
