@@ -24,9 +24,10 @@ reads memory it never wrote (undefined) and is counted as unstable, not
 unsound. For an f16 or bf16 mutant, a difference is also forgiven when the
 pass output matches the mutant computed in f32, or is no further from it
 than twice the mutant itself (the pass computes as precisely as the chain
-or more, e.g. accumulates a bf16 reduction in f32). Each
-unsound
-mutant, and each mutant that crashes norm-opt or whose output no longer
+or more, e.g. accumulates a bf16 reduction in f32). Likewise for an f32
+mutant computed in f64 (its f16 and bf16 roundings kept): such an alarm
+is dismissed as more accurate than the original, counted ("dismissed N")
+and saved under --out as accurate-*. Each unsound mutant, and each mutant that crashes norm-opt or whose output no longer
 compiles or runs, is saved under --out (mutant.mlir, after.mlir, diff.txt,
 report.txt with the commands that reproduce it).
 
@@ -294,6 +295,11 @@ def confirm(ctx, m):
                                      runs["before", "85"][2], rerun,
                                      runs["after", "85"][2], sizes):
         m.verdict = "narrow"
+    elif failed and matches_wide_chain(ctx, m, manifest,
+                                       runs["before", "85"][2], rerun,
+                                       runs["after", "85"][2], sizes,
+                                       "f64"):
+        m.verdict = "accurate"
     elif not failed and unstable_after:
         m.lines.append("the pass output reads memory it never wrote: " +
                        "; ".join(unstable_after))
@@ -302,19 +308,24 @@ def confirm(ctx, m):
 
 
 def matches_wide_chain(ctx, m, manifest, before_outputs, rerun,
-                       after_outputs, sizes):
-    """True when every tensor of an f16 or bf16 mutant that differs from the
-    pass output is explained by the mutant's own rounding: computed in f32,
-    the mutant matches the pass output, or is at least as far (times 2)
-    from its f32 value as the pass output is (the pass computes more
-    precisely than the chain, e.g. a bf16 reduction it accumulates in f32,
-    or as imprecisely in another order; docs/Numerics.md)."""
+                       after_outputs, sizes, wide_type="f32"):
+    """True when every tensor of an f16 or bf16 mutant (`wide_type` f32) or
+    of an f32 mutant (`wide_type` f64) that differs from the pass output is
+    explained by the mutant's own rounding: computed in `wide_type`, the
+    mutant matches the pass output, or is at least as far (times 2) from
+    its wide value as the pass output is (the pass computes more precisely
+    than the chain, e.g. a bf16 reduction it accumulates in f32, or 1 -
+    tanh^2 without the chain's cancellation; or as imprecisely in another
+    order; docs/Numerics.md). Roundings the chain makes on purpose to a type
+    narrower than f32 stay in the f64 evaluation."""
     keep = m.result["keep"]
-    wide = ex.promote(ex.prepare(m.result["before"], m.name + "_", keep))
+    wide = ex.promote(ex.prepare(m.result["before"], m.name + "_", keep),
+                      wide_type)
     if wide is None:
         return False
     ok, wide_manifest, wide_outputs, _ = ex.execute(
-        ctx.tools, wide, ctx.workdir, m.name + "-wide", ctx.args.seed,
+        ctx.tools, wide, ctx.workdir, m.name + "-" + wide_type,
+        ctx.args.seed,
         ctx.args.calls, sizes=sizes)
     if not ok or wide_manifest != manifest:
         return False
@@ -330,7 +341,7 @@ def matches_wide_chain(ctx, m, manifest, before_outputs, rerun,
                 return False
     m.lines.append("every difference is explained by the rounding of the "
                    "mutant; the pass output versus the mutant computed in "
-                   "f32:")
+                   "{}:".format(wide_type))
     m.lines += ["  {} (the mutant's own error: {:.3g})".format(
         line, error_before[label][k]) for label, rows in versus_wide.items()
         for k, (_, line) in enumerate(rows)]
@@ -479,7 +490,7 @@ def main():
 
 STATS = ("tried", "duplicate", "valid", "changed", "executed", "unsound",
          "crash", "broken-after", "broken-before", "unstable", "flaky",
-         "narrow", "error", "undrivable", "signature")
+         "narrow", "accurate", "error", "undrivable", "signature")
 
 
 def loop(ctx, suites, chunks):
@@ -583,7 +594,7 @@ def record(ctx, stats, findings, m):
     if m.verdict in ("unsound", "broken-after"):
         stats[m.verdict] += 1
         findings.append((m.verdict, m, save(ctx, m, m.verdict)))
-    elif m.verdict in ("unstable", "flaky", "narrow"):
+    elif m.verdict in ("unstable", "flaky", "narrow", "accurate"):
         stats[m.verdict] += 1
         save(ctx, m, m.verdict)
     if ctx.args.verbose:
@@ -600,7 +611,8 @@ def summarize(stats, findings):
           "{undrivable} not executable, {broken-before} mutants that do not "
           "run, {unstable} that read undefined memory, {flaky} alarms not "
           "reproduced, {narrow} explained by the rounding of their f16/bf16 "
-          "chain; "
+          "chain, dismissed {accurate} as more accurate than the original "
+          "(f32 chain versus its f64 evaluation); "
           "{crash} crashes, {broken-after} outputs that do not "
           "run, {signature} signature changes".format(**stats))
     print("soundness: tried {tried} mutants, {valid} parse-valid, {changed} "

@@ -185,37 +185,54 @@ def _function_reads_uninitialized(text):
 # --------------------------------------------------------------------------
 
 NARROW = r"(?<![A-Za-wyz0-9_.$%])b?f16\b"
+# f32 as an element or scalar type (promoted to f64 by promote(wide="f64")).
+SINGLE = r"(?<![A-Za-wyz0-9_.$%])f32\b"
+# A hexadecimal f32 literal of a constant typed f32 (or a tensor of f32):
+# its bits are rewritten as an f64 literal when f32 is promoted.
+HEX_F32 = re.compile(r"\b0x([0-9A-Fa-f]{8})\b(?=[^\n]*(?::\s*f32\b|xf32>))")
 SAME_TYPE_CAST = re.compile(
     r"arith\.(?:extf|truncf) (" + r"%[\w$.\-]+(?:#\d+)?" +
     r") : (\S+) to \2(?=$|\s)", re.M)
 
 
-def promote(text):
-    """The module with every f16 and bf16 function computing in f32: the
-    same signature, its arguments extended to f32 on entry, every type in
-    the body f32, the results truncated back on return. None when there is
-    nothing to promote. (Not every module promotes into valid IR, e.g.
-    dense_resource blobs of bf16 keep their size; the caller verifies.)"""
+def promote(text, wide="f32"):
+    """The module with every f16 and bf16 function computing in f32
+    (`wide` "f32"), or every f32 function computing in f64 (`wide` "f64";
+    its f16 and bf16 types stay, so that a rounding the chain makes on
+    purpose, a truncf to bf16 and back, is still made): the same signature,
+    its arguments extended on entry, every such type in the body `wide`,
+    the results truncated back on return. None when there is nothing to
+    promote. (Not every module promotes into valid IR, e.g. dense_resource
+    blobs keep their size; the caller verifies.)"""
+    narrow = SINGLE if wide == "f64" else NARROW
     lines = text.splitlines()
     out, changed, n = [], False, 0
     while n < len(lines):
         line = lines[n]
         sig = re.match(r"^(\s*)func\.func (?:private )?@[\w$.]+\((.*)\)"
                        r"(?: -> (.*?))?(?: attributes .*)? \{$", line)
-        if not sig or not re.search(NARROW, line):
+        if not sig or not re.search(narrow, line):
             out.append(line)
             n += 1
             continue
         end = n + 1
         while end < len(lines) and lines[end] != sig.group(1) + "}":
             end += 1
-        out += _promote_function(line, lines[n + 1:end], sig.group(1) + "  ")
+        out += _promote_function(line, lines[n + 1:end], sig.group(1) + "  ",
+                                 narrow, wide)
         changed = True
         n = end
     return "\n".join(out) + "\n" if changed else None
 
 
-def _promote_function(signature, body, indent):
+def _hex_f32_as_f64(match):
+    value = np.frombuffer(bytes.fromhex(match.group(1))[::-1],
+                          dtype=np.float32)[0]
+    return "0x{:016X}".format(
+        int(np.array(value, dtype=np.float64).view(np.uint64)))
+
+
+def _promote_function(signature, body, indent, narrow, wide):
     sig_args = re.search(r"@[\w$.]+\((.*?)\)(?: -> |(?: attributes .*)? \{$)",
                          signature).group(1)
     args = [a.split(":", 1) for a in wrap_main.split_top_level(sig_args)]
@@ -223,15 +240,17 @@ def _promote_function(signature, body, indent):
     entry = []
     renames = {}
     for name, typ in args:
-        if re.search(NARROW, typ):
-            wide = re.sub(NARROW, "f32", typ)
+        if re.search(narrow, typ):
+            promoted = re.sub(narrow, wide, typ)
             renames[name] = name + "_p"
             entry.append("{}{}_p = arith.extf {} : {} to {}".format(
-                indent, name, name, typ.strip(), wide.strip()))
+                indent, name, name, typ.strip(), promoted.strip()))
     text = "\n".join(body)
     for name in sorted(renames, key=len, reverse=True):
         text = re.sub(re.escape(name) + r"(?![\w$.\-])", renames[name], text)
-    text = re.sub(NARROW, "f32", text)
+    if wide == "f64":
+        text = HEX_F32.sub(_hex_f32_as_f64, text)
+    text = re.sub(narrow, wide, text)
     text = SAME_TYPE_CAST.sub(r"arith.maximumf \1, \1 : \2", text)
     body = text.splitlines()
     results = re.search(r"\) -> \(?(.*?)\)?(?: attributes .*)? \{$",
@@ -243,11 +262,11 @@ def _promote_function(signature, body, indent):
         values = [v.strip() for v in ret.group(2).split(",")]
         fixed = []
         for k, (value, typ) in enumerate(zip(values, result_types)):
-            if re.search(NARROW, typ):
+            if re.search(narrow, typ):
                 entry_free = "%promoted_result{}".format(k)
                 body.insert(len(body) - 1, "{}{} = arith.truncf {} : {} to "
                             "{}".format(ret.group(1), entry_free, value,
-                                        re.sub(NARROW, "f32", typ), typ))
+                                        re.sub(narrow, wide, typ), typ))
                 value = entry_free
             fixed.append(value)
         body[-1] = "{}return {} : {}".format(ret.group(1), ", ".join(fixed),
