@@ -64,14 +64,51 @@ static bool isRowShaped(Type type, ArrayRef<int64_t> frame) {
   return true;
 }
 
+/// True when a row sum or a tanh occurs in `root`, the nodes a gradient is
+/// anchored at (see GradMatcher::isCandidate). Memoized in `memo` per node,
+/// so that the candidates along a residual stream, each reading all those
+/// before it, take linear time in all.
+static bool reachesAnchor(TensorExpr *root,
+                          DenseMap<TensorExpr *, bool> &memo) {
+  // Iterative, so that long operand chains need no deep recursion.
+  SmallVector<std::pair<TensorExpr *, unsigned>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto &[node, next] = stack.back();
+    if (memo.count(node)) {
+      stack.pop_back();
+      continue;
+    }
+    if (node->is(Kind::Sum) || node->is(Kind::Tanh)) {
+      memo[node] = true;
+      stack.pop_back();
+      continue;
+    }
+    if (next < node->operands.size()) {
+      stack.push_back({node->getOperand(next++), 0});
+      continue;
+    }
+    bool reaches = llvm::any_of(node->operands, [&](TensorExpr *operand) {
+      return memo.lookup(operand);
+    });
+    memo[node] = reaches;
+    stack.pop_back();
+  }
+  return memo.lookup(root);
+}
+
 /// Raises the gradient whose dx `rootOp` computes, if it is one; otherwise
 /// says in `decline` whether it reads like one and why it was not raised.
 static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
+                    DenseMap<TensorExpr *, bool> &anchorMemo,
                     function_ref<void(Operation *)> forget,
                     GradDecline *decline = nullptr) {
   Value rootValue = rootOp->getResult(0);
   TensorExpr *expr = builder.evaluate(rootValue);
   if (!expr || expr->is(Kind::Leaf) || expr->is(Kind::Const))
+    return false;
+  // Without a row sum or a tanh it matches no formula and is no candidate:
+  // skip the walk of everything it reads.
+  if (!reachesAnchor(expr, anchorMemo))
     return false;
   const TensorExprEvaluation *evaluation = builder.lookup(rootValue);
   if (!evaluation)
@@ -131,6 +168,8 @@ mlir::norm::raiseGradients(Operation *root,
                            SmallVectorImpl<DeclinedGradient> *declined) {
   unsigned raised = 0;
   DenseMap<Type, std::unique_ptr<TensorExprBuilder>> builders;
+  // Of the nodes of every builder; cleared with them.
+  DenseMap<TensorExpr *, bool> anchorMemo;
   SmallVector<Operation *> candidates;
   root->walk([&](Operation *op) {
     if (op == root || op->getNumResults() != 1 || isa<NormOpInterface>(op) ||
@@ -164,10 +203,12 @@ mlir::norm::raiseGradients(Operation *root,
     if (!builder)
       builder = std::make_unique<TensorExprBuilder>(type);
     GradDecline decline;
-    if (raiseAt(op, *builder, forget, declined ? &decline : nullptr)) {
+    if (raiseAt(op, *builder, anchorMemo, forget,
+                declined ? &decline : nullptr)) {
       ++raised;
       // The rewrite changed the block; start the evaluations afresh.
       builders.clear();
+      anchorMemo.clear();
     } else if (decline.isCandidate) {
       declines.insert({op, std::move(decline)});
     }
