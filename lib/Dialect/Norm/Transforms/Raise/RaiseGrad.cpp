@@ -100,6 +100,7 @@ static bool reachesAnchor(TensorExpr *root,
 /// says in `decline` whether it reads like one and why it was not raised.
 static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
                     DenseMap<TensorExpr *, bool> &anchorMemo,
+                    DenseMap<TensorExpr *, bool> &sumOfTensorsMemo,
                     function_ref<void(Operation *)> forget,
                     GradDecline *decline = nullptr) {
   Value rootValue = rootOp->getResult(0);
@@ -115,6 +116,7 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
     return false;
   ArrayRef<int64_t> frame = builder.getFrameShape();
   GradMatcher matcher(builder, *evaluation);
+  matcher.sumOfTensorsMemo = &sumOfTensorsMemo;
   SmallPtrSet<Operation *, 32> chainOps;
   builder.walkEvaluations(
       *evaluation,
@@ -169,7 +171,7 @@ mlir::norm::raiseGradients(Operation *root,
   unsigned raised = 0;
   DenseMap<Type, std::unique_ptr<TensorExprBuilder>> builders;
   // Of the nodes of every builder; cleared with them.
-  DenseMap<TensorExpr *, bool> anchorMemo;
+  DenseMap<TensorExpr *, bool> anchorMemo, sumOfTensorsMemo;
   SmallVector<Operation *> candidates;
   root->walk([&](Operation *op) {
     if (op == root || op->getNumResults() != 1 || isa<NormOpInterface>(op) ||
@@ -203,12 +205,13 @@ mlir::norm::raiseGradients(Operation *root,
     if (!builder)
       builder = std::make_unique<TensorExprBuilder>(type);
     GradDecline decline;
-    if (raiseAt(op, *builder, anchorMemo, forget,
+    if (raiseAt(op, *builder, anchorMemo, sumOfTensorsMemo, forget,
                 declined ? &decline : nullptr)) {
       ++raised;
       // The rewrite changed the block; start the evaluations afresh.
       builders.clear();
       anchorMemo.clear();
+      sumOfTensorsMemo.clear();
     } else if (decline.isCandidate) {
       declines.insert({op, std::move(decline)});
     }

@@ -165,6 +165,10 @@ public:
   bool isCandidate = false;
   SmallVector<TensorExpr *> anchors;
   std::string reason;
+  /// When set, the memo of isSumOfTensors, shared by the matchers of one
+  /// builder (the residual stream's sums are met by every candidate after
+  /// them).
+  DenseMap<TensorExpr *, bool> *sumOfTensorsMemo = nullptr;
 
 private:
   /// The leaves and values the roles are taken from.
@@ -182,8 +186,9 @@ private:
     bool hasTanh = false;
   };
 
-  /// True for a leaf of the frame read as is, or a sum of such.
-  bool isSumOfTensors(TensorExpr *e) const;
+  /// True for a leaf of the frame read as is, or a sum of such. Memoized
+  /// per node.
+  bool isSumOfTensors(TensorExpr *e);
   /// The root less the terms of its top-level sum added to dx as they are
   /// (into `added`); null when nothing is left.
   TensorExpr *splitAddedTerms(SmallVectorImpl<TensorExpr *> &added);
@@ -244,6 +249,7 @@ private:
     return builder.getConst(value, Float64Type::get(builder.getContext()));
   }
 
+  DenseMap<TensorExpr *, bool> localSumOfTensorsMemo;
   TensorExprBuilder &builder;
   const TensorExprEvaluation &root;
   int64_t rank;

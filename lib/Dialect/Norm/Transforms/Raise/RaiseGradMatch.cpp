@@ -279,12 +279,21 @@ bool GradMatcher::tryRoles(GradMatch &m) {
   return false;
 }
 
-bool GradMatcher::isSumOfTensors(TensorExpr *e) const {
+bool GradMatcher::isSumOfTensors(TensorExpr *e) {
   uint64_t fullMask = (uint64_t(1) << rank) - 1;
   if (e->is(Kind::Leaf))
     return e->deps == fullMask && e->map == builder.getIdentityMap();
-  return e->is(Kind::Add) && isSumOfTensors(e->getOperand(0)) &&
-         isSumOfTensors(e->getOperand(1));
+  if (!e->is(Kind::Add))
+    return false;
+  DenseMap<TensorExpr *, bool> &memo =
+      sumOfTensorsMemo ? *sumOfTensorsMemo : localSumOfTensorsMemo;
+  auto it = memo.find(e);
+  if (it != memo.end())
+    return it->second;
+  bool result =
+      isSumOfTensors(e->getOperand(0)) && isSumOfTensors(e->getOperand(1));
+  memo[e] = result;
+  return result;
 }
 
 TensorExpr *

@@ -427,12 +427,23 @@ static void eraseReplaced(Operation *rootOp, Operation *gradOp,
       if (Operation *def = value.getDefiningOp())
         maybeDead.insert(def);
   };
-  SmallVector<Operation *> chain;
-  for (Operation &op : *block)
-    if (chainOps.contains(&op) || &op == rootOp ||
-        llvm::any_of(replacements,
-                     [&](auto &r) { return r.first.getDefiningOp() == &op; }))
-      chain.push_back(&op);
+  // The chain's ops of the block, in program order (the block's cached
+  // positions, not a scan of the block: that would be quadratic in a graph
+  // of many gradients).
+  llvm::SetVector<Operation *> chainSet;
+  auto addToChain = [&](Operation *op) {
+    if (op && op->getBlock() == block)
+      chainSet.insert(op);
+  };
+  for (Operation *op : chainOps)
+    addToChain(op);
+  addToChain(rootOp);
+  for (const auto &r : replacements)
+    addToChain(r.first.getDefiningOp());
+  SmallVector<Operation *> chain = chainSet.takeVector();
+  llvm::sort(chain, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
   for (Operation *op : llvm::reverse(chain))
     if (op->use_empty() && isMemoryEffectFree(op))
       eraseOp(op);
