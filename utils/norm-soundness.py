@@ -259,8 +259,9 @@ def hash_seed(seed, ident):
 
 def confirm(ctx, m):
     """Reruns an alarm alone with heap memory poisoned two ways: unstable
-    when the mutant's own results change (it reads memory it never wrote),
-    else unsound when the pass output differs from it (or changes itself)."""
+    when the mutant's own results change (it reads memory it never wrote)
+    or when it fails upstream's run-time op verification (it reads out of
+    bounds), else unsound when the pass output differs from it (or changes itself)."""
     before, after, sizes = modules([m])
     seed = ctx.args.seed
     runs = {}
@@ -282,6 +283,18 @@ def confirm(ctx, m):
                             runs["before", "170"][2], ctx.bounds, SIGNATURES)
     if not all(ok for rows in self_check.values() for ok, _ in rows):
         m.verdict = "unstable"
+        return
+    # A map that reads outside its operand (e.g. `(d0, d1, d1)` on a dim of
+    # size 1) may read memory that was written, just not the element meant:
+    # stable under poisoning, and still undefined. Upstream's run-time op
+    # verification finds it.
+    checked = ex.execute(ctx.tools, before, ctx.workdir,
+                         "{}-before-checked".format(m.name), seed,
+                         ctx.args.calls, None, sizes, checked=True)
+    if not checked[0]:
+        m.verdict = "unstable"
+        m.lines.append("the mutant fails run-time op verification (an "
+                       "access out of bounds): " + checked[3][-300:])
         return
     rerun = ex.compare(manifest, runs["before", "85"][2],
                        runs["after", "85"][2], ctx.bounds, SIGNATURES)

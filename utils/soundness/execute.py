@@ -330,9 +330,13 @@ def apply_passes(tools, path, passes):
 # A batch of changed mutants, executed before and after
 # --------------------------------------------------------------------------
 
-def execute(tools, module, workdir, stem, seed, calls, env=None, sizes=None):
+def execute(tools, module, workdir, stem, seed, calls, env=None, sizes=None,
+            checked=False):
     """Wraps `module` (`// -----` chunks) with wrap-main's random inputs
-    (`sizes`: {function: size of its dynamic dims}) and runs it. Returns
+    (`sizes`: {function: size of its dynamic dims}) and runs it; `checked`
+    adds upstream's run-time op verification (`--generate-runtime-verification`:
+    every linalg op's indexing maps and every dim/extract checked in bounds,
+    a failed check aborts the run). Returns
     (ok, manifest [(label, index, element)], outputs [(sizes, values)],
     message)."""
     src = os.path.join(workdir, stem + ".mlir")
@@ -351,8 +355,9 @@ def execute(tools, module, workdir, stem, seed, calls, env=None, sizes=None):
         return False, [], [], "wrap-main failed: " + err[-2000:]
     with open(manifest_path) as f:
         manifest = [tuple(l.split()) for l in f if l.strip()]
-    rc, _, err = run([tools.norm_opt, wrapped, tools.pipeline, "-o", lowered],
-                     tools.timeout)
+    verification = ["--generate-runtime-verification"] if checked else []
+    rc, _, err = run([tools.norm_opt, wrapped] + verification +
+                     [tools.pipeline, "-o", lowered], tools.timeout)
     if rc != 0:
         what = "crashed" if crashed(rc, err) else "failed"
         return False, manifest, [], "lowering {}: {}".format(what, err[-3000:])
