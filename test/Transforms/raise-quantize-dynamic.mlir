@@ -46,7 +46,8 @@ func.func @fp8_per_token_divide_ub(%y: tensor<4x8xbf16>) -> (tensor<4x8xf8E4M3FN
 // -----
 
 // int8 in linalg.generic ops, dynamic rows: a max-reduction with a maxnumf
-// combiner from -inf, the scale computed on [M] without a cap, then
+// combiner from -inf (fastmath<nnan>: without it a NaN would be dropped, see
+// raise-quantize-nan.mlir), the scale computed on [M] without a cap, then
 // y * (1 / s), roundeven, clamp, fptosi in one op; the [M] scales the
 // function returns are the op's, collapsed.
 // CHECK-LABEL: func @i8_per_token_generic_reciprocal
@@ -65,7 +66,7 @@ func.func @i8_per_token_generic_reciprocal(%y: tensor<?x8xf32>) -> (tensor<?x8xi
   %amax = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%y : tensor<?x8xf32>) outs(%init : tensor<?xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %a = math.absf %in : f32
-    %m = arith.maxnumf %acc, %a : f32
+    %m = arith.maxnumf %acc, %a fastmath<nnan> : f32
     linalg.yield %m : f32
   } -> tensor<?xf32>
   %s = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%amax : tensor<?xf32>) outs(%empty : tensor<?xf32>) {
@@ -126,8 +127,9 @@ func.func @fp8_per_token_tosa_bf16_amax(%y: tensor<4x8xbf16>) -> tensor<4x8xf8E4
 // -----
 
 // After an existing norm op: max |y| in a linalg.generic reduction with a
-// compare-and-select combiner, the cap and floor as compare-and-select
-// clamps, the [M] scales expanded to [M, 1] and returned; the norm's
+// compare-and-select combiner (fastmath<nnan>: `select(a > acc, a, acc)`
+// drops a NaN a), the cap and floor as ordered compare-and-select clamps
+// (they keep a NaN), the [M] scales expanded to [M, 1] and returned; the norm's
 // result is the op's input.
 // CHECK-LABEL: func @fp8_per_token_after_norm_select
 //  CHECK-SAME: (%[[X:.*]]: tensor<4x8xbf16>, %[[W:.*]]: tensor<8xbf16>)
@@ -141,7 +143,7 @@ func.func @fp8_per_token_after_norm_select(%x: tensor<4x8xbf16>, %w: tensor<8xbf
   ^bb0(%in: bf16, %acc: f32):
     %e = arith.extf %in : bf16 to f32
     %a = math.absf %e : f32
-    %gt = arith.cmpf ogt, %a, %acc : f32
+    %gt = arith.cmpf ogt, %a, %acc fastmath<nnan> : f32
     %m = arith.select %gt, %a, %acc : f32
     linalg.yield %m : f32
   } -> tensor<4xf32>

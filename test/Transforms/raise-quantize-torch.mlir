@@ -5,9 +5,14 @@
 // them). In TOSA form, torch-mlir multiplies max |y| by an f32 1/448 for the
 // per-token scale, which is not the op's max |y| / 448: declined with a
 // remark; its int8 rounding (floor/ceil/select) is not a candidate.
-// RUN: norm-opt %S/Inputs/torch-quant-linalg.mlir -split-input-file -norm-raise | FileCheck %s --check-prefixes=CHECK,LINALG
-// RUN: norm-opt %S/Inputs/torch-quant-tosa.mlir -split-input-file -norm-raise | FileCheck %s --check-prefixes=CHECK,TOSA
-// RUN: norm-opt %S/Inputs/torch-quant-tosa.mlir -split-input-file -norm-raise=remarks=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK-TOSA
+// torch-mlir writes the clamps and the scale floor as `select(cmpf ult/ugt)`,
+// which give a NaN the bound where norm.quantize propagates it: the
+// quantizations are raised with assume-no-nans only (the REMARK-NAN lines:
+// declined without it).
+// RUN: norm-opt %S/Inputs/torch-quant-linalg.mlir -split-input-file -norm-raise=assume-no-nans=true | FileCheck %s --check-prefixes=CHECK,LINALG
+// RUN: norm-opt %S/Inputs/torch-quant-tosa.mlir -split-input-file -norm-raise=assume-no-nans=true | FileCheck %s --check-prefixes=CHECK,TOSA
+// RUN: norm-opt %S/Inputs/torch-quant-tosa.mlir -split-input-file "-norm-raise=remarks=true assume-no-nans=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK-TOSA
+// RUN: norm-opt %S/Inputs/torch-quant-linalg.mlir -split-input-file -norm-raise=remarks=true 2>&1 | FileCheck %s --check-prefix=REMARK-NAN
 
 // CHECK-LABEL: func.func @rms_norm_fp8_static(
 //       CHECK: %[[Y:.*]] = norm.rms_norm %arg0 weight(%{{.*}}) {cast_mode = #norm<cast_mode before_weight>, compute_type = f32}
@@ -39,3 +44,7 @@
 // REMARK-TOSA: remark: quantization not raised: the dynamic scale multiplies max |y| by 0.0022321429569274187 instead of dividing it by 448
 // REMARK-TOSA: remark: quantization not raised: the dynamic scale multiplies max |y| by 0.0022321429569274187 instead of dividing it by 448
 // REMARK-TOSA-NOT: remark
+
+// REMARK-NAN-NOT: norm.quantize %
+// REMARK-NAN-COUNT-5: remark: quantization not raised: a NaN would take the clamp's bound or the other operand here ('arith.select' on 'arith.cmpf ult'); norm.quantize propagates it (assume-no-nans or fastmath<nnan> to raise)
+// REMARK-NAN-NOT: norm.quantize %

@@ -51,7 +51,8 @@ func.func @fp8_scale_from_dynamic(%y: tensor<4x8xbf16>, %s: tensor<?xf32>) -> te
 
 // FP8 in tensor-level arith: a multiply by the reciprocal of a broadcast
 // tensor<1x1xf32> scale (collapsed to tensor<f32>), maxnumf/minnumf with
-// the upper bound first.
+// the upper bound first (fastmath<nnan>: without it a NaN would take a bound,
+// see raise-quantize-nan.mlir).
 // CHECK-LABEL: func @fp8_arith_reciprocal_maxnum
 //  CHECK-SAME: (%[[Y:.*]]: tensor<2x3x8xf32>, %[[S:.*]]: tensor<1x1xf32>)
 //       CHECK: %[[C:.*]] = tensor.collapse_shape %[[S]] [] : tensor<1x1xf32> into tensor<f32>
@@ -68,8 +69,8 @@ func.func @fp8_arith_reciprocal_maxnum(%y: tensor<2x3x8xf32>, %s: tensor<1x1xf32
   %v = arith.mulf %r, %y : tensor<2x3x8xf32>
   %lo = arith.constant dense<-448.0> : tensor<2x3x8xf32>
   %hi = arith.constant dense<448.0> : tensor<2x3x8xf32>
-  %a = arith.minnumf %v, %hi : tensor<2x3x8xf32>
-  %b = arith.maxnumf %a, %lo : tensor<2x3x8xf32>
+  %a = arith.minnumf %v, %hi fastmath<nnan> : tensor<2x3x8xf32>
+  %b = arith.maxnumf %a, %lo fastmath<nnan> : tensor<2x3x8xf32>
   %q = arith.truncf %b : tensor<2x3x8xf32> to tensor<2x3x8xf8E4M3FN>
   return %q : tensor<2x3x8xf8E4M3FN>
 }
@@ -77,7 +78,8 @@ func.func @fp8_arith_reciprocal_maxnum(%y: tensor<2x3x8xf32>, %s: tensor<1x1xf32
 // -----
 
 // int8 in one linalg.generic: the reciprocal of a tensor<1xf32> scale,
-// roundeven, then a maxnumf/minnumf clamp, fptosi; dynamic leading dim.
+// roundeven, then a maxnumf/minnumf clamp (fastmath<nnan>), fptosi; dynamic
+// leading dim.
 // CHECK-LABEL: func @i8_generic_reciprocal
 //  CHECK-SAME: (%[[Y:.*]]: tensor<?x8xf32>, %[[S:.*]]: tensor<1xf32>)
 //   CHECK-NOT: linalg.generic
@@ -95,8 +97,8 @@ func.func @i8_generic_reciprocal(%y: tensor<?x8xf32>, %s: tensor<1xf32>) -> tens
     %r = arith.divf %one, %sc : f32
     %v = arith.mulf %in, %r : f32
     %a = math.roundeven %v : f32
-    %b = arith.maxnumf %a, %lo : f32
-    %c = arith.minnumf %b, %hi : f32
+    %b = arith.maxnumf %a, %lo fastmath<nnan> : f32
+    %c = arith.minnumf %b, %hi fastmath<nnan> : f32
     %i = arith.fptosi %c : f32 to i8
     linalg.yield %i : i8
   } -> tensor<?x8xi8>

@@ -40,9 +40,12 @@ def NormRaisePass : Pass<"norm-raise"> {
     per-tensor f32 scale, clamped to [-448, 448] and truncated to f8E4M3FN,
     or rounded with `math.roundeven`, clamped to [-128, 127] and converted
     with `arith.fptosi` to i8. `y / s` is raised as the op's `y * (1/s)`
-    (at most one quantization step apart, at rare ties); a `maxnumf`/
-    `minnumf` clamp maps NaN to a bound where the op keeps NaN (f8) or
-    gives 0 (i8). See docs/Passes.md.
+    (at most one quantization step apart, at rare ties). A clamp, floor or
+    max-reduction that turns a NaN into a number (`maxnumf`/`minnumf`,
+    `cmpf` + `select` picking the bound on NaN, TOSA `nan_mode = IGNORE`)
+    differs from the op, which propagates NaN: it is raised only when its
+    `cmpf`/`maxnumf` carries `fastmath<nnan>` or with `assume-no-nans`.
+    See docs/Passes.md.
 
     A chain is left untouched when anything differs from the op semantics:
     unbiased variance, a reduction over other dims than the trailing
@@ -71,7 +74,10 @@ def NormRaisePass : Pass<"norm-raise"> {
   ];
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
-           "Emit a remark at every declined candidate saying why">
+           "Emit a remark at every declined candidate saying why">,
+    Option<"assumeNoNans", "assume-no-nans", "bool", /*default=*/"false",
+           "Assume no value is NaN (like -ffinite-math-only): raise clamps "
+           "and max-reductions that would turn a NaN into a number">
   ];
   let statistics = [
     Statistic<"numRaisedLayerNorm", "raised-layer-norm",

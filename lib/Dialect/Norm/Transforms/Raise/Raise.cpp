@@ -438,8 +438,10 @@ static SmallVector<Operation *> collectOps(Operation *root) {
 
 /// Raises the decomposed static quantizations under `root` to
 /// norm.quantize, consumers first, and counts (and with `remarks` explains)
-/// the conversions to a quantized type that are declined.
-static void raiseQuantizations(Operation *root, bool remarks, unsigned &raised,
+/// the conversions to a quantized type that are declined. `assumeNoNans`
+/// lets clamps that would turn a NaN into a number be raised.
+static void raiseQuantizations(Operation *root, bool remarks,
+                               bool assumeNoNans, unsigned &raised,
                                unsigned &declined) {
   MLIRContext *context = root->getContext();
   // One builder per frame shape, shared by the candidates: a rewrite erases
@@ -460,7 +462,7 @@ static void raiseQuantizations(Operation *root, bool remarks, unsigned &raised,
     std::unique_ptr<TensorExprBuilder> &builder = builders[frame];
     if (!builder)
       builder = std::make_unique<TensorExprBuilder>(frame);
-    QuantizeAnalysis analysis = analyzeQuantize(*builder, op);
+    QuantizeAnalysis analysis = analyzeQuantize(*builder, op, assumeNoNans);
     if (!analysis.candidate)
       continue;
     if (analysis.match &&
@@ -485,7 +487,8 @@ void NormRaisePass::runOnOperation() {
   // afterwards, a chain `norm(x) * m` with a scalar m could be taken for a
   // norm with a scalar weight, leaving no scale to the quantization.
   unsigned quantizeRaised = 0, quantizeDeclined = 0;
-  raiseQuantizations(root, remarks, quantizeRaised, quantizeDeclined);
+  raiseQuantizations(root, remarks, assumeNoNans, quantizeRaised,
+                     quantizeDeclined);
   numRaisedQuantize += quantizeRaised;
   numDeclinedQuantize += quantizeDeclined;
 

@@ -12,6 +12,12 @@
 // `y' * (1/s)` or `y' * c` for a constant c, and the clamp in either order
 // with maximumf/minimumf, maxnumf/minnumf or compare-and-select.
 //
+// The op propagates a NaN (NaN scale, f8 NaN, i8 0). A clamp, floor or
+// max-reduction that turns a NaN into a number (maxnumf/minnumf, a select
+// that picks the bound on NaN, TOSA nan_mode = IGNORE) computes something
+// else on a row holding a NaN or an infinity; such a chain is raised only
+// when NaNs are excluded (fastmath<nnan>, or the assume-no-nans option).
+//
 // The dynamic per-token form computes s per row from the row's magnitude:
 //
 //   s = max(min(amax, ub) / QMAX, floor),  amax = max |y'| over the last dim
@@ -29,9 +35,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -95,6 +103,114 @@ static Value findMaterialized(TensorExprBuilder &builder, Value root,
           found = visited.value;
       });
   return found;
+}
+
+//===----------------------------------------------------------------------===//
+// NaN behavior
+//===----------------------------------------------------------------------===//
+
+/// True when `op` carries the `nnan` fast-math flag (its operands are not
+/// NaN, or its result is poison).
+static bool hasNoNaNsFlag(Operation *op) {
+  auto fastMath = dyn_cast<arith::ArithFastMathInterface>(op);
+  return fastMath && arith::bitEnumContainsAll(
+                         fastMath.getFastMathFlagsAttr().getValue(),
+                         arith::FastMathFlags::nnan);
+}
+
+/// True when `value` is a float constant (a scalar or a splat, possibly
+/// through float casts) that is not NaN.
+static bool isNonNaNConstant(Value value) {
+  while (isa_and_nonnull<arith::ExtFOp, arith::TruncFOp>(
+      value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
+  FloatAttr scalar;
+  if (matchPattern(value, m_Constant(&scalar)))
+    return !scalar.getValue().isNaN();
+  DenseFPElementsAttr splat;
+  if (matchPattern(value, m_Constant(&splat)) && splat.isSplat())
+    return !splat.getSplatValue<APFloat>().isNaN();
+  return false;
+}
+
+/// True for the predicates that hold when an operand is NaN.
+static bool isUnordered(arith::CmpFPredicate predicate) {
+  using P = arith::CmpFPredicate;
+  switch (predicate) {
+  case P::UEQ:
+  case P::UGT:
+  case P::UGE:
+  case P::ULT:
+  case P::ULE:
+  case P::UNE:
+  case P::UNO:
+  case P::AlwaysTrue:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::string mlir::norm::describeNaNDrop(Operation *op) {
+  if (auto select = dyn_cast<arith::SelectOp>(op)) {
+    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+    if (!cmp || !isa<FloatType>(getElementTypeOrSelf(select.getType())) ||
+        hasNoNaNsFlag(cmp))
+      return "";
+    // On a NaN the select takes its true value after an unordered
+    // predicate, its false value after an ordered one; the NaN propagates
+    // when the other value is a number.
+    bool unordered = isUnordered(cmp.getPredicate());
+    Value other = unordered ? select.getFalseValue() : select.getTrueValue();
+    if (isNonNaNConstant(other))
+      return "";
+    return llvm::formatv("a NaN would take the clamp's bound or the other "
+                         "operand here ('arith.select' on 'arith.cmpf {0}')",
+                         arith::stringifyCmpFPredicate(cmp.getPredicate()))
+        .str();
+  }
+  if (isa<arith::MaxNumFOp, arith::MinNumFOp>(op) && !hasNoNaNsFlag(op))
+    return ("a NaN would take the other operand's value here ('" +
+            op->getName().getStringRef() + "')")
+        .str();
+  if (op->getDialect() && isa<tosa::TosaDialect>(op->getDialect()))
+    if (auto mode = dyn_cast_or_null<tosa::NanPropagationModeAttr>(
+            op->getInherentAttr("nan_mode").value_or(Attribute())))
+      if (mode.getValue() == tosa::NanPropagationMode::IGNORE)
+        return ("a NaN would take the other operand's value here ('" +
+                op->getName().getStringRef() + "' with nan_mode = IGNORE)")
+            .str();
+  return "";
+}
+
+/// The first float min/max among the ops that compute `root` from `y`
+/// (the ops the raise replaces) that may turn a NaN into a number: why, or
+/// an empty string.
+static std::string findNaNDrop(TensorExprBuilder &builder, Operation *root,
+                               Value y) {
+  const TensorExprEvaluation *evaluation = builder.lookup(root->getResult(0));
+  if (!evaluation)
+    return "";
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  std::string reason;
+  builder.walkEvaluations(
+      *evaluation,
+      [&](const TensorExprEvaluation &, const TensorExprEvaluation &used) {
+        return used.value != y;
+      },
+      [&](const TensorExprEvaluation &visited) {
+        if (!reason.empty() || visited.value == y || !visited.expr ||
+            visited.expr->is(Kind::Leaf))
+          return;
+        Operation *op = visited.value.getDefiningOp();
+        if (!op || !seen.insert(op).second)
+          return;
+        op->walk([&](Operation *nested) {
+          if (reason.empty())
+            reason = describeNaNDrop(nested);
+        });
+      });
+  return reason;
 }
 
 /// True when a ReduceMax occurs in `expr`.
@@ -245,7 +361,8 @@ static SmallVector<Value, 1> findScaleValues(TensorExprBuilder &builder,
 }
 
 QuantizeAnalysis mlir::norm::analyzeQuantize(TensorExprBuilder &builder,
-                                             Operation *root) {
+                                             Operation *root,
+                                             bool assumeNoNans) {
   QuantizeAnalysis analysis;
   if (root->getNumResults() != 1)
     return analysis;
@@ -413,6 +530,12 @@ QuantizeAnalysis mlir::norm::analyzeQuantize(TensorExprBuilder &builder,
   if (!match.y)
     return decline("the quantized value is not a tensor of its own (it is "
                    "computed in the op that quantizes it)");
+  if (!assumeNoNans) {
+    std::string nanDrop = findNaNDrop(builder, root, match.y);
+    if (!nanDrop.empty())
+      return decline(nanDrop + "; norm.quantize propagates it "
+                               "(assume-no-nans or fastmath<nnan> to raise)");
+  }
   analysis.match = match;
   return analysis;
 }

@@ -54,11 +54,22 @@ struct QuantizeAnalysis {
   std::string reason;
 };
 
+/// Why the float min/max `op` (maxnumf/minnumf, a compare-and-select, a
+/// TOSA op with `nan_mode = IGNORE`) may turn a NaN into a number (a bound
+/// or the other operand), where the norm ops propagate it; an empty string
+/// when it propagates NaN, carries the `nnan` fast-math flag, or is no
+/// float min/max.
+std::string describeNaNDrop(Operation *op);
+
 /// Analyzes the conversion `root` (a candidate when its result is a tensor
 /// of a narrow float or integer type computed from floats): a scale that
 /// comes from a max-reduction is read as the dynamic per-token form.
-/// `builder` must have the frame of the root's result type.
-QuantizeAnalysis analyzeQuantize(TensorExprBuilder &builder, Operation *root);
+/// `builder` must have the frame of the root's result type. A clamp, floor
+/// or max-reduction of the chain that turns a NaN into a number (where
+/// norm.quantize propagates it) declines the match unless its op carries
+/// the `nnan` fast-math flag or `assumeNoNans` is set.
+QuantizeAnalysis analyzeQuantize(TensorExprBuilder &builder, Operation *root,
+                                 bool assumeNoNans = false);
 
 /// Replaces `root` by the norm.quantize op of `match` (for the dynamic
 /// form, also the uses of the chain's scales that the op dominates) and
