@@ -3,6 +3,7 @@
 // remark); the positive case next to it is raised.
 // RUN: norm-opt %s -split-input-file -norm-raise | FileCheck %s
 // RUN: norm-opt %s -split-input-file -norm-raise=remarks=true -verify-diagnostics -o /dev/null
+// RUN: norm-opt %s -split-input-file -norm-raise=assume-no-nans=true | FileCheck %s --check-prefix=NONAN
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -789,4 +790,85 @@ func.func @quantize_fill_scale(%y: tensor<4x8xf32>, %s: f32) -> tensor<4x8xf8E4M
   %b = arith.minimumf %a, %hi : tensor<4x8xf32>
   %q = arith.truncf %b : tensor<4x8xf32> to tensor<4x8xf8E4M3FN>
   return %q : tensor<4x8xf8E4M3FN>
+}
+
+// -----
+
+// RMSNorm with epsilon_mode clamp written as torch-mlir's clamp_min,
+// `select(sqrt(ms) < eps (ult), eps, sqrt(ms))`: a NaN statistic (a row
+// holding a NaN) takes eps, where the op's clamp propagates it: declined
+// (raised with assume-no-nans).
+// CHECK-LABEL: func @rms_norm_clamp_select_unordered
+//   CHECK-NOT: norm.rms_norm
+// NONAN-LABEL: func @rms_norm_clamp_select_unordered
+//       NONAN: norm.rms_norm %{{.*}} {epsilon = 9.99999974E-6 : f32, epsilon_mode = #norm<epsilon_mode clamp>}
+func.func @rms_norm_clamp_select_unordered(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant dense<0.0> : tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%zero : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sq = arith.mulf %in, %in : f32
+    %a = arith.addf %sq, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  // expected-remark @below {{normalization not raised: a NaN would take the clamp's bound or the other operand here ('arith.select' on 'arith.cmpf ult'); the norm op propagates it (assume-no-nans or fastmath<nnan> to raise)}}
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %ss : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %n = arith.constant 8.0 : f32
+    %eps = arith.constant 1.0e-5 : f32
+    %ms = arith.divf %s, %n : f32
+    %r = math.sqrt %ms : f32
+    %c = arith.cmpf ult, %r, %eps : f32
+    %d = arith.select %c, %eps, %r : f32
+    %o = arith.divf %in, %d : f32
+    linalg.yield %o : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// The same clamp with an ordered compare (a NaN keeps sqrt(ms)), and with
+// fastmath<nnan> on the unordered one: raised.
+// CHECK-LABEL: func @rms_norm_clamp_select_ordered_or_nnan
+//       CHECK: norm.rms_norm %{{.*}} {epsilon = 9.99999974E-6 : f32, epsilon_mode = #norm<epsilon_mode clamp>}
+//       CHECK: norm.rms_norm %{{.*}} {epsilon = 9.99999974E-6 : f32, epsilon_mode = #norm<epsilon_mode clamp>}
+func.func @rms_norm_clamp_select_ordered_or_nnan(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant dense<0.0> : tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%zero : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sq = arith.mulf %in, %in : f32
+    %a = arith.addf %sq, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %ss : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %n = arith.constant 8.0 : f32
+    %eps = arith.constant 1.0e-5 : f32
+    %ms = arith.divf %s, %n : f32
+    %r = math.sqrt %ms : f32
+    %c = arith.cmpf olt, %r, %eps : f32
+    %d = arith.select %c, %eps, %r : f32
+    %o = arith.divf %in, %d : f32
+    linalg.yield %o : f32
+  } -> tensor<4x8xf32>
+  %ss2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%zero : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sq = arith.mulf %in, %in : f32
+    %a = arith.addf %sq, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %y2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %ss2 : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %n = arith.constant 8.0 : f32
+    %eps = arith.constant 1.0e-5 : f32
+    %ms = arith.divf %s, %n : f32
+    %r = math.sqrt %ms : f32
+    %c = arith.cmpf ult, %r, %eps fastmath<nnan> : f32
+    %d = arith.select %c, %eps, %r : f32
+    %o = arith.divf %in, %d : f32
+    linalg.yield %o : f32
+  } -> tensor<4x8xf32>
+  return %y, %y2 : tensor<4x8xf32>, tensor<4x8xf32>
 }

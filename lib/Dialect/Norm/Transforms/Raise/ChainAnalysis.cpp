@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ChainAnalysis.h"
+#include "RaiseQuantize.h"
 
 #include "mlir/IR/Block.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -265,6 +266,22 @@ const ChainAnalysis &ChainAnalyzer::analyze(Operation *root) {
         return analysis;
       }
   }
+  // The norm ops propagate a NaN (epsilon_mode clamp included): a clamp
+  // `max(sqrt(ms), eps)` that gives a NaN the bound computes something else.
+  if (!assumeNoNans)
+    for (Operation *op : analysis.interior) {
+      std::string nanDrop;
+      op->walk([&](Operation *nested) {
+        if (nanDrop.empty())
+          nanDrop = describeNaNDrop(nested);
+      });
+      if (!nanDrop.empty()) {
+        analysis.reason = nanDrop + "; the norm op propagates it "
+                                    "(assume-no-nans or fastmath<nnan> to "
+                                    "raise)";
+        return analysis;
+      }
+    }
   analysis.match = match;
   return analysis;
 }

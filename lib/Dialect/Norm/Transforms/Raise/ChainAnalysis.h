@@ -58,7 +58,10 @@ bool isPossibleRoot(Operation *op);
 /// analyzed afresh.
 class ChainAnalyzer {
 public:
-  ChainAnalyzer() = default;
+  /// With `assumeNoNans`, a clamp that turns a NaN into a number (see
+  /// describeNaNDrop) does not decline a chain.
+  explicit ChainAnalyzer(bool assumeNoNans = false)
+      : assumeNoNans(assumeNoNans) {}
   ChainAnalyzer(const ChainAnalyzer &) = delete;
   ChainAnalyzer &operator=(const ChainAnalyzer &) = delete;
 
@@ -91,6 +94,7 @@ private:
   /// elements stands for the shape).
   DenseMap<Type, std::unique_ptr<TensorExprBuilder>> builders;
   DenseMap<Operation *, std::unique_ptr<ChainAnalysis>> analyses;
+  bool assumeNoNans;
   /// Positions of the prepared ops in program order.
   DenseMap<Operation *, unsigned> positions;
 };

@@ -526,7 +526,7 @@ void NormRaisePass::runOnOperation() {
     bool raisedForward = false;
     for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
       SmallVector<Operation *> ops = collectOps(root);
-      ChainAnalyzer analyzer;
+      ChainAnalyzer analyzer(assumeNoNans);
       analyzer.prepare(ops);
       RewritePatternSet set(&getContext());
       ::populateNormRaisePatterns(set, &analyzer);
@@ -569,7 +569,7 @@ void NormRaisePass::runOnOperation() {
   for (Operation *op : collectOps(root))
     if (isPossibleRoot(op))
       roots.push_back(op);
-  ChainAnalyzer analyzer;
+  ChainAnalyzer analyzer(assumeNoNans);
   analyzer.prepare(roots);
   llvm::MapVector<Operation *, Attribution> anchors;
   DenseMap<Operation *, unsigned> positions;

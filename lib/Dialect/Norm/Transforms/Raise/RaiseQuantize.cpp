@@ -113,16 +113,15 @@ static Value findMaterialized(TensorExprBuilder &builder, Value root,
 /// NaN, or its result is poison).
 static bool hasNoNaNsFlag(Operation *op) {
   auto fastMath = dyn_cast<arith::ArithFastMathInterface>(op);
-  return fastMath && arith::bitEnumContainsAll(
-                         fastMath.getFastMathFlagsAttr().getValue(),
-                         arith::FastMathFlags::nnan);
+  return fastMath &&
+         arith::bitEnumContainsAll(fastMath.getFastMathFlagsAttr().getValue(),
+                                   arith::FastMathFlags::nnan);
 }
 
 /// True when `value` is a float constant (a scalar or a splat, possibly
 /// through float casts) that is not NaN.
 static bool isNonNaNConstant(Value value) {
-  while (isa_and_nonnull<arith::ExtFOp, arith::TruncFOp>(
-      value.getDefiningOp()))
+  while (isa_and_nonnull<arith::ExtFOp, arith::TruncFOp>(value.getDefiningOp()))
     value = value.getDefiningOp()->getOperand(0);
   FloatAttr scalar;
   if (matchPattern(value, m_Constant(&scalar)))
