@@ -97,6 +97,19 @@ static void addBufferizationPasses(OpPassManager &pm,
   pm.addPass(createConvertBufferizationToMemRefPass());
 }
 
+/// The conversions to the LLVM dialect that the CPU pipeline and the GPU
+/// pipeline's host code share, up to the function and arith conversions in
+/// which the two differ.
+static void addMemRefSCFVectorMathToLLVM(OpPassManager &pm) {
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+}
+
 /// bf16 and f16 arithmetic through f32, rsqrt and tanh expanded, and the
 /// other arith ops the LLVM dialect lacks (with `expandBF16`, bf16
 /// truncation and extension as integer operations too).
@@ -182,13 +195,7 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   addNarrowFloatEmulation(scalars, /*expandBF16=*/!options.nativeBF16);
 
   // The LLVM dialect.
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
+  addMemRefSCFVectorMathToLLVM(pm);
   pm.addPass(createNormMPIImplementationPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
@@ -347,13 +354,7 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
 
   // Host code, as in norm-cpu-pipeline.
   addNarrowFloatEmulation(pm.nest<func::FuncOp>(), /*expandBF16=*/true);
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
+  addMemRefSCFVectorMathToLLVM(pm);
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
