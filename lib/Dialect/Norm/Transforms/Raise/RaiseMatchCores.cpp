@@ -149,17 +149,26 @@ bool NormChainMatcher::matchRMSFactor(TensorExpr *r, NormMatch &m) {
   return false;
 }
 
-bool NormChainMatcher::matchRMSNorm(TensorExpr *n, NormMatch &m) {
-  m.kind = NormKind::RMSNorm;
-  // x * r, r * x, x / denominator.
+/// The (value, scale) readings of a normalized node: both operand orders of
+/// a product, the numerator and denominator of a quotient, none otherwise.
+static SmallVector<std::pair<TensorExpr *, TensorExpr *>, 2>
+valueScaleSplits(TensorExpr *n) {
   SmallVector<std::pair<TensorExpr *, TensorExpr *>, 2> splits;
-  bool divides = n->is(Kind::Div);
   if (n->is(Kind::Mul)) {
     splits.push_back({n->getOperand(0), n->getOperand(1)});
     splits.push_back({n->getOperand(1), n->getOperand(0)});
-  } else if (divides) {
+  } else if (n->is(Kind::Div)) {
     splits.push_back({n->getOperand(0), n->getOperand(1)});
   }
+  return splits;
+}
+
+bool NormChainMatcher::matchRMSNorm(TensorExpr *n, NormMatch &m) {
+  m.kind = NormKind::RMSNorm;
+  // x * r, r * x, x / denominator.
+  bool divides = n->is(Kind::Div);
+  SmallVector<std::pair<TensorExpr *, TensorExpr *>, 2> splits =
+      valueScaleSplits(n);
   for (auto [value, scale] : splits) {
     if (!scale->containsSum || value->containsSum)
       continue;
@@ -226,14 +235,9 @@ bool NormChainMatcher::matchVariance(TensorExpr *v, NormMatch &m) {
 bool NormChainMatcher::matchLayerNorm(TensorExpr *n, NormMatch &m) {
   m.kind = NormKind::LayerNorm;
   // (x - mean) * rstd, rstd * (x - mean), (x - mean) / sqrt(var + eps).
-  SmallVector<std::pair<TensorExpr *, TensorExpr *>, 2> splits;
   bool divides = n->is(Kind::Div);
-  if (n->is(Kind::Mul)) {
-    splits.push_back({n->getOperand(0), n->getOperand(1)});
-    splits.push_back({n->getOperand(1), n->getOperand(0)});
-  } else if (divides) {
-    splits.push_back({n->getOperand(0), n->getOperand(1)});
-  }
+  SmallVector<std::pair<TensorExpr *, TensorExpr *>, 2> splits =
+      valueScaleSplits(n);
   for (auto [centered, scale] : splits) {
     if (!centered->is(Kind::Sub) || !scale->containsSum)
       continue;
