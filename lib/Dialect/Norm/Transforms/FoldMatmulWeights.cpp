@@ -459,8 +459,7 @@ static LogicalResult foldRhs(MatmulUse &use, const FoldPlan &plan,
         return outOfRange();
       folded.f32.push_back(rounded.convertToFloat());
     }
-  } else if (elementType.isF64() &&
-             int64_t(f64Values.size()) == numElements) {
+  } else if (elementType.isF64() && int64_t(f64Values.size()) == numElements) {
     folded.f64.reserve(numElements);
     for (double w : f64Values) {
       double scale = scaleOf(index++, w);
@@ -492,8 +491,7 @@ static LogicalResult foldRhs(MatmulUse &use, const FoldPlan &plan,
     return success();
   auto resultType = dyn_cast<FloatType>(
       getElementTypeOrSelf(use.matmul->getResult(0).getType()));
-  if (!resultType ||
-      llvm::any_of(folded.biasRow, [&](double v) {
+  if (!resultType || llvm::any_of(folded.biasRow, [&](double v) {
         return !roundTo(v, resultType.getFloatSemantics()).isFinite();
       })) {
     reason = "the bias row bias @ W would not be finite in the matmul's "

@@ -109,10 +109,10 @@ static Value materializeParam(OpBuilder &b, Location loc, TensorExpr *p,
 /// Makes each statistic used outside the chain read the op's: the op's
 /// result reshaped to the value's shape and converted to its element type,
 /// for the uses outside the chain (`isInterior` tells the chain's ops).
-static void
-replaceStatisticUses(RewriterBase &rewriter, Location loc, Operation *normOp,
-                     const ChainAnalysis &analysis,
-                     function_ref<bool(Operation *)> isInterior) {
+static void replaceStatisticUses(RewriterBase &rewriter, Location loc,
+                                 Operation *normOp,
+                                 const ChainAnalysis &analysis,
+                                 function_ref<bool(Operation *)> isInterior) {
   for (const StatisticUse &use : analysis.statistics) {
     Value stat = normOp->getResult(1 + use.index);
     auto statType = cast<RankedTensorType>(stat.getType());
@@ -147,10 +147,10 @@ replaceStatisticUses(RewriterBase &rewriter, Location loc, Operation *normOp,
 /// Where the op goes: before the root, or before the first use of a
 /// statistic outside the chain when that comes earlier. Null when an
 /// operand of the ops `created` is not defined there.
-static Operation *findInsertionPoint(Operation *root,
-                                     const ChainAnalysis &analysis,
-                                     const DetachedRewrite &created,
-                                     function_ref<bool(Operation *)> isInterior) {
+static Operation *
+findInsertionPoint(Operation *root, const ChainAnalysis &analysis,
+                   const DetachedRewrite &created,
+                   function_ref<bool(Operation *)> isInterior) {
   Block *block = root->getBlock();
   Operation *insertionPoint = root;
   for (const StatisticUse &use : analysis.statistics)
@@ -440,9 +440,8 @@ static SmallVector<Operation *> collectOps(Operation *root) {
 /// norm.quantize, consumers first, and counts (and with `remarks` explains)
 /// the conversions to a quantized type that are declined. `assumeNoNans`
 /// lets clamps that would turn a NaN into a number be raised.
-static void raiseQuantizations(Operation *root, bool remarks,
-                               bool assumeNoNans, unsigned &raised,
-                               unsigned &declined) {
+static void raiseQuantizations(Operation *root, bool remarks, bool assumeNoNans,
+                               unsigned &raised, unsigned &declined) {
   MLIRContext *context = root->getContext();
   // One builder per frame shape, shared by the candidates: a rewrite erases
   // only ops of its own chain (whose evaluations are forgotten) and ops

@@ -161,8 +161,8 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
     return false;
   // Parameter gradients among the block's values.
   SmallVector<ParamGrad> paramGrads = findParamGrads(builder, *found, rootOp);
-  return rewriteGradient(rootOp, *found, matcher, inputs->first,
-                         inputs->second, paramGrads, chainOps, forget);
+  return rewriteGradient(rootOp, *found, matcher, inputs->first, inputs->second,
+                         paramGrads, chainOps, forget);
 }
 
 unsigned

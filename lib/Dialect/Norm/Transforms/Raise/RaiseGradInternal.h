@@ -77,8 +77,8 @@ bool agree(NumericEvaluator &evaluator, TensorExpr *a,
 /// Sample elements of a frame of `sizes` whose normalized dims start at
 /// `axis` (see RaiseGradNumeric.cpp). With `firstRow`, the leading
 /// coordinates are all 0.
-SmallVector<SmallVector<int64_t>>
-getSamplePoints(ArrayRef<int64_t> sizes, int64_t axis, bool firstRow);
+SmallVector<SmallVector<int64_t>> getSamplePoints(ArrayRef<int64_t> sizes,
+                                                  int64_t axis, bool firstRow);
 
 //===----------------------------------------------------------------------===//
 // Roles and matching (RaiseGradMatch.cpp)
@@ -200,8 +200,8 @@ private:
                                                const Candidates &c);
   /// Tries the kinds, alpha and the statistics `rows` for `m`'s dy, x and
   /// weight.
-  bool tryKinds(GradMatch &m, const Candidates &c,
-                ArrayRef<TensorExpr *> rows, ArrayRef<TensorExpr *> alphas);
+  bool tryKinds(GradMatch &m, const Candidates &c, ArrayRef<TensorExpr *> rows,
+                ArrayRef<TensorExpr *> alphas);
   bool decline(const Twine &why) {
     reason = why.str();
     return false;
@@ -241,8 +241,7 @@ private:
     auto type = cast<RankedTensorType>(leaf->value.getType());
     AffineMap access = getParamAccess(type, axis, builder.getFrameShape(),
                                       scalar, /*compatible=*/true);
-    return access &&
-           leaf->map == builder.normalizeMap(access, type.getShape());
+    return access && leaf->map == builder.normalizeMap(access, type.getShape());
   }
   /// The formula's constants are exact: N need not be a value of dy's type.
   TensorExpr *constant(double value, TensorExpr *) {

@@ -24,8 +24,8 @@ using namespace mlir::norm::raisegrad;
 //===----------------------------------------------------------------------===//
 
 AffineMap raisegrad::getParamAccess(RankedTensorType type, int64_t axis,
-                                   ArrayRef<int64_t> frame, bool scalar,
-                                   bool compatible) {
+                                    ArrayRef<int64_t> frame, bool scalar,
+                                    bool compatible) {
   MLIRContext *context = type.getContext();
   int64_t rank = frame.size();
   SmallVector<AffineExpr> results;
@@ -296,8 +296,7 @@ bool GradMatcher::isSumOfTensors(TensorExpr *e) {
   return result;
 }
 
-TensorExpr *
-GradMatcher::splitAddedTerms(SmallVectorImpl<TensorExpr *> &added) {
+TensorExpr *GradMatcher::splitAddedTerms(SmallVectorImpl<TensorExpr *> &added) {
   // The terms of the top-level sum that may be tensors added to dx as they
   // are (autograd accumulates x's gradient from every path, in any order:
   // the residual's dy, the gradients of later blocks): tensors read as is,
@@ -448,8 +447,8 @@ std::optional<GradMatch> GradMatcher::match() {
   return std::nullopt;
 }
 
-std::optional<GradMatch>
-GradMatcher::matchNormalizedDims(uint64_t mask, const Candidates &c) {
+std::optional<GradMatch> GradMatcher::matchNormalizedDims(uint64_t mask,
+                                                          const Candidates &c) {
   uint64_t fullMask = (uint64_t(1) << rank) - 1;
   ArrayRef<int64_t> shape = builder.getFrameShape();
   // Trailing dims only, static.
@@ -469,9 +468,8 @@ GradMatcher::matchNormalizedDims(uint64_t mask, const Candidates &c) {
       count *= static_cast<double>(shape[d]);
       sizes.push_back(shape[d]);
     } else {
-      sizes.push_back(ShapedType::isDynamic(shape[d])
-                          ? 3
-                          : std::min<int64_t>(shape[d], 3));
+      sizes.push_back(
+          ShapedType::isDynamic(shape[d]) ? 3 : std::min<int64_t>(shape[d], 3));
     }
   }
   if (!staticNormalized || count == 0.0 || count > double(1 << 22)) {
