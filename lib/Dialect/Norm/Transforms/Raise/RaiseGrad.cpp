@@ -96,11 +96,46 @@ static bool reachesAnchor(TensorExpr *root,
   return memo.lookup(root);
 }
 
+/// True for a tensor of the whole frame or one that is not a row value of
+/// `frame`, or a sum of such tensors: what a residual stream is to a candidate that
+/// reads it. Memoized in `memo` per node; iterative, as reachesAnchor.
+static bool isSumOfNonRowTensors(TensorExpr *root, ArrayRef<int64_t> frame,
+                                 DenseMap<TensorExpr *, bool> &memo) {
+  uint64_t fullMask = (uint64_t(1) << frame.size()) - 1;
+  SmallVector<std::pair<TensorExpr *, unsigned>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto &[node, next] = stack.back();
+    if (memo.count(node)) {
+      stack.pop_back();
+      continue;
+    }
+    if (!node->is(Kind::Add)) {
+      // A leaf the walk would take as a row value is not one of them.
+      memo[node] = node->is(Kind::Leaf) &&
+                   (node->deps == fullMask ||
+                    (node->deps != 0 &&
+                     !isRowShaped(node->value.getType(), frame)));
+      stack.pop_back();
+      continue;
+    }
+    if (next < node->operands.size()) {
+      stack.push_back({node->getOperand(next++), 0});
+      continue;
+    }
+    memo[node] = llvm::all_of(node->operands, [&](TensorExpr *operand) {
+      return memo.lookup(operand);
+    });
+    stack.pop_back();
+  }
+  return memo.lookup(root);
+}
+
 /// Raises the gradient whose dx `rootOp` computes, if it is one; otherwise
 /// says in `decline` whether it reads like one and why it was not raised.
 static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
                     DenseMap<TensorExpr *, bool> &anchorMemo,
                     DenseMap<TensorExpr *, bool> &sumOfTensorsMemo,
+                    DenseMap<TensorExpr *, bool> &streamMemo,
                     function_ref<void(Operation *)> forget,
                     GradDecline *decline = nullptr) {
   Value rootValue = rootOp->getResult(0);
@@ -118,10 +153,17 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
   GradMatcher matcher(builder, *evaluation);
   matcher.sumOfTensorsMemo = &sumOfTensorsMemo;
   SmallPtrSet<Operation *, 32> chainOps;
+  // Below a sum of tensors that reaches no row sum or tanh and reads no
+  // row value (the residual stream a norm reads, back to the function's
+  // start) there is nothing the matcher takes: its tensors are leaves, and
+  // there is no row value to find. The walk stops there, so a candidate
+  // costs what its own block reads, not the stream before it.
+  uint64_t fullMask = (uint64_t(1) << frame.size()) - 1;
   builder.walkEvaluations(
       *evaluation,
-      [](const TensorExprEvaluation &, const TensorExprEvaluation &) {
-        return true;
+      [&](const TensorExprEvaluation &user, const TensorExprEvaluation &) {
+        return &user == evaluation || user.reachesAnchor ||
+               !isSumOfNonRowTensors(user.expr, frame, streamMemo);
       },
       [&](const TensorExprEvaluation &e) {
         if (Operation *def = e.value.getDefiningOp())
@@ -135,7 +177,7 @@ static bool raiseAt(Operation *rootOp, TensorExprBuilder &builder,
         // A row value, with its access (the matcher takes those read as
         // rows).
         auto type = cast<RankedTensorType>(e.value.getType());
-        if (e.expr->deps == ((uint64_t(1) << frame.size()) - 1))
+        if (e.expr->deps == fullMask)
           return;
         if (!e.expr->is(Kind::Const) && type.getRank() >= 1)
           matcher.rowEntries.push_back({e.expr, e.value, e.map});
@@ -171,7 +213,7 @@ mlir::norm::raiseGradients(Operation *root,
   unsigned raised = 0;
   DenseMap<Type, std::unique_ptr<TensorExprBuilder>> builders;
   // Of the nodes of every builder; cleared with them.
-  DenseMap<TensorExpr *, bool> anchorMemo, sumOfTensorsMemo;
+  DenseMap<TensorExpr *, bool> anchorMemo, sumOfTensorsMemo, streamMemo;
   SmallVector<Operation *> candidates;
   root->walk([&](Operation *op) {
     if (op == root || op->getNumResults() != 1 || isa<NormOpInterface>(op) ||
@@ -205,13 +247,14 @@ mlir::norm::raiseGradients(Operation *root,
     if (!builder)
       builder = std::make_unique<TensorExprBuilder>(type);
     GradDecline decline;
-    if (raiseAt(op, *builder, anchorMemo, sumOfTensorsMemo, forget,
+    if (raiseAt(op, *builder, anchorMemo, sumOfTensorsMemo, streamMemo, forget,
                 declined ? &decline : nullptr)) {
       ++raised;
       // The rewrite changed the block; start the evaluations afresh.
       builders.clear();
       anchorMemo.clear();
       sumOfTensorsMemo.clear();
+      streamMemo.clear();
     } else if (decline.isCandidate) {
       declines.insert({op, std::move(decline)});
     }
