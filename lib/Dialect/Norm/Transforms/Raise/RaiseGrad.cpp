@@ -97,8 +97,8 @@ static bool reachesAnchor(TensorExpr *root,
 }
 
 /// True for a tensor of the whole frame or one that is not a row value of
-/// `frame`, or a sum of such tensors: what a residual stream is to a candidate that
-/// reads it. Memoized in `memo` per node; iterative, as reachesAnchor.
+/// `frame`, or a sum of such tensors: what a residual stream is to a candidate
+/// that reads it. Memoized in `memo` per node; iterative, as reachesAnchor.
 static bool isSumOfNonRowTensors(TensorExpr *root, ArrayRef<int64_t> frame,
                                  DenseMap<TensorExpr *, bool> &memo) {
   uint64_t fullMask = (uint64_t(1) << frame.size()) - 1;
@@ -111,10 +111,10 @@ static bool isSumOfNonRowTensors(TensorExpr *root, ArrayRef<int64_t> frame,
     }
     if (!node->is(Kind::Add)) {
       // A leaf the walk would take as a row value is not one of them.
-      memo[node] = node->is(Kind::Leaf) &&
-                   (node->deps == fullMask ||
-                    (node->deps != 0 &&
-                     !isRowShaped(node->value.getType(), frame)));
+      memo[node] =
+          node->is(Kind::Leaf) &&
+          (node->deps == fullMask ||
+           (node->deps != 0 && !isRowShaped(node->value.getType(), frame)));
       stack.pop_back();
       continue;
     }

@@ -9,6 +9,7 @@
 
 #include "RaiseGradInternal.h"
 #include "RaiseMatcher.h"
+#include "RaiseRewrite.h"
 
 #include "norm/Dialect/Norm/IR/NormOps.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
@@ -16,9 +17,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
@@ -129,18 +127,8 @@ raisegrad::getInputs(Operation *rootOp, const GradMatch &m,
 
 namespace {
 
-/// Records every op a builder inserts, so that giving up erases exactly
-/// those (the block's own; nested ones go with them), and no op that was
-/// there before.
-struct InsertedOps : public OpBuilder::Listener {
-  void notifyOperationInserted(Operation *op,
-                               OpBuilder::InsertPoint) override {
-    ops.push_back(op);
-  }
-  SmallVector<Operation *> ops;
-};
-
-/// Builds the gradient op of a match and replaces the values it computes.
+/// Builds the gradient op of a match (detached, then committed) and
+/// replaces the values it computes.
 class GradRewriter {
 public:
   GradRewriter(Operation *rootOp, const GradMatch &m,
@@ -149,7 +137,8 @@ public:
       : rootOp(rootOp), block(rootOp->getBlock()), m(m), matcher(matcher),
         paramGrads(paramGrads), dy(dy), x(x),
         xType(cast<RankedTensorType>(rootOp->getResult(0).getType())),
-        ob(rootOp->getContext(), &inserted), loc(rootOp->getLoc()) {
+        created(rootOp->getContext()), ob(created.getBuilder()),
+        loc(rootOp->getLoc()) {
     xElement = xType.getElementType();
     computeType =
         xElement.isF64() ? xElement : Float32Type::get(rootOp->getContext());
@@ -159,20 +148,19 @@ public:
   /// Finds the operands and where the op goes; false when an operand is not
   /// defined there.
   bool collectOperands();
-  /// Creates the op and what adapts its operands; false, with what it
-  /// inserted erased, when they cannot be adapted or it does not verify.
+  /// Creates the op and what adapts its operands, detached from the IR;
+  /// false when they cannot be adapted or the op does not verify (nothing
+  /// of it is left then).
   bool createOp();
-  /// Replaces dx and the parameter gradients by the op's results; returns
-  /// the values replaced and their replacements.
-  SmallVector<std::pair<Value, Value>> replaceUses();
-
-  Operation *getOp() const { return gradOp; }
+  /// Inserts the op and what adapts its operands; replaces the parameter
+  /// gradients by its results and returns dx (the replacement of the
+  /// root); the values replaced are added to `replaced`.
+  Value commit(RewriterBase &rewriter, SmallVectorImpl<Value> &replaced);
 
 private:
   /// dx from the op's: times the row scale (normalized input), plus the
   /// tensors added to it.
-  Value buildDx();
-  bool rollback();
+  Value buildDx(OpBuilder &b);
 
   Operation *rootOp;
   Block *block;
@@ -187,8 +175,9 @@ private:
   bool hasBias = false;
   Operation *insertionPoint = nullptr;
   Operation *gradOp = nullptr;
-  InsertedOps inserted;
-  OpBuilder ob;
+  DetachedRewrite created;
+  /// Builds detached (see DetachedRewrite).
+  OpBuilder &ob;
   Location loc;
 };
 
@@ -233,18 +222,7 @@ bool GradRewriter::collectOperands() {
   return true;
 }
 
-bool GradRewriter::rollback() {
-  SmallVector<Operation *> own;
-  for (Operation *op : inserted.ops)
-    if (op->getBlock() == block)
-      own.push_back(op);
-  for (Operation *op : llvm::reverse(own))
-    op->erase();
-  return false;
-}
-
 bool GradRewriter::createOp() {
-  ob.setInsertionPoint(insertionPoint);
   ArrayRef<int64_t> leadingShape = xType.getShape().take_front(m.axis);
   // dy, x and the tensors added to dx with the root's type.
   for (Value *value : {&dy, &x})
@@ -258,17 +236,17 @@ bool GradRewriter::createOp() {
                                         weightType.getElementType());
     weight = adapt(ob, loc, m.weight->value, target);
     if (!weight)
-      return rollback();
+      return false;
   }
   if (mean) {
     mean = adaptRow(ob, loc, mean, leadingShape, computeType);
     if (!mean)
-      return rollback();
+      return false;
   }
   if (rstd) {
     rstd = adaptRow(ob, loc, rstd, leadingShape, computeType);
     if (!rstd)
-      return rollback();
+      return false;
   }
   // With the normalized input, the op gets mean 0 and rstd 1; dx is scaled
   // by rstd after it.
@@ -292,12 +270,13 @@ bool GradRewriter::createOp() {
       alpha = adapt(ob, loc, alpha,
                     RankedTensorType::get({}, alphaType.getElementType()));
       if (!alpha)
-        return rollback();
+        return false;
     }
   }
-  hasBias = llvm::any_of(paramGrads,
-                         [](const ParamGrad &grad) { return grad.index == 1; }) &&
-            m.kind != GradKind::RMSNorm;
+  hasBias =
+      llvm::any_of(paramGrads,
+                   [](const ParamGrad &grad) { return grad.index == 1; }) &&
+      m.kind != GradKind::RMSNorm;
   SmallVector<Type> types{xType};
   if (weight)
     types.push_back(weight.getType());
@@ -327,14 +306,19 @@ bool GradRewriter::createOp() {
                                TypeAttr(), biasAttr);
     break;
   }
-  ScopedDiagnosticHandler handler(rootOp->getContext(),
-                                  [](Diagnostic &) { return success(); });
-  if (failed(mlir::verify(gradOp)))
-    return rollback();
-  return true;
+  // What dx is built from besides the op: the row scale and the tensors
+  // added, with the casts made for them.
+  created.track(gradOp);
+  if (scale)
+    created.track(scale);
+  for (Value extra : extras)
+    created.track(extra);
+  std::string diagnostic;
+  return succeeded(DetachedRewrite::verify(gradOp, diagnostic));
 }
 
-Value GradRewriter::buildDx() {
+Value GradRewriter::buildDx(OpBuilder &ob) {
+  OpBuilder::InsertionGuard guard(ob);
   ob.setInsertionPoint(rootOp);
   Value dx = gradOp->getResult(0);
   // x's sizes, for the elementwise ops on dx.
@@ -374,11 +358,12 @@ Value GradRewriter::buildDx() {
   return dx;
 }
 
-SmallVector<std::pair<Value, Value>> GradRewriter::replaceUses() {
-  // Replacements: dx (plus the tensors added to it), then the parameter
-  // gradients, reshaped and converted to the values they replace.
-  SmallVector<std::pair<Value, Value>> replacements{
-      {rootOp->getResult(0), buildDx()}};
+Value GradRewriter::commit(RewriterBase &rewriter,
+                           SmallVectorImpl<Value> &replaced) {
+  created.commit(rewriter, insertionPoint);
+  // The parameter gradients, reshaped and converted to the values they
+  // replace.
+  SmallVector<std::pair<Value, Value>> replacements;
   unsigned paramBase = 1;
   for (const ParamGrad &grad : paramGrads) {
     if (grad.index == 1 && !hasBias)
@@ -393,76 +378,64 @@ SmallVector<std::pair<Value, Value>> GradRewriter::replaceUses() {
       resultIndex = gradOp->getNumResults() - 1;
     }
     Value result = gradOp->getResult(resultIndex);
-    OpBuilder::InsertionGuard guard(ob);
+    OpBuilder::InsertionGuard guard(rewriter);
     if (Operation *def = grad.value.getDefiningOp())
-      ob.setInsertionPoint(def);
-    Value adapted =
-        adapt(ob, loc, result, cast<RankedTensorType>(grad.value.getType()));
+      rewriter.setInsertionPoint(def);
+    Value adapted = adapt(rewriter, loc, result,
+                          cast<RankedTensorType>(grad.value.getType()));
     if (!adapted)
       continue;
     replacements.push_back({grad.value, adapted});
   }
-  for (auto [from, to] : replacements)
-    from.replaceAllUsesWith(to);
-  return replacements;
+  for (auto [from, to] : replacements) {
+    rewriter.replaceAllUsesWith(from, to);
+    replaced.push_back(from);
+  }
+  // dx: the op's, scaled and summed as the match says.
+  return buildDx(rewriter);
 }
 
-/// Erases what the gradient computed with (`chainOps`, the root, the values
-/// replaced) and nothing else uses, then the inits and constants only those
-/// used.
-static void eraseReplaced(Operation *rootOp, Operation *gradOp,
-                          ArrayRef<std::pair<Value, Value>> replacements,
-                          const SmallPtrSetImpl<Operation *> &chainOps,
-                          function_ref<void(Operation *)> forget) {
-  Block *block = rootOp->getBlock();
-  llvm::SetVector<Operation *> maybeDead;
-  auto eraseOp = [&](Operation *op) {
-    llvm::SetVector<Value> used(op->getOperands().begin(),
-                                op->getOperands().end());
-    getUsedValuesDefinedAbove(op->getRegions(), used);
-    maybeDead.remove(op);
-    forget(op);
-    op->erase();
-    for (Value value : used)
-      if (Operation *def = value.getDefiningOp())
-        maybeDead.insert(def);
-  };
-  // The chain's ops of the block, in program order (the block's cached
-  // positions, not a scan of the block: that would be quadratic in a graph
-  // of many gradients).
-  llvm::SetVector<Operation *> chainSet;
-  auto addToChain = [&](Operation *op) {
-    if (op && op->getBlock() == block)
-      chainSet.insert(op);
-  };
-  for (Operation *op : chainOps)
-    addToChain(op);
-  addToChain(rootOp);
-  for (const auto &r : replacements)
-    addToChain(r.first.getDefiningOp());
-  SmallVector<Operation *> chain = chainSet.takeVector();
-  llvm::sort(chain, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
-  for (Operation *op : llvm::reverse(chain))
-    if (op->use_empty() && isMemoryEffectFree(op))
-      eraseOp(op);
-  while (!maybeDead.empty()) {
-    Operation *op = maybeDead.pop_back_val();
-    if (op != gradOp && isOpTriviallyDead(op))
-      eraseOp(op);
-  }
-}
+namespace {
+
+/// Tells the gradient driver which ops a rewrite erased.
+struct ForgetErased : public RewriterBase::Listener {
+  explicit ForgetErased(function_ref<void(Operation *)> forget)
+      : forget(forget) {}
+  void notifyOperationErased(Operation *op) override { forget(op); }
+  function_ref<void(Operation *)> forget;
+};
+
+} // namespace
 
 bool raisegrad::rewriteGradient(Operation *rootOp, const GradMatch &m,
                                 const GradMatcher &matcher, Value dy, Value x,
                                 ArrayRef<ParamGrad> paramGrads,
                                 const SmallPtrSetImpl<Operation *> &chainOps,
                                 function_ref<void(Operation *)> forget) {
-  GradRewriter rewriter(rootOp, m, matcher, dy, x, paramGrads);
-  if (!rewriter.collectOperands() || !rewriter.createOp())
+  GradRewriter gradRewriter(rootOp, m, matcher, dy, x, paramGrads);
+  if (!gradRewriter.collectOperands() || !gradRewriter.createOp())
     return false;
-  SmallVector<std::pair<Value, Value>> replacements = rewriter.replaceUses();
-  eraseReplaced(rootOp, rewriter.getOp(), replacements, chainOps, forget);
+  ForgetErased listener(forget);
+  IRRewriter rewriter(rootOp->getContext(), &listener);
+  SmallVector<Value> replaced;
+  Value dx = gradRewriter.commit(rewriter, replaced);
+  // What the gradient was computed with, in program order (the block's
+  // cached positions, not a scan of the block: that would be quadratic in a
+  // graph of many gradients): the ops the match read and those of the
+  // parameter gradients replaced.
+  Block *block = rootOp->getBlock();
+  llvm::SetVector<Operation *> chainSet;
+  auto addToChain = [&](Operation *op) {
+    if (op && op != rootOp && op->getBlock() == block)
+      chainSet.insert(op);
+  };
+  for (Operation *op : chainOps)
+    addToChain(op);
+  for (Value value : replaced)
+    addToChain(value.getDefiningOp());
+  SmallVector<Operation *> chain = chainSet.takeVector();
+  llvm::sort(chain,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  eraseReplacedChain(rewriter, rootOp, dx, chain);
   return true;
 }

@@ -23,15 +23,50 @@ DetachedRewrite::~DetachedRewrite() {
     op->erase();
 }
 
+/// The values `op` uses: its operands and the values its regions capture.
+static llvm::SetVector<Value> getUsedValues(Operation *op) {
+  llvm::SetVector<Value> used(op->getOperands().begin(),
+                              op->getOperands().end());
+  getUsedValuesDefinedAbove(op->getRegions(), used);
+  return used;
+}
+
+void DetachedRewrite::trackWithProducers(Operation *root) {
+  auto isNew = [&](Operation *op) {
+    return op && !op->getBlock() && !tracked.contains(op);
+  };
+  if (!isNew(root))
+    return;
+  // Producers first (operands before their users), iteratively.
+  struct Frame {
+    Operation *op;
+    SmallVector<Value> used;
+    unsigned next = 0;
+  };
+  SmallVector<Frame> stack;
+  llvm::SmallPtrSet<Operation *, 8> onStack{root};
+  stack.push_back({root, getUsedValues(root).takeVector()});
+  while (!stack.empty()) {
+    Frame &frame = stack.back();
+    if (frame.next < frame.used.size()) {
+      Operation *def = frame.used[frame.next++].getDefiningOp();
+      if (isNew(def) && onStack.insert(def).second)
+        stack.push_back({def, getUsedValues(def).takeVector()});
+      continue;
+    }
+    tracked.insert(frame.op);
+    ops.push_back(frame.op);
+    stack.pop_back();
+  }
+}
+
 Value DetachedRewrite::track(Value value) {
-  Operation *def = value.getDefiningOp();
-  if (def && !def->getBlock() && !isTracked(def))
-    ops.push_back(def);
+  trackWithProducers(value.getDefiningOp());
   return value;
 }
 
 bool DetachedRewrite::isTracked(Operation *op) const {
-  return llvm::is_contained(ops, op);
+  return tracked.contains(op);
 }
 
 LogicalResult DetachedRewrite::verify(Operation *op, std::string &diagnostic) {
@@ -43,20 +78,14 @@ LogicalResult DetachedRewrite::verify(Operation *op, std::string &diagnostic) {
   return mlir::verify(op);
 }
 
-void DetachedRewrite::commit(RewriterBase &rewriter, Operation *insertionPoint) {
+void DetachedRewrite::commit(RewriterBase &rewriter,
+                             Operation *insertionPoint) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(insertionPoint);
   for (Operation *op : ops)
     rewriter.insert(op);
   ops.clear();
-}
-
-/// The values `op` uses: its operands and the values its regions capture.
-static llvm::SetVector<Value> getUsedValues(Operation *op) {
-  llvm::SetVector<Value> used(op->getOperands().begin(),
-                              op->getOperands().end());
-  getUsedValuesDefinedAbove(op->getRegions(), used);
-  return used;
+  tracked.clear();
 }
 
 void mlir::norm::eraseReplacedChain(RewriterBase &rewriter, Operation *root,

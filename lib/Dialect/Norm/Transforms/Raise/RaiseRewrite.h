@@ -15,6 +15,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <string>
 
@@ -34,13 +35,20 @@ public:
   /// must be tracked.
   OpBuilder &getBuilder() { return builder; }
 
-  /// Tracks an op created detached (in creation order: operands first).
+  /// Tracks an op created detached, and before it the detached ops it uses
+  /// that are not tracked yet (so a helper that builds several ops needs
+  /// its result tracked only).
   template <typename OpTy>
   OpTy track(OpTy op) {
-    ops.push_back(op.getOperation());
+    trackWithProducers(op.getOperation());
     return op;
   }
-  /// Tracks the op defining `value` when it is detached; returns `value`.
+  Operation *track(Operation *op) {
+    trackWithProducers(op);
+    return op;
+  }
+  /// Tracks the op defining `value`, with its producers, when it is
+  /// detached; returns `value`.
   Value track(Value value);
 
   ArrayRef<Operation *> getOps() const { return ops; }
@@ -55,15 +63,19 @@ public:
   void commit(RewriterBase &rewriter, Operation *insertionPoint);
 
 private:
+  void trackWithProducers(Operation *op);
+
   OpBuilder builder;
+  /// Operands first.
   SmallVector<Operation *> ops;
+  llvm::SmallPtrSet<Operation *, 16> tracked;
 };
 
 /// Replaces `root` by `replacements`, then erases the ops of `chain` (the
 /// ops that computed root, in program order) that are left without uses and
-/// have no memory effects, consumers first, and then every op that only the erased ops used and that is
-/// trivially dead (inits, constants, captured scalars). Everything goes
-/// through `rewriter`.
+/// have no memory effects, consumers first, and then every op that only the
+/// erased ops used and that is trivially dead (inits, constants, captured
+/// scalars). Everything goes through `rewriter`.
 void eraseReplacedChain(RewriterBase &rewriter, Operation *root,
                         ValueRange replacements, ArrayRef<Operation *> chain);
 
