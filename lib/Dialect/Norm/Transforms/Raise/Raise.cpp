@@ -175,6 +175,88 @@ findInsertionPoint(Operation *root, const ChainAnalysis &analysis,
   return insertionPoint;
 }
 
+namespace {
+/// The operands and epsilon of the norm op built for a chain.
+struct NormParams {
+  Value weight, bias, alpha;
+  double epsilon;
+};
+} // namespace
+
+/// Builds the norm op of `m` on `x`, detached in `created`; with
+/// `withStats`, it returns the statistics too.
+static Operation *createNormOp(DetachedRewrite &created, Location loc,
+                               const NormMatch &m, Value x, const NormParams &p,
+                               bool withStats) {
+  OpBuilder &b = created.getBuilder();
+  MLIRContext *context = b.getContext();
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t rank = xType.getRank();
+  Type computeType = m.computeType;
+  Type defaultCompute =
+      m.inputType.isF64() ? m.inputType : Float32Type::get(context);
+  TypeAttr computeTypeAttr;
+  if (computeType != m.inputType || computeType != defaultCompute)
+    computeTypeAttr = TypeAttr::get(computeType);
+  FloatAttr epsilonAttr =
+      computeType.isF64() ? b.getF64FloatAttr(p.epsilon)
+                          : b.getF32FloatAttr(static_cast<float>(p.epsilon));
+  IntegerAttr axisAttr = b.getI64IntegerAttr(m.axis - rank);
+  auto castModeAttr = CastModeAttr::get(context, m.castMode);
+
+  SmallVector<Type> resultTypes{xType};
+  if (withStats)
+    resultTypes.append(m.kind == NormKind::LayerNorm ? 2 : 1,
+                       RankedTensorType::get(
+                           xType.getShape().take_front(m.axis), computeType));
+
+  Operation *normOp = nullptr;
+  switch (m.kind) {
+  case NormKind::LayerNorm: {
+    auto op = created.track(
+        withStats
+            ? LayerNormOp::create(b, loc, resultTypes, x, p.weight, p.bias,
+                                  Value(), FloatAttr(), IntegerAttr(),
+                                  TypeAttr(), CastModeAttr(), b.getUnitAttr())
+            : LayerNormOp::create(b, loc, x, p.weight, p.bias, Value()));
+    op.setEpsilonAttr(epsilonAttr);
+    op.setAxisAttr(axisAttr);
+    op.setComputeTypeAttr(computeTypeAttr);
+    op.setCastModeAttr(castModeAttr);
+    normOp = op;
+    break;
+  }
+  case NormKind::RMSNorm: {
+    auto op = created.track(
+        withStats ? RMSNormOp::create(b, loc, resultTypes, x, p.weight, Value(),
+                                      FloatAttr(), EpsilonModeAttr(),
+                                      FloatAttr(), IntegerAttr(), TypeAttr(),
+                                      CastModeAttr(), b.getUnitAttr())
+                  : RMSNormOp::create(b, loc, x, p.weight, Value()));
+    op.setEpsilonAttr(epsilonAttr);
+    op.setEpsilonModeAttr(EpsilonModeAttr::get(context, m.epsilonMode));
+    op.setWeightOffsetAttr(
+        b.getF32FloatAttr(static_cast<float>(m.weightOffset)));
+    op.setAxisAttr(axisAttr);
+    op.setComputeTypeAttr(computeTypeAttr);
+    op.setCastModeAttr(castModeAttr);
+    normOp = op;
+    break;
+  }
+  case NormKind::DyT: {
+    auto op = created.track(
+        DyTOp::create(b, loc, x, p.alpha, p.weight, p.bias, Value()));
+    op.setAxisAttr(axisAttr);
+    op.setComputeTypeAttr(computeTypeAttr);
+    op.setCastModeAttr(castModeAttr);
+    normOp = op;
+    break;
+  }
+  }
+
+  return normOp;
+}
+
 /// Replaces the chain ending at `root` by the norm op of `analysis`.
 static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
                                   ChainAnalysis &analysis) {
@@ -194,7 +276,6 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
     return rewriter.notifyMatchFailure(root, "x's shape is not the result's");
   created.track(x);
   auto xType = cast<RankedTensorType>(x.getType());
-  int64_t rank = xType.getRank();
   ArrayRef<int64_t> normalizedShape = xType.getShape().drop_front(m.axis);
 
   // ScaleNorm's ||x|| = sqrt(N) * rms(x): the op's clamp/outside form with
@@ -236,70 +317,10 @@ static LogicalResult rewriteChain(PatternRewriter &rewriter, Operation *root,
       return rewriter.notifyMatchFailure(root, "alpha not representable");
   }
 
-  Type computeType = m.computeType;
-  Type defaultCompute =
-      m.inputType.isF64() ? m.inputType : Float32Type::get(context);
-  TypeAttr computeTypeAttr;
-  if (computeType != m.inputType || computeType != defaultCompute)
-    computeTypeAttr = TypeAttr::get(computeType);
-  FloatAttr epsilonAttr = computeType.isF64()
-                              ? b.getF64FloatAttr(epsilon)
-                              : b.getF32FloatAttr(static_cast<float>(epsilon));
-  IntegerAttr axisAttr = b.getI64IntegerAttr(m.axis - rank);
-  auto castModeAttr = CastModeAttr::get(context, m.castMode);
-
   // Statistics used outside the chain come from `return_stats` results.
   bool withStats = !analysis.statistics.empty();
-  SmallVector<Type> resultTypes{xType};
-  if (withStats)
-    resultTypes.append(m.kind == NormKind::LayerNorm ? 2 : 1,
-                       RankedTensorType::get(
-                           xType.getShape().take_front(m.axis), computeType));
-
-  Operation *normOp = nullptr;
-  switch (m.kind) {
-  case NormKind::LayerNorm: {
-    auto op = created.track(
-        withStats
-            ? LayerNormOp::create(b, loc, resultTypes, x, weight, bias, Value(),
-                                  FloatAttr(), IntegerAttr(), TypeAttr(),
-                                  CastModeAttr(), b.getUnitAttr())
-            : LayerNormOp::create(b, loc, x, weight, bias, Value()));
-    op.setEpsilonAttr(epsilonAttr);
-    op.setAxisAttr(axisAttr);
-    op.setComputeTypeAttr(computeTypeAttr);
-    op.setCastModeAttr(castModeAttr);
-    normOp = op;
-    break;
-  }
-  case NormKind::RMSNorm: {
-    auto op = created.track(
-        withStats ? RMSNormOp::create(b, loc, resultTypes, x, weight, Value(),
-                                      FloatAttr(), EpsilonModeAttr(),
-                                      FloatAttr(), IntegerAttr(), TypeAttr(),
-                                      CastModeAttr(), b.getUnitAttr())
-                  : RMSNormOp::create(b, loc, x, weight, Value()));
-    op.setEpsilonAttr(epsilonAttr);
-    op.setEpsilonModeAttr(EpsilonModeAttr::get(context, m.epsilonMode));
-    op.setWeightOffsetAttr(
-        b.getF32FloatAttr(static_cast<float>(m.weightOffset)));
-    op.setAxisAttr(axisAttr);
-    op.setComputeTypeAttr(computeTypeAttr);
-    op.setCastModeAttr(castModeAttr);
-    normOp = op;
-    break;
-  }
-  case NormKind::DyT: {
-    auto op =
-        created.track(DyTOp::create(b, loc, x, alpha, weight, bias, Value()));
-    op.setAxisAttr(axisAttr);
-    op.setComputeTypeAttr(computeTypeAttr);
-    op.setCastModeAttr(castModeAttr);
-    normOp = op;
-    break;
-  }
-  }
-
+  NormParams params{weight, bias, alpha, epsilon};
+  Operation *normOp = createNormOp(created, loc, m, x, params, withStats);
   // The new op must verify before the IR changes.
   std::string diagnostic;
   if (failed(DetachedRewrite::verify(normOp, diagnostic)))

@@ -359,44 +359,14 @@ static SmallVector<Value, 1> findScaleValues(TensorExprBuilder &builder,
   return found;
 }
 
-QuantizeAnalysis mlir::norm::analyzeQuantize(TensorExprBuilder &builder,
-                                             Operation *root,
-                                             bool assumeNoNans) {
-  QuantizeAnalysis analysis;
-  if (root->getNumResults() != 1)
-    return analysis;
-  auto resultType = dyn_cast<RankedTensorType>(root->getResult(0).getType());
-  if (!resultType || resultType.getShape() != builder.getFrameShape())
-    return analysis;
-  Type elementType = resultType.getElementType();
-  if (isSupportedFloat(elementType) ||
-      !isa<FloatType, IntegerType>(elementType))
-    return analysis;
-  TensorExpr *expr = builder.evaluate(root->getResult(0));
-  if (!expr || !(expr->is(Kind::Cast) || expr->is(Kind::FPToSI)))
-    return analysis;
-
-  // A conversion of floats to a quantized type: a candidate.
-  analysis.candidate = true;
-  auto decline = [&](const Twine &reason) {
-    analysis.reason = reason.str();
-    return analysis;
-  };
-  bool fp8 = isa<Float8E4M3FNType>(elementType);
+/// Peels the saturation off `v`: the clamp to [qmin, qmax] and, for i8, the
+/// roundeven, in either order. Returns why it is not norm.quantize's, or
+/// the empty string with `v` the value clamped.
+static std::string peelSaturation(TensorExpr *&v, Type elementType) {
   bool int8 = elementType.isSignlessInteger(8);
-  if (!fp8 && !int8)
-    return decline("the result element type is " + formatType(elementType) +
-                   "; norm.quantize produces f8E4M3FN or i8");
-  TensorExpr *converted = expr->getOperand(0);
-  if (!converted->type.isF32())
-    return decline("the converted value is " + formatType(converted->type) +
-                   ", not f32");
-  double qmin = fp8 ? -448.0 : -128.0;
-  double qmax = fp8 ? 448.0 : 127.0;
-
-  // roundeven (i8) and the clamp, in either order.
+  double qmin = int8 ? -128.0 : -448.0;
+  double qmax = int8 ? 127.0 : 448.0;
   bool rounded = false;
-  TensorExpr *v = converted;
   auto peelRound = [&] {
     if (int8 && !rounded && v->is(Kind::RoundEven)) {
       rounded = true;
@@ -426,102 +396,165 @@ QuantizeAnalysis mlir::norm::analyzeQuantize(TensorExprBuilder &builder,
   std::string range =
       "[" + formatNumber(qmin) + ", " + formatNumber(qmax) + "]";
   if (!lo && !hi)
-    return decline("the value converted to " + formatType(elementType) +
-                   " is not clamped to " + range + " (no saturation)");
+    return "the value converted to " + formatType(elementType) +
+           " is not clamped to " + range + " (no saturation)";
   if (!lo || !hi)
-    return decline(llvm::formatv("the value converted to {0} is clamped only "
-                                 "from {1}, not to {2}",
-                                 formatType(elementType),
-                                 lo ? "below" : "above", range));
+    return llvm::formatv("the value converted to {0} is clamped only from "
+                         "{1}, not to {2}",
+                         formatType(elementType), lo ? "below" : "above",
+                         range);
   if (*lo != qmin || *hi != qmax)
-    return decline(llvm::formatv("the value is clamped to [{0}, {1}], not to "
-                                 "{2}",
-                                 formatNumber(*lo), formatNumber(*hi), range));
+    return llvm::formatv("the value is clamped to [{0}, {1}], not to {2}",
+                         formatNumber(*lo), formatNumber(*hi), range);
   if (int8 && !rounded)
-    return decline("no math.roundeven before arith.fptosi, which rounds "
-                   "toward zero");
+    return "no math.roundeven before arith.fptosi, which rounds toward zero";
+  return "";
+}
 
-  // The scaling: y' / s, y' * (1/s) or y' * c.
-  QuantizeMatch match;
-  match.quantizedType = elementType;
-  TensorExpr *yc = nullptr, *scale = nullptr;
+namespace {
+/// The scaling of a quantization: y' / s, y' * (1/s) or y' * c.
+struct Scaling {
+  TensorExpr *yc = nullptr;
+  /// The scale, when not a constant.
+  TensorExpr *scale = nullptr;
   std::optional<double> constantScale;
+  bool divides = false;
+};
+} // namespace
+
+/// Reads the scaling of the clamped value `v` into `scaling`; returns why
+/// it is not norm.quantize's, or the empty string.
+static std::string matchScaling(TensorExpr *v, Scaling &scaling) {
   if (v->is(Kind::Div)) {
-    yc = v->getOperand(0);
-    scale = v->getOperand(1);
-    match.divides = true;
-    if (scale->is(Kind::Const)) {
-      constantScale = scale->constant;
-      scale = nullptr;
+    scaling.yc = v->getOperand(0);
+    scaling.scale = v->getOperand(1);
+    scaling.divides = true;
+    if (scaling.scale->is(Kind::Const)) {
+      scaling.constantScale = scaling.scale->constant;
+      scaling.scale = nullptr;
     }
   } else if (v->is(Kind::Mul)) {
-    for (unsigned i = 0; i < 2 && !yc; ++i) {
+    for (unsigned i = 0; i < 2 && !scaling.yc; ++i) {
       TensorExpr *factor = v->getOperand(1 - i);
       if (factor->is(Kind::Recip)) {
-        yc = v->getOperand(i);
-        scale = factor->getOperand(0);
+        scaling.yc = v->getOperand(i);
+        scaling.scale = factor->getOperand(0);
       } else if (factor->is(Kind::Const)) {
         // y * c is y * (1/s) for s = 1/c when 1/s gives c back.
         double s = f32Reciprocal(factor->constant);
         if (f32Reciprocal(s) != factor->constant)
-          return decline(llvm::formatv("the value is multiplied by {0}, "
-                                       "which is not the f32 reciprocal of "
-                                       "an f32 scale",
-                                       formatNumber(factor->constant)));
-        yc = v->getOperand(i);
-        constantScale = s;
+          return llvm::formatv("the value is multiplied by {0}, which is not "
+                               "the f32 reciprocal of an f32 scale",
+                               formatNumber(factor->constant));
+        scaling.yc = v->getOperand(i);
+        scaling.constantScale = s;
       }
     }
-    if (!yc)
-      return decline("the value is multiplied by a factor that is neither a "
-                     "constant nor the reciprocal 1 / s of a scale (norm."
-                     "quantize computes y * (1 / s))");
+    if (!scaling.yc)
+      return "the value is multiplied by a factor that is neither a "
+             "constant nor the reciprocal 1 / s of a scale (norm.quantize "
+             "computes y * (1 / s))";
   } else {
-    return decline("the clamped value is not y / s, y * (1 / s) or y * c");
+    return "the clamped value is not y / s, y * (1 / s) or y * c";
   }
-  if (!yc->type.isF32())
-    return decline("the scaling is computed in " + formatType(yc->type) +
-                   ", not f32");
+  if (!scaling.yc->type.isF32())
+    return "the scaling is computed in " + formatType(scaling.yc->type) +
+           ", not f32";
+  return "";
+}
 
+/// Checks that the static scale of `scaling` is one f32 value for the
+/// whole tensor (a constant, or one element of a tensor or scalar value);
+/// returns why not, or the empty string.
+static std::string matchStaticScale(TensorExprBuilder &builder,
+                                    Scaling &scaling) {
+  TensorExpr *&scale = scaling.scale;
+  if (!scale)
+    return "";
+  if (scale->is(Kind::Leaf))
+    if (Value scalar = getSplatScalar(scale->value))
+      scale = builder.getLeaf(
+          scalar,
+          AffineMap::get(builder.getRank(), 0, {}, builder.getContext()),
+          scale->type);
+  if (scale->deps != 0)
+    return "the scale varies along the quantized tensor; norm.quantize "
+           "takes one per-tensor scale";
+  if (!scale->type.isF32())
+    return "the scale is " + formatType(scale->type) + ", not f32";
+  if (scale->is(Kind::Const)) {
+    scaling.constantScale = scale->constant;
+    scale = nullptr;
+  } else if (!scale->is(Kind::Leaf)) {
+    return "the scale is computed by the chain, not a tensor or scalar value";
+  } else if (auto type = dyn_cast<RankedTensorType>(scale->value.getType())) {
+    if (!llvm::all_of(type.getShape(), [](int64_t s) { return s == 1; }))
+      return "the scale is one element of a " + formatType(type) +
+             ", not a per-tensor scale";
+  }
+  return "";
+}
+
+QuantizeAnalysis mlir::norm::analyzeQuantize(TensorExprBuilder &builder,
+                                             Operation *root,
+                                             bool assumeNoNans) {
+  QuantizeAnalysis analysis;
+  if (root->getNumResults() != 1)
+    return analysis;
+  auto resultType = dyn_cast<RankedTensorType>(root->getResult(0).getType());
+  if (!resultType || resultType.getShape() != builder.getFrameShape())
+    return analysis;
+  Type elementType = resultType.getElementType();
+  if (isSupportedFloat(elementType) ||
+      !isa<FloatType, IntegerType>(elementType))
+    return analysis;
+  TensorExpr *expr = builder.evaluate(root->getResult(0));
+  if (!expr || !(expr->is(Kind::Cast) || expr->is(Kind::FPToSI)))
+    return analysis;
+
+  // A conversion of floats to a quantized type: a candidate.
+  analysis.candidate = true;
+  auto decline = [&](const Twine &reason) {
+    analysis.reason = reason.str();
+    return analysis;
+  };
+  bool fp8 = isa<Float8E4M3FNType>(elementType);
+  if (!fp8 && !elementType.isSignlessInteger(8))
+    return decline("the result element type is " + formatType(elementType) +
+                   "; norm.quantize produces f8E4M3FN or i8");
+  TensorExpr *v = expr->getOperand(0);
+  if (!v->type.isF32())
+    return decline("the converted value is " + formatType(v->type) +
+                   ", not f32");
+  std::string reason = peelSaturation(v, elementType);
+  if (!reason.empty())
+    return decline(reason);
+  Scaling scaling;
+  reason = matchScaling(v, scaling);
+  if (!reason.empty())
+    return decline(reason);
+
+  QuantizeMatch match;
+  match.quantizedType = elementType;
+  match.divides = scaling.divides;
   // A scale computed from a max-reduction: the dynamic form.
-  if (scale && containsReduceMax(scale)) {
-    std::string reason = matchDynamicScale(builder, scale, yc, qmax, match);
+  if (scaling.scale && containsReduceMax(scaling.scale)) {
+    reason = matchDynamicScale(builder, scaling.scale, scaling.yc,
+                               fp8 ? 448.0 : 127.0, match);
     if (!reason.empty())
       return decline(reason);
-    match.scaleValues = findScaleValues(builder, root->getResult(0), scale);
-    scale = nullptr;
+    match.scaleValues =
+        findScaleValues(builder, root->getResult(0), scaling.scale);
+    scaling.scale = nullptr;
   }
-
-  // The scale: one f32 value for the whole tensor.
-  if (scale) {
-    if (scale->is(Kind::Leaf))
-      if (Value scalar = getSplatScalar(scale->value))
-        scale = builder.getLeaf(
-            scalar,
-            AffineMap::get(builder.getRank(), 0, {}, builder.getContext()),
-            scale->type);
-    if (scale->deps != 0)
-      return decline("the scale varies along the quantized tensor; norm."
-                     "quantize takes one per-tensor scale");
-    if (!scale->type.isF32())
-      return decline("the scale is " + formatType(scale->type) + ", not f32");
-    if (scale->is(Kind::Const)) {
-      constantScale = scale->constant;
-      scale = nullptr;
-    } else if (!scale->is(Kind::Leaf)) {
-      return decline("the scale is computed by the chain, not a tensor or "
-                     "scalar value");
-    } else if (auto type = dyn_cast<RankedTensorType>(scale->value.getType())) {
-      if (!llvm::all_of(type.getShape(), [](int64_t s) { return s == 1; }))
-        return decline("the scale is one element of a " + formatType(type) +
-                       ", not a per-tensor scale");
-    }
-  }
-  match.scale = scale;
-  match.scaleConstant = constantScale.value_or(0.0);
+  reason = matchStaticScale(builder, scaling);
+  if (!reason.empty())
+    return decline(reason);
+  match.scale = scaling.scale;
+  match.scaleConstant = scaling.constantScale.value_or(0.0);
 
   // The quantized tensor: y (f32) or the f16/bf16 tensor it extends.
-  TensorExpr *y = yc;
+  TensorExpr *yc = scaling.yc, *y = yc;
   if (yc->is(Kind::Cast) &&
       (yc->getOperand(0)->type.isF16() || yc->getOperand(0)->type.isBF16()))
     y = yc->getOperand(0);
@@ -583,10 +616,11 @@ LogicalResult mlir::norm::rewriteQuantize(RewriterBase &rewriter,
     return failure();
   created.track(y);
   // Dynamic: no scale operand, the op computes the scales.
-  Value scale = match.dynamic ? Value() : buildScaleOperand(created, loc, match);
-  auto op = created.track(QuantizeOp::create(b, loc, y, scale,
-                                             match.quantizedType,
-                                             /*groupSize=*/0));
+  Value scale =
+      match.dynamic ? Value() : buildScaleOperand(created, loc, match);
+  auto op =
+      created.track(QuantizeOp::create(b, loc, y, scale, match.quantizedType,
+                                       /*groupSize=*/0));
   if (match.dynamic) {
     if (!std::isinf(match.scaleUb))
       op.setScaleUbAttr(b.getF32FloatAttr(match.scaleUb));
