@@ -22,6 +22,15 @@ extern "C" {
 /// (TilingInterface, AggregatedOpInterface).
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Norm, norm);
 
+/// Adds to `registry` everything norm-cpu-pipeline, norm-gpu-pipeline and
+/// norm-spmd-pipeline need of a context: the norm dialect with its models,
+/// every upstream dialect with its extensions (bufferization,
+/// convert-to-llvm, ... models) and the translations to LLVM IR
+/// (mlir::norm::registerNormPipelineDialects). Passes are registered apart
+/// (mlirRegisterNormPasses).
+MLIR_CAPI_EXPORTED void
+mlirNormRegisterPipelineDialects(MlirDialectRegistry registry);
+
 //===----------------------------------------------------------------------===//
 // Enum attributes
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,19 @@
 //===- InitAllNorm.h - Register the norm dialect and passes -----*- C++ -*-===//
 //
-// One call each to register everything norm-mlir provides, for tools and
-// embedding compilers.
+// The registration entry points of norm-mlir, for tools and embedding
+// compilers (target NormMLIR::MLIRNormRegistration). An embedder that runs
+// the norm pipelines needs two calls:
+//
+//   mlir::DialectRegistry registry;
+//   mlir::norm::registerNormPipelineDialects(registry);  // what they need
+//   mlir::MLIRContext context(registry);
+//   mlir::norm::registerAllNormPasses();  // only to name passes in text
+//
+// buildNormCPUPipeline / buildNormGPUPipeline / buildNormSPMDPipeline
+// (norm/Pipelines/Pipelines.h) create their passes directly and need no
+// pass registration; textual pipelines ("norm-cpu-pipeline{threads=4}")
+// need registerAllNormPasses(), and mlir::registerAllPasses() for the names
+// of upstream passes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,10 +26,28 @@ namespace mlir {
 namespace norm {
 
 /// Adds the norm dialect and the external interface models of its ops
-/// (AggregatedOpInterface, TilingInterface) to `registry`.
+/// (AggregatedOpInterface, TilingInterface, ShardingInterface) and those
+/// norm-mlir attaches to upstream ops (memory effects of gpu.launch_func
+/// and of the MPI ops) to `registry`. Enough to parse, print and transform
+/// norm ops; not enough for the pipelines (see registerNormPipelineDialects).
 void registerAllNormDialects(DialectRegistry &registry);
 
-/// Registers every norm pass and pipeline with the global pass registry.
+/// Adds to `registry` everything norm-cpu-pipeline, norm-gpu-pipeline and
+/// norm-spmd-pipeline need of a context: registerAllNormDialects, every
+/// upstream dialect of their inputs and outputs with its extensions and
+/// external models (bufferization, buffer deallocation, convert-to-llvm,
+/// sharding, NVVM target, ...: mlir::registerAllDialects and
+/// mlir::registerAllExtensions) and the translations of the LLVM, OpenMP,
+/// GPU and NVVM dialects to LLVM IR (for gpu-module-to-binary, the JIT and
+/// mlir::translateModuleToLLVMIR). norm-opt's registry is this one. A
+/// pipeline run in a context without these models fails at its start with
+/// a diagnostic that names this function.
+void registerNormPipelineDialects(DialectRegistry &registry);
+
+/// Registers every norm pass and pipeline (norm-raise, ...,
+/// norm-cpu-pipeline) with the global pass registry, so that textual
+/// pipelines (parsePassPipeline, mlir::PassManager options, norm-opt flags)
+/// can name them. Upstream passes are not registered.
 void registerAllNormPasses();
 
 } // namespace norm

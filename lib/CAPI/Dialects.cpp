@@ -47,6 +47,10 @@ MlirDialectHandle mlirGetDialectHandle__norm__() {
   return MlirDialectHandle{&hooks};
 }
 
+void mlirNormRegisterPipelineDialects(MlirDialectRegistry registry) {
+  registerNormPipelineDialects(*unwrap(registry));
+}
+
 //===----------------------------------------------------------------------===//
 // Enum attributes
 //===----------------------------------------------------------------------===//

@@ -10,25 +10,42 @@
 
 #include "norm/Pipelines/Pipelines.h"
 #include "norm/Conversion/Passes.h"
+#include "norm/Dialect/Norm/IR/NormDialect.h"
 #include "norm/Transforms/Passes.h"
 
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/ShardToMPI/ShardToMPI.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/IR/BufferDeallocationOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/LLVMTranslationInterface.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -55,6 +72,139 @@ struct PipelineErrorPass
     signalPassFailure();
   }
   std::string message;
+};
+
+/// Which pipeline a registration check is for.
+enum class PipelineKind { CPU, GPU, SPMD };
+
+/// Something a pipeline needs of the context that loading a dialect does not
+/// give by itself: an interface that an external model (registered in the
+/// context's DialectRegistry) attaches to an op, an attribute or a dialect.
+struct RequiredModel {
+  enum Kind { Op, Attr, Dialect } kind;
+  /// The op name, attribute name or dialect namespace.
+  StringRef name;
+  TypeID interfaceID;
+  StringRef interfaceName;
+};
+
+/// The first pass of each pipeline: checks that the context has the external
+/// models the pipeline's passes rely on (bufferization, buffer deallocation,
+/// convert-to-llvm, sharding, the NVVM target, the LLVM IR translations) and
+/// otherwise fails with one diagnostic naming what is missing and the
+/// registration function that provides it, rather than letting a later pass
+/// fail on an op it cannot handle ("op was not bufferized").
+struct CheckRegistrationPass
+    : public PassWrapper<CheckRegistrationPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckRegistrationPass)
+  CheckRegistrationPass(StringRef pipeline, PipelineKind kind, bool openMP)
+      : pipeline(pipeline.str()), kind(kind), openMP(openMP) {}
+  StringRef getArgument() const final { return "norm-check-registration"; }
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    // The dialects whose models are checked, loaded so that the context's
+    // registry attaches them.
+    switch (kind) {
+    case PipelineKind::SPMD:
+      registry.insert<NormDialect>();
+      return;
+    case PipelineKind::GPU:
+      registry.insert<gpu::GPUDialect, NVVM::NVVMDialect, LLVM::LLVMDialect>();
+      [[fallthrough]];
+    case PipelineKind::CPU:
+      registry.insert<arith::ArithDialect, bufferization::BufferizationDialect,
+                      cf::ControlFlowDialect, func::FuncDialect,
+                      linalg::LinalgDialect, scf::SCFDialect,
+                      tensor::TensorDialect, vector::VectorDialect>();
+      if (openMP)
+        registry.insert<omp::OpenMPDialect>();
+      return;
+    }
+  }
+
+  SmallVector<RequiredModel> getRequiredModels() const {
+    SmallVector<RequiredModel> models;
+    auto opModel = [&](StringRef op, TypeID id, StringRef interface) {
+      models.push_back({RequiredModel::Op, op, id, interface});
+    };
+    if (kind == PipelineKind::SPMD) {
+      opModel("norm.rms_norm", TypeID::get<shard::ShardingInterface>(),
+              "ShardingInterface");
+      return models;
+    }
+    TypeID bufferizable = TypeID::get<bufferization::BufferizableOpInterface>();
+    for (StringRef op : {"arith.constant", "func.func", "linalg.generic",
+                         "scf.for", "tensor.extract_slice",
+                         "vector.transfer_write"})
+      opModel(op, bufferizable, "BufferizableOpInterface");
+    opModel("arith.select",
+            TypeID::get<bufferization::BufferDeallocationOpInterface>(),
+            "BufferDeallocationOpInterface");
+    if (kind == PipelineKind::CPU) {
+      SmallVector<StringRef> toLLVM = {"arith", "cf", "func"};
+      if (openMP)
+        toLLVM.push_back("omp");
+      for (StringRef dialect : toLLVM)
+        models.push_back({RequiredModel::Dialect, dialect,
+                          TypeID::get<ConvertToLLVMPatternInterface>(),
+                          "ConvertToLLVMPatternInterface"});
+      return models;
+    }
+    models.push_back({RequiredModel::Attr, "nvvm.target",
+                      TypeID::get<gpu::TargetAttrInterface>(),
+                      "TargetAttrInterface"});
+    for (StringRef dialect : {"gpu", "llvm", "nvvm"})
+      models.push_back({RequiredModel::Dialect, dialect,
+                        TypeID::get<LLVMTranslationDialectInterface>(),
+                        "LLVMTranslationDialectInterface"});
+    return models;
+  }
+
+  static bool hasModel(MLIRContext *context, const RequiredModel &model) {
+    switch (model.kind) {
+    case RequiredModel::Op: {
+      std::optional<RegisteredOperationName> op =
+          RegisteredOperationName::lookup(model.name, context);
+      return op && op->hasInterface(model.interfaceID);
+    }
+    case RequiredModel::Attr: {
+      std::optional<std::reference_wrapper<const AbstractAttribute>> attr =
+          AbstractAttribute::lookup(model.name, context);
+      return attr && attr->get().hasInterface(model.interfaceID);
+    }
+    case RequiredModel::Dialect: {
+      mlir::Dialect *dialect = context->getLoadedDialect(model.name);
+      return dialect && dialect->getRegisteredInterface(model.interfaceID);
+    }
+    }
+    return false;
+  }
+
+  void runOnOperation() override {
+    SmallVector<std::string> missing;
+    for (const RequiredModel &model : getRequiredModels()) {
+      if (hasModel(&getContext(), model))
+        continue;
+      missing.push_back(
+          (model.interfaceName + " of " +
+           (model.kind == RequiredModel::Dialect ? "dialect '" : "'") +
+           model.name + "'")
+              .str());
+    }
+    if (missing.empty())
+      return;
+    getOperation().emitError()
+        << pipeline << ": the context lacks external models the pipeline "
+        << "needs (" << llvm::join(missing, ", ")
+        << "); create the MLIRContext from a DialectRegistry filled by "
+           "mlir::norm::registerNormPipelineDialects (norm/InitAllNorm.h; C "
+           "API: mlirNormRegisterPipelineDialects)";
+    signalPassFailure();
+  }
+
+  std::string pipeline;
+  PipelineKind kind;
+  bool openMP;
 };
 } // namespace
 
@@ -144,16 +294,33 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
     return fail("norm-cpu-pipeline: option 'vector-width' must be " +
                 kVectorWidthExpectation + ", got " +
                 Twine(unsigned(options.vectorWidth)));
+  // The CPU the code is for: the host, or the one target-cpu names, whose
+  // vector width and bf16 conversion replace the host's as the defaults.
+  unsigned vectorWidth = options.vectorWidth;
+  bool nativeBF16 = options.nativeBF16;
+  if (!options.targetCPU.empty()) {
+    FailureOr<TargetCPUInfo> cpu = lookupTargetCPU(options.targetCPU);
+    if (failed(cpu))
+      return fail("norm-cpu-pipeline: option 'target-cpu' must be " +
+                  kTargetCPUExpectation + ", got '" + options.targetCPU + "'");
+    if (vectorWidth == 0)
+      vectorWidth = cpu->vectorWidth;
+    if (!options.nativeBF16.hasValue())
+      nativeBF16 = cpu->nativeBF16;
+  }
 
+  pm.addPass(std::make_unique<CheckRegistrationPass>(
+      "norm-cpu-pipeline", PipelineKind::CPU,
+      /*openMP=*/options.threads > 1));
   addFrontendPasses(pm);
 
   // Norm ops: direct vector row loops or the portable decomposition.
   OpPassManager &lower = pm.nest<func::FuncOp>();
   if (options.lowering == CPULowering::Direct) {
     NormLowerCPUPassOptions lowerOptions;
-    lowerOptions.vectorWidth = options.vectorWidth;
+    lowerOptions.vectorWidth = vectorWidth;
     lowerOptions.threads = options.threads;
-    lowerOptions.nativeBF16 = options.nativeBF16;
+    lowerOptions.nativeBF16 = nativeBF16;
     lower.addPass(createNormLowerCPUPass(lowerOptions));
   } else {
     lower.addPass(createNormToLinalgPass());
@@ -161,7 +328,7 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   // Matmuls (next to norms, or fused with them): register-tiled vector code.
   if (options.vectorizeMatmul) {
     NormVectorizeMatmulPassOptions matmulOptions;
-    matmulOptions.vectorWidth = options.vectorWidth;
+    matmulOptions.vectorWidth = vectorWidth;
     matmulOptions.threads = options.threads;
     lower.addPass(createNormVectorizeMatmulPass(matmulOptions));
   }
@@ -174,7 +341,7 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   OpPassManager &loops = pm.nest<func::FuncOp>();
   NormForallToLoopsPassOptions forallOptions;
   forallOptions.threads = options.threads;
-  forallOptions.nativeBF16 = options.nativeBF16;
+  forallOptions.nativeBF16 = nativeBF16;
   loops.addPass(createNormForallToLoopsPass(forallOptions));
   loops.addPass(vector::createLowerVectorMaskPass());
   loops.addPass(createConvertVectorToSCFPass(
@@ -192,7 +359,7 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   // native).
   OpPassManager &scalars = pm.nest<func::FuncOp>();
   scalars.addPass(createNormExpandF8ConversionsPass());
-  addNarrowFloatEmulation(scalars, /*expandBF16=*/!options.nativeBF16);
+  addNarrowFloatEmulation(scalars, /*expandBF16=*/!nativeBF16);
 
   // The LLVM dialect.
   addMemRefSCFVectorMathToLLVM(pm);
@@ -203,6 +370,13 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   strip.strip = true;
   pm.addPass(createNormMPIImplementationPass(strip));
   pm.addPass(createNormStoreNarrowFloatsAsIntsPass());
+  // Functions marked for the target CPU, so that the JIT and llc, whose
+  // target machines describe the host, compile them for it.
+  if (!options.targetCPU.empty()) {
+    NormSetTargetCPUPassOptions targetOptions;
+    targetOptions.cpu = options.targetCPU;
+    pm.addPass(createNormSetTargetCPUPass(targetOptions));
+  }
   pm.addPass(createCanonicalizerPass());
   return success();
 }
@@ -310,6 +484,8 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
                   "; set option 'toolkit' or CUDA_HOME");
   }
 
+  pm.addPass(std::make_unique<CheckRegistrationPass>(
+      "norm-gpu-pipeline", PipelineKind::GPU, /*openMP=*/false));
   addFrontendPasses(pm);
   // Norm ops: kernels on buffers, still at tensor level.
   NormLowerGPUPassOptions lowerOptions;
@@ -387,6 +563,8 @@ mlir::norm::buildNormSPMDPipeline(OpPassManager &pm,
             .str()));
     return failure();
   }
+  pm.addPass(std::make_unique<CheckRegistrationPass>(
+      "norm-spmd-pipeline", PipelineKind::SPMD, /*openMP=*/false));
   pm.addPass(createNormShardPartitionPass());
   NormLowerShardCollectivesPassOptions collectives;
   collectives.checkRanks = options.checkRanks;

@@ -15,6 +15,10 @@
 #include "norm/Pipelines/Pipelines.h"
 #include "norm/Transforms/Passes.h"
 
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
 void mlir::norm::registerAllNormDialects(DialectRegistry &registry) {
   registry.insert<NormDialect>();
   registerAggregatedOpInterfaceExternalModels(registry);
@@ -22,6 +26,13 @@ void mlir::norm::registerAllNormDialects(DialectRegistry &registry) {
   registerShardingInterfaceExternalModels(registry);
   registerGPULaunchFuncMemoryEffectsModel(registry);
   registerMPIMemoryEffectsModels(registry);
+}
+
+void mlir::norm::registerNormPipelineDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registerAllNormDialects(registry);
 }
 
 void mlir::norm::registerAllNormPasses() {

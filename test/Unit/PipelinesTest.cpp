@@ -8,10 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "norm/Dialect/Norm/IR/NormDialect.h"
 #include "norm/InitAllNorm.h"
 #include "norm/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
@@ -176,6 +179,137 @@ TEST_F(PipelinesTest, UnbuildablePipelineFailsTheRun) {
   EXPECT_NE(diagnostics.find("norm-gpu-pipeline: option 'chip'"),
             std::string::npos)
       << diagnostics;
+}
+
+/// A stand-in CUDA toolkit holding only the libdevice norm-gpu-pipeline
+/// checks for (enough for format=isa up to the registration check).
+static std::string createStandInToolkit() {
+  SmallString<128> toolkit;
+  if (llvm::sys::fs::createUniqueDirectory("norm-toolkit", toolkit))
+    return "";
+  SmallString<128> libdevice(toolkit);
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice");
+  if (llvm::sys::fs::create_directories(libdevice))
+    return "";
+  llvm::sys::path::append(libdevice, "libdevice.10.bc");
+  std::error_code error;
+  llvm::raw_fd_ostream file(libdevice, error);
+  return error ? "" : std::string(toolkit);
+}
+
+/// Builds a pipeline with `build` (no pass registry involved) and runs it on
+/// `source` in a context created from `registry`; the diagnostics go to
+/// `diagnostics`, one per line.
+static LogicalResult
+runBuiltPipeline(const DialectRegistry &registry, StringRef source,
+                 function_ref<LogicalResult(OpPassManager &)> build,
+                 std::string &diagnostics) {
+  MLIRContext context(registry);
+  llvm::raw_string_ostream os(diagnostics);
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    os << diag.str() << "\n";
+    return success();
+  });
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  if (!module)
+    return failure();
+  PassManager pm(&context);
+  if (failed(build(pm)))
+    return failure();
+  return pm.run(*module);
+}
+
+/// registerNormPipelineDialects alone gives the pipelines all they need.
+TEST(PipelineRegistrationTest, PipelineDialectsAreEnough) {
+  DialectRegistry registry;
+  registerNormPipelineDialects(registry);
+  NormCPUPipelineOptions direct, linalg;
+  linalg.lowering = CPULowering::Linalg;
+  linalg.threads = 2;
+  for (const NormCPUPipelineOptions *options : {&direct, &linalg}) {
+    std::string diagnostics;
+    EXPECT_TRUE(succeeded(runBuiltPipeline(
+        registry, kRMSNorm,
+        [&](OpPassManager &pm) { return buildNormCPUPipeline(pm, *options); },
+        diagnostics)))
+        << diagnostics;
+    EXPECT_TRUE(diagnostics.empty()) << diagnostics;
+  }
+  std::string diagnostics;
+  EXPECT_TRUE(succeeded(runBuiltPipeline(
+      registry, kRMSNorm,
+      [](OpPassManager &pm) {
+        return buildNormSPMDPipeline(pm, NormSPMDPipelineOptions());
+      },
+      diagnostics)))
+      << diagnostics;
+}
+
+/// With the norm and core dialects only, each pipeline fails at its start
+/// with one diagnostic naming the missing models and the registration
+/// function, not with "op was not bufferized" in the middle.
+TEST(PipelineRegistrationTest, MissingModelsAreNamed) {
+  DialectRegistry registry;
+  registry.insert<NormDialect, func::FuncDialect, arith::ArithDialect,
+                  tensor::TensorDialect>();
+  std::string diagnostics;
+  EXPECT_TRUE(failed(runBuiltPipeline(
+      registry, kRMSNorm,
+      [](OpPassManager &pm) {
+        return buildNormCPUPipeline(pm, NormCPUPipelineOptions());
+      },
+      diagnostics)));
+  EXPECT_NE(diagnostics.find("norm-cpu-pipeline: the context lacks external "
+                             "models the pipeline needs"),
+            std::string::npos)
+      << diagnostics;
+  EXPECT_NE(diagnostics.find("BufferizableOpInterface of "
+                             "'tensor.extract_slice'"),
+            std::string::npos)
+      << diagnostics;
+  EXPECT_NE(diagnostics.find("ConvertToLLVMPatternInterface of dialect "
+                             "'func'"),
+            std::string::npos)
+      << diagnostics;
+  EXPECT_NE(diagnostics.find("mlir::norm::registerNormPipelineDialects"),
+            std::string::npos)
+      << diagnostics;
+  EXPECT_EQ(diagnostics.find("not bufferized"), std::string::npos)
+      << diagnostics;
+  EXPECT_EQ(std::count(diagnostics.begin(), diagnostics.end(), '\n'), 1)
+      << diagnostics;
+
+  diagnostics.clear();
+  EXPECT_TRUE(failed(runBuiltPipeline(
+      registry, kRMSNorm,
+      [](OpPassManager &pm) {
+        return buildNormSPMDPipeline(pm, NormSPMDPipelineOptions());
+      },
+      diagnostics)));
+  EXPECT_NE(diagnostics.find("norm-spmd-pipeline: the context lacks external "
+                             "models the pipeline needs (ShardingInterface "
+                             "of 'norm.rms_norm')"),
+            std::string::npos)
+      << diagnostics;
+
+  std::string toolkit = createStandInToolkit();
+  ASSERT_FALSE(toolkit.empty());
+  NormGPUPipelineOptions gpu;
+  gpu.toolkit = toolkit;
+  gpu.format = "isa";
+  diagnostics.clear();
+  EXPECT_TRUE(failed(runBuiltPipeline(
+      registry, kRMSNorm,
+      [&](OpPassManager &pm) { return buildNormGPUPipeline(pm, gpu); },
+      diagnostics)));
+  EXPECT_NE(diagnostics.find("norm-gpu-pipeline: the context lacks external "
+                             "models the pipeline needs"),
+            std::string::npos)
+      << diagnostics;
+  EXPECT_NE(diagnostics.find("TargetAttrInterface of 'nvvm.target'"),
+            std::string::npos)
+      << diagnostics;
+  llvm::sys::fs::remove_directories(toolkit);
 }
 
 } // namespace

@@ -8,22 +8,18 @@
 #include "norm/InitAllNorm.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::norm::registerAllNormPasses();
 
+  // Every upstream dialect and extension, the LLVM IR translations
+  // (gpu-module-to-binary in norm-gpu-pipeline translates kernels) and the
+  // norm dialect: what an embedder registers for the pipelines.
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  mlir::norm::registerAllNormDialects(registry);
-  // gpu-module-to-binary (norm-gpu-pipeline) translates kernels to LLVM IR.
-  mlir::registerAllGPUToLLVMIRTranslations(registry);
+  mlir::norm::registerNormPipelineDialects(registry);
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "norm-mlir optimizer driver\n", registry));

@@ -19,8 +19,9 @@
 namespace mlir {
 namespace norm {
 
-/// Creates a context with every upstream dialect, the norm dialect and the
-/// LLVM IR translations registered.
+/// Creates a context from registerNormPipelineDialects's registry (every
+/// upstream dialect and extension, the norm dialect, the LLVM IR
+/// translations).
 std::unique_ptr<MLIRContext> createNormContext();
 
 /// Registers every upstream and norm pass and pipeline (once per process).
