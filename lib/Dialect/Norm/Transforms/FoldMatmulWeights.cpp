@@ -19,8 +19,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
@@ -56,16 +59,22 @@ struct FoldedRhs {
 
 /// A matmul consuming the norm result, with its constant RHS.
 struct MatmulUse {
-  linalg::LinalgOp matmul;
-  /// The LHS value of the matmul (the norm result or its collapse).
+  /// `linalg.matmul`, `linalg.batch_matmul` or `tosa.matmul`: operand 0 is
+  /// the LHS and operand 1 the RHS in all three.
+  Operation *matmul = nullptr;
+  /// The LHS value of the matmul: the norm result, its collapse to rows
+  /// (`tensor.collapse_shape`) or its reshape to `[B, M, K]` (`tosa.reshape`).
   Value lhs;
   /// The constant the RHS is made of, in its own layout: a dense elements
   /// attribute or a dense_resource blob (torch-mlir's exported weights).
   ElementsAttr constant;
-  /// The transpose turning `constant` ([N, K]) into the RHS, or null.
-  linalg::TransposeOp transpose;
-  /// True when `constant` is laid out [N, K] (transpose op or transposed
-  /// indexing maps), false for [K, N] (or [B, K, N]).
+  /// The op holding `constant` (`arith.constant`, `tosa.const`, ...).
+  Operation *constantOp = nullptr;
+  /// The transpose turning `constant` ([N, K] or [B, N, K]) into the RHS
+  /// (`linalg.transpose` or `tosa.transpose`), or null.
+  Operation *transpose = nullptr;
+  /// True when `constant` is laid out [N, K] or [B, N, K] (transpose op or
+  /// transposed indexing maps), false for [K, N] (or [B, K, N]).
   bool nMajor = false;
   /// The RHS with the weight folded in (filled by planFold).
   FoldedRhs folded;
@@ -90,6 +99,13 @@ static bool hasTransposedBMaps(linalg::MatmulOp matmul) {
   return matmul.getIndexingMapsArray() == expected;
 }
 
+/// True for a `tosa.matmul` whose zero points are float zeros (the only
+/// ones a float matmul may have; anything else is no plain product).
+static bool isFloatTosaMatmul(tosa::MatMulOp matmul) {
+  return matchPattern(matmul.getAZp(), m_AnyZeroFloat()) &&
+         matchPattern(matmul.getBZp(), m_AnyZeroFloat());
+}
+
 /// Fills `use` from a matmul consuming `lhs` as its first input.
 static LogicalResult analyzeMatmul(Operation *user, Value lhs, int64_t limit,
                                    MatmulUse &use, std::string &reason) {
@@ -108,14 +124,20 @@ static LogicalResult analyzeMatmul(Operation *user, Value lhs, int64_t limit,
       return failure();
     }
     rhs = batch.getDpsInputs()[1];
+  } else if (auto tosaMatmul = dyn_cast<tosa::MatMulOp>(user)) {
+    if (!isFloatTosaMatmul(tosaMatmul)) {
+      reason = "tosa.matmul with nonzero or non-constant zero points";
+      return failure();
+    }
+    rhs = tosaMatmul.getB();
   } else {
     reason = "a user is not a matmul";
     return failure();
   }
-  use.matmul = cast<linalg::LinalgOp>(user);
+  use.matmul = user;
   // The fold changes what the LHS holds: any other operand reading it (the
   // RHS, or the init a matmul accumulates into) would change too.
-  if (use.matmul.getDpsInputs()[0] != lhs ||
+  if (user->getOperand(0) != lhs ||
       llvm::count(user->getOperands(), lhs) != 1) {
     reason = "the normalized value is not only the matmul's left operand";
     return failure();
@@ -129,7 +151,18 @@ static LogicalResult analyzeMatmul(Operation *user, Value lhs, int64_t limit,
     use.transpose = transpose;
     use.nMajor = true;
     rhs = transpose.getInput();
+  } else if (auto transpose = rhs.getDefiningOp<tosa::TransposeOp>()) {
+    // [B, N, K] -> [B, K, N], the batched form of nn.Linear's weight.
+    if (!isa<tosa::MatMulOp>(user) ||
+        transpose.getPerms() != ArrayRef<int32_t>{0, 2, 1}) {
+      reason = "unsupported transpose feeding the matmul";
+      return failure();
+    }
+    use.transpose = transpose;
+    use.nMajor = true;
+    rhs = transpose.getInput1();
   }
+  use.constantOp = rhs.getDefiningOp();
   if (!matchPattern(rhs, m_Constant(&use.constant)) ||
       !isa<DenseFPElementsAttr, DenseResourceElementsAttr>(use.constant) ||
       !isa<FloatType>(use.constant.getElementType())) {
@@ -148,7 +181,32 @@ static LogicalResult analyzeMatmul(Operation *user, Value lhs, int64_t limit,
     reason = "the constant right-hand side exceeds max-rhs-elements";
     return failure();
   }
+  // The constant's K dim (and batch dim) must be the LHS's: the matmul's
+  // verifier leaves a dynamic LHS dim unchecked.
+  ArrayRef<int64_t> lhsShape = cast<ShapedType>(lhs.getType()).getShape();
+  ArrayRef<int64_t> shape = cast<ShapedType>(use.constant.getType()).getShape();
+  int64_t rank = shape.size();
+  auto differs = [](int64_t lhsDim, int64_t dim) {
+    return !ShapedType::isDynamic(lhsDim) && lhsDim != dim;
+  };
+  if (rank != int64_t(lhsShape.size()) ||
+      differs(lhsShape.back(), shape[use.nMajor ? rank - 1 : rank - 2]) ||
+      (rank == 3 && differs(lhsShape[0], shape[0]))) {
+    reason = "the right-hand side's K or batch dim is not the left operand's";
+    return failure();
+  }
   return success();
+}
+
+/// True when `reshape` of the normalized value `y` keeps its rows: a static
+/// `[B, M, K]` result whose last dim is y's (row-major reshapes that keep the
+/// last dim move whole rows).
+static bool keepsRows(tosa::ReshapeOp reshape, Value y) {
+  auto inputType = cast<ShapedType>(y.getType());
+  auto resultType = cast<ShapedType>(reshape.getType());
+  return inputType.hasStaticShape() && resultType.hasStaticShape() &&
+         resultType.getRank() == 3 &&
+         resultType.getShape().back() == inputType.getShape().back();
 }
 
 /// Finds the matmul uses of `op`'s result, or why there are none usable.
@@ -188,12 +246,34 @@ static Analysis analyze(NormOpInterface op, int64_t limit) {
       }
       continue;
     }
+    // tosa.matmul on 3-D results or on a reshape of the result to
+    // [B, M, K], as torch-mlir's TOSA backend emits nn.Linear.
+    if (auto reshape = dyn_cast<tosa::ReshapeOp>(user)) {
+      if (!keepsRows(reshape, y)) {
+        analysis.reason = "unsupported reshape of the result";
+        return analysis;
+      }
+      for (Operation *reshapeUser : reshape->getUsers()) {
+        MatmulUse use;
+        if (!isa<tosa::MatMulOp>(reshapeUser) ||
+            failed(analyzeMatmul(reshapeUser, reshape, limit, use,
+                                 analysis.reason))) {
+          if (analysis.reason.empty())
+            analysis.reason = "a user of the reshaped result is not a matmul";
+          analysis.uses.clear();
+          return analysis;
+        }
+        analysis.uses.push_back(use);
+      }
+      continue;
+    }
     MatmulUse use;
     if (failed(analyzeMatmul(user, y, limit, use, analysis.reason))) {
       analysis.uses.clear();
       return analysis;
     }
-    if (isa<linalg::BatchMatmulOp>(user) != (type.getRank() == 3)) {
+    if (isa<linalg::BatchMatmulOp, tosa::MatMulOp>(user) !=
+        (type.getRank() == 3)) {
       analysis.reason = "matmul rank does not match the normalized value";
       analysis.uses.clear();
       return analysis;
@@ -203,13 +283,28 @@ static Analysis analyze(NormOpInterface op, int64_t limit) {
   return analysis;
 }
 
+/// The value `value` reshapes (through `tensor.collapse_shape`,
+/// `tensor.expand_shape` and `tosa.reshape`, which keep the row-major order
+/// of the elements), or `value` itself.
+static Value lookThroughReshapes(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tosa::ReshapeOp>(
+            def))
+      break;
+    value = def->getOperand(0);
+  }
+  return value;
+}
+
 /// Reads the constant float elements of an optional operand (empty when
-/// absent); fails when present but not a constant.
+/// absent), also through reshapes of a constant (torch-mlir's TOSA backend
+/// keeps a weight as `[1, 1, K]`); fails when present but not a constant.
 static LogicalResult readConstant(Value value, SmallVector<double> &values) {
   values.clear();
   if (!value)
     return success();
-  std::optional<FloatConstant> constant = readFloatConstant(value);
+  std::optional<FloatConstant> constant =
+      readFloatConstant(lookThroughReshapes(value));
   if (!constant)
     return failure();
   values = constant->getValuesAsDoubles();
@@ -412,7 +507,7 @@ static LogicalResult foldRhs(MatmulUse &use, const FoldPlan &plan,
   auto constType = cast<RankedTensorType>(use.constant.getType());
   ArrayRef<int64_t> shape = constType.getShape();
   int64_t k = plan.k;
-  int64_t n = use.nMajor ? shape[0] : shape[shape.size() - 1];
+  int64_t n = use.nMajor ? shape[shape.size() - 2] : shape[shape.size() - 1];
   int64_t numElements = use.constant.getNumElements();
   FoldedRhs &folded = use.folded;
   folded.biasRow.assign(plan.bias.empty() ? 0 : numElements / k, 0.0);
@@ -501,17 +596,85 @@ static LogicalResult foldRhs(MatmulUse &use, const FoldPlan &plan,
   return success();
 }
 
-/// The folded RHS of `use` as a constant attribute of the RHS's type.
-static DenseFPElementsAttr getFoldedAttr(const MatmulUse &use) {
+/// The folded RHS of `use` as a `dense_resource` blob of the RHS's type,
+/// named after the original blob (the builtin dialect's blob manager makes
+/// the name unique): little-endian, row-major, as the builtin dialect stores
+/// them.
+static ElementsAttr getFoldedResource(const MatmulUse &use,
+                                      DenseResourceElementsAttr original) {
   auto type = cast<RankedTensorType>(use.constant.getType());
   const FoldedRhs &folded = use.folded;
+  std::string name = (original.getRawHandle().getKey() + "_folded").str();
   if (!folded.f32.empty())
-    return cast<DenseFPElementsAttr>(
-        DenseElementsAttr::get(type, ArrayRef<float>(folded.f32)));
+    return cast<ElementsAttr>(DenseF32ResourceElementsAttr::get(
+        type, name,
+        HeapAsmResourceBlob::allocateAndCopyInferAlign(
+            ArrayRef<float>(folded.f32))));
   if (!folded.f64.empty())
-    return cast<DenseFPElementsAttr>(
-        DenseElementsAttr::get(type, ArrayRef<double>(folded.f64)));
+    return cast<ElementsAttr>(DenseF64ResourceElementsAttr::get(
+        type, name,
+        HeapAsmResourceBlob::allocateAndCopyInferAlign(
+            ArrayRef<double>(folded.f64))));
+  unsigned bytes = cast<FloatType>(type.getElementType()).getWidth() / 8;
+  SmallVector<char> data(folded.other.size() * bytes);
+  for (auto [i, value] : llvm::enumerate(folded.other)) {
+    uint64_t word = value.bitcastToAPInt().getZExtValue();
+    for (unsigned byte = 0; byte < bytes; ++byte)
+      data[i * bytes + byte] = char((word >> (8 * byte)) & 0xff);
+  }
+  return DenseResourceElementsAttr::get(
+      type, name, HeapAsmResourceBlob::allocateAndCopyWithAlign(data, bytes));
+}
+
+/// The folded RHS of `use` as a constant attribute of the RHS's type: a
+/// `dense_resource` blob when the RHS was one (a model's weights stay out of
+/// line), a dense attribute otherwise.
+static ElementsAttr getFoldedAttr(const MatmulUse &use) {
+  auto type = cast<RankedTensorType>(use.constant.getType());
+  const FoldedRhs &folded = use.folded;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(use.constant);
+      resource && cast<FloatType>(type.getElementType()).getWidth() % 8 == 0)
+    return getFoldedResource(use, resource);
+  if (!folded.f32.empty())
+    return DenseElementsAttr::get(type, ArrayRef<float>(folded.f32));
+  if (!folded.f64.empty())
+    return DenseElementsAttr::get(type, ArrayRef<double>(folded.f64));
   return DenseFPElementsAttr::get(type, folded.other);
+}
+
+/// Creates the folded RHS constant of `use`: a `tosa.const` where the
+/// original was one (a TOSA module stays TOSA), an `arith.constant`
+/// otherwise.
+static Value buildFoldedConstant(OpBuilder &b, Location loc,
+                                 const MatmulUse &use) {
+  ElementsAttr folded = getFoldedAttr(use);
+  auto type = cast<RankedTensorType>(folded.getType());
+  if (isa<tosa::ConstOp>(use.constantOp))
+    return tosa::ConstOp::create(b, loc, type, folded);
+  return arith::ConstantOp::create(b, loc, type, cast<TypedAttr>(folded));
+}
+
+/// `scale` (one entry per row of the norm's input) reshaped to the leading
+/// dims `rowShape` of a matmul result: the same rows in row-major order,
+/// through a collapse to one dim and, for a `[B, M]` result, an expand.
+static Value reshapeRows(OpBuilder &b, Location loc, Value scale,
+                         ArrayRef<int64_t> rowShape) {
+  auto type = cast<RankedTensorType>(scale.getType());
+  if (type.getShape() == rowShape)
+    return scale;
+  if (type.getRank() > 1) {
+    ReassociationIndices all =
+        llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+    scale = tensor::CollapseShapeOp::create(
+        b, loc, scale, ArrayRef<ReassociationIndices>{all});
+  }
+  if (rowShape.size() == 1)
+    return scale;
+  ReassociationIndices all = llvm::to_vector(
+      llvm::seq<int64_t>(0, static_cast<int64_t>(rowShape.size())));
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(rowShape, type.getElementType()), scale,
+      ArrayRef<ReassociationIndices>{all});
 }
 
 /// The constant row vector `bias @ W` for a matmul result of `resultType`
@@ -560,11 +723,12 @@ static std::string whyNotDeferred(NormOpInterface op,
   if (op.hasUsedStats())
     return "the norm op's statistics are used";
   for (const MatmulUse &use : uses) {
-    linalg::LinalgOp matmul = use.matmul;
-    Type accumulator = getElementTypeOrSelf(matmul->getResult(0));
+    Type accumulator = getElementTypeOrSelf(use.matmul->getResult(0));
     if (!accumulator.isF32() && !accumulator.isF64())
       return "a matmul accumulates in a type other than f32 or f64";
-    if (!isZeroInit(matmul.getDpsInits()[0]))
+    // tosa.matmul has no init: it starts from zero.
+    auto matmul = dyn_cast<linalg::LinalgOp>(use.matmul);
+    if (matmul && !isZeroInit(matmul.getDpsInits()[0]))
       return "a matmul accumulates into an init that is not zero";
   }
   return "";
@@ -624,18 +788,16 @@ static void rewriteMatmul(PatternRewriter &rewriter, NormOpInterface op,
                           const FoldPlan &plan, MatmulUse &use,
                           Value rowScale) {
   Location loc = op.getLoc();
-  DenseFPElementsAttr folded = getFoldedAttr(use);
-  rewriter.setInsertionPoint(use.transpose ? use.transpose.getOperation()
-                                           : use.matmul.getOperation());
-  Value newRhs =
-      arith::ConstantOp::create(rewriter, loc, folded.getType(), folded);
-  if (use.transpose)
-    newRhs = linalg::TransposeOp::create(rewriter, loc, newRhs,
-                                         use.transpose.getInit(),
-                                         use.transpose.getPermutation())
-                 .getResult()[0];
-  rewriter.modifyOpInPlace(
-      use.matmul, [&] { use.matmul.getDpsInputOperand(1)->set(newRhs); });
+  rewriter.setInsertionPoint(use.transpose ? use.transpose : use.matmul);
+  Value newRhs = buildFoldedConstant(rewriter, loc, use);
+  if (use.transpose) {
+    // The same transpose (linalg or TOSA) of the folded constant.
+    IRMapping mapping;
+    mapping.map(use.transpose->getOperand(0), newRhs);
+    newRhs = rewriter.clone(*use.transpose, mapping)->getResult(0);
+  }
+  rewriter.modifyOpInPlace(use.matmul,
+                           [&] { use.matmul->getOpOperand(1).set(newRhs); });
 
   rewriter.setInsertionPointAfter(use.matmul);
   Value result = use.matmul->getResult(0);
@@ -645,16 +807,16 @@ static void rewriteMatmul(PatternRewriter &rewriter, NormOpInterface op,
       result.getUses(), [](OpOperand &use) { return &use; });
   Value replacement = result;
   if (rowScale) {
-    Value scale = rowScale;
-    if (use.lhs != op.getY()) // collapsed [B, S, K] -> [B*S, K]
-      scale = tensor::CollapseShapeOp::create(
-          rewriter, loc, scale, ArrayRef<ReassociationIndices>{{0, 1}});
+    // The rows of a collapsed ([B*S, K]) or reshaped ([B', M, K]) LHS.
+    ArrayRef<int64_t> rowShape =
+        cast<RankedTensorType>(result.getType()).getShape().drop_back();
+    Value scale = reshapeRows(rewriter, loc, rowScale, rowShape);
     replacement = scaleRows(rewriter, loc, replacement, scale);
   }
   if (!plan.bias.empty()) {
-    auto constType = cast<RankedTensorType>(use.constant.getType());
-    int64_t n =
-        use.nMajor ? constType.getShape()[0] : constType.getShape().back();
+    ArrayRef<int64_t> constShape =
+        cast<RankedTensorType>(use.constant.getType()).getShape();
+    int64_t n = constShape[constShape.size() - (use.nMajor ? 2 : 1)];
     Value row = buildBiasRow(rewriter, loc, use.folded.biasRow, n,
                              cast<RankedTensorType>(result.getType()));
     replacement = addRowVector(rewriter, loc, replacement, row);
@@ -666,13 +828,16 @@ static void rewriteMatmul(PatternRewriter &rewriter, NormOpInterface op,
   if (rowScale) {
     // The matmul reads raw x (or its collapse).
     Value rawLhs = op.getX();
-    if (auto collapse = use.lhs.getDefiningOp<tensor::CollapseShapeOp>()) {
+    if (use.lhs != op.getY()) {
+      // The same collapse or tosa.reshape of raw x.
+      Operation *reshape = use.lhs.getDefiningOp();
       rewriter.setInsertionPoint(use.matmul);
-      rawLhs = tensor::CollapseShapeOp::create(
-          rewriter, loc, op.getX(), collapse.getReassociationIndices());
+      IRMapping mapping;
+      mapping.map(op.getY(), op.getX());
+      rawLhs = rewriter.clone(*reshape, mapping)->getResult(0);
     }
-    rewriter.modifyOpInPlace(
-        use.matmul, [&] { use.matmul.getDpsInputOperand(0)->set(rawLhs); });
+    rewriter.modifyOpInPlace(use.matmul,
+                             [&] { use.matmul->getOpOperand(0).set(rawLhs); });
   }
 }
 
@@ -681,11 +846,11 @@ static void rewriteMatmul(PatternRewriter &rewriter, NormOpInterface op,
 static void replaceNormOp(PatternRewriter &rewriter, NormOpInterface op,
                           const FoldPlan &plan) {
   if (plan.defer) {
-    // Several matmuls may read one collapse: each is erased once.
+    // Several matmuls may read one collapse or reshape: each is erased once.
     llvm::SetVector<Operation *> collapses;
     for (const MatmulUse &use : plan.uses)
-      if (auto collapse = use.lhs.getDefiningOp<tensor::CollapseShapeOp>())
-        collapses.insert(collapse);
+      if (use.lhs != op.getY())
+        collapses.insert(use.lhs.getDefiningOp());
     for (Operation *collapse : collapses)
       if (collapse->use_empty())
         rewriter.eraseOp(collapse);
@@ -705,6 +870,33 @@ static void replaceNormOp(PatternRewriter &rewriter, NormOpInterface op,
       dyt.getBiasMutable().clear();
     }
   });
+}
+
+/// Erases what the fold left dead of the constants it read: the ops
+/// defining `originals` (the norm op's old weight and bias, the matmuls' old
+/// right-hand sides) when nothing uses them any more and they have no side
+/// effects, then, the same way, the ops they read (the constant under a
+/// transpose or reshape, its shape operand). An op with another user, or
+/// that was dead before the fold, is left alone.
+static void eraseDeadOriginals(PatternRewriter &rewriter,
+                               ArrayRef<Value> originals) {
+  SmallVector<Operation *> worklist;
+  for (Value value : originals)
+    if (Operation *def = value ? value.getDefiningOp() : nullptr)
+      worklist.push_back(def);
+  llvm::DenseSet<Operation *> erased;
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (erased.contains(op) || !isOpTriviallyDead(op))
+      continue;
+    SmallVector<Operation *> producers;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        producers.push_back(def);
+    erased.insert(op);
+    rewriter.eraseOp(op);
+    worklist.append(producers);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -743,9 +935,14 @@ struct FoldNormWeightsIntoMatmuls
       rewriter.setInsertionPoint(op);
       rowScale = buildRowScale(rewriter, op.getLoc(), op);
     }
+    // What the fold replaces: erased below where nothing else reads it.
+    SmallVector<Value> originals = {op.getWeight(), op.getBias()};
+    for (MatmulUse &use : plan->uses)
+      originals.push_back(use.matmul->getOperand(1));
     for (MatmulUse &use : plan->uses)
       rewriteMatmul(rewriter, op, *plan, use, rowScale);
     replaceNormOp(rewriter, op, *plan);
+    eraseDeadOriginals(rewriter, originals);
     return success();
   }
 
