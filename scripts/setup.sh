@@ -38,7 +38,7 @@ NORM_APT_PACKAGES=(
   libomp-22-dev mpich libmpich-dev
 )
 # Python modules (import name == pip name) for the bindings and pytest.
-NORM_PIP_MODULES=(nanobind numpy ml_dtypes pytest)
+NORM_PIP_MODULES=(nanobind numpy ml_dtypes pytest scikit_build_core)
 
 norm_log() { printf '==> %s\n' "$*"; }
 

@@ -185,6 +185,15 @@ else
   echo "no Python tests in python/tests; skipping pytest"
 fi
 
+#===- The wheel ----------------------------------------------------------===#
+# `pip install .` into a throwaway virtual environment, and the Python
+# suites against that installation (the normal run only: the sanitized
+# extension needs preloads no user has).
+if [[ $asan == 0 && -f pyproject.toml && -z "$lit_filter" ]]; then
+  run_suite wheel "$RESULTS/wheel.xml" 0 \
+    bash scripts/test-wheel.sh "$B" "$RESULTS/wheel.xml"
+fi
+
 #===- Sanitizer run (--also-asan) ----------------------------------------===#
 asan_results=()
 if [[ $also_asan == 1 ]]; then
