@@ -173,7 +173,8 @@ public:
 private:
   /// The leaves and values the roles are taken from.
   struct Candidates {
-    /// Leaves of the frame read as is: dy, x, tensors added to dx.
+    /// Leaves of the frame read as is, and materialized sums of such: dy,
+    /// x, tensors added to dx.
     SmallVector<TensorExpr *> full;
     /// Other tensor leaves: of some frame dims (weights), of none (alpha).
     SmallVector<TensorExpr *> params, scalars;
@@ -189,12 +190,17 @@ private:
   /// True for a leaf of the frame read as is, or a sum of such. Memoized
   /// per node.
   bool isSumOfTensors(TensorExpr *e);
+  /// True for a sum of tensors (isSumOfTensors, not a leaf) that the
+  /// function materializes: read whole, as one tensor, by the roles.
+  bool isMaterializedSum(TensorExpr *e);
   /// The root less the terms of its top-level sum added to dx as they are
   /// (into `added`); null when nothing is left.
   TensorExpr *splitAddedTerms(SmallVectorImpl<TensorExpr *> &added);
-  /// Sorts the leaves of `nodes` into `c` and finds what may be x; false
-  /// (with a reason) when they are too many or too few.
-  bool collectCandidates(ArrayRef<TensorExpr *> nodes, Candidates &c);
+  /// Sorts the leaves and materialized sums of `nodes` (other than `core`)
+  /// into `c` and finds what may be x; false (with a reason) when they are
+  /// too many or too few.
+  bool collectCandidates(ArrayRef<TensorExpr *> nodes, TensorExpr *core,
+                         Candidates &c);
   /// Tries the role assignments with the normalized dims `mask`.
   std::optional<GradMatch> matchNormalizedDims(uint64_t mask,
                                                const Candidates &c);

@@ -261,7 +261,7 @@ TensorExpr *GradMatcher::formula(const GradMatch &m) {
 }
 
 bool GradMatcher::tryRoles(GradMatch &m) {
-  m.dyValue = m.dy->value;
+  m.dyValue = m.dy->is(Kind::Leaf) ? m.dy->value : fullValues.lookup(m.dy);
   m.xValue = m.x->is(Kind::Leaf) ? m.x->value : fullValues.lookup(m.x);
   TensorExpr *expected = formula(m);
   ArrayRef<int64_t> frame = builder.getFrameShape();
@@ -277,6 +277,10 @@ bool GradMatcher::tryRoles(GradMatch &m) {
     }
   }
   return false;
+}
+
+bool GradMatcher::isMaterializedSum(TensorExpr *e) {
+  return e->is(Kind::Add) && fullValues.count(e) && isSumOfTensors(e);
 }
 
 bool GradMatcher::isSumOfTensors(TensorExpr *e) {
@@ -325,10 +329,18 @@ TensorExpr *GradMatcher::splitAddedTerms(SmallVectorImpl<TensorExpr *> &added) {
 }
 
 bool GradMatcher::collectCandidates(ArrayRef<TensorExpr *> nodes,
-                                    Candidates &c) {
+                                    TensorExpr *core, Candidates &c) {
   uint64_t fullMask = (uint64_t(1) << rank) - 1;
   AffineMap identity = builder.getIdentityMap();
   for (TensorExpr *node : nodes) {
+    // A materialized sum of tensors of the frame (read whole, see match())
+    // is one tensor for the roles: dy where autograd sums the gradients of
+    // several users of the norm's output (the projections of one
+    // normalized value), x where a backward graph recomputes a residual sum.
+    if (node != core && isMaterializedSum(node)) {
+      c.full.push_back(node);
+      continue;
+    }
     if (!node->is(Kind::Leaf) || !isa<RankedTensorType>(node->value.getType()))
       continue;
     if (node->deps == fullMask && node->map == identity)
@@ -405,8 +417,7 @@ std::optional<GradMatch> GradMatcher::match() {
   // however many it sums.
   SmallVector<TensorExpr *> nodes;
   collectNodes(core, nodes, [&](TensorExpr *node) {
-    return node != core && node->is(Kind::Add) && fullValues.count(node) &&
-           isSumOfTensors(node);
+    return node != core && isMaterializedSum(node);
   });
   if (nodes.size() > 4096)
     return std::nullopt;
@@ -428,7 +439,7 @@ std::optional<GradMatch> GradMatcher::match() {
   }
   if (!c.sumMask && !c.hasTanh)
     return std::nullopt;
-  if (!collectCandidates(nodes, c))
+  if (!collectCandidates(nodes, core, c))
     return std::nullopt;
 
   SmallVector<uint64_t, 2> masks;

@@ -108,9 +108,10 @@ static Value adaptRow(OpBuilder &b, Location loc, Value value,
 std::optional<std::pair<Value, Value>>
 raisegrad::getInputs(Operation *rootOp, const GradMatch &m,
                      const GradMatcher &matcher) {
-  Value dy = m.dy->value;
+  Value dy =
+      m.dy->is(Kind::Leaf) ? m.dy->value : matcher.fullValues.lookup(m.dy);
   Value x = m.x->is(Kind::Leaf) ? m.x->value : matcher.fullValues.lookup(m.x);
-  if (!x)
+  if (!dy || !x)
     return std::nullopt;
   // dy and x have the root's type, or one that differs from it only in
   // dynamic sizes (then cast to it).
