@@ -5,9 +5,12 @@
 // Row 2 sits on a large common offset and row 3 is all zeros: both must give
 // finite, accurate results.
 //
+// Run (from the repository root, after building; scripts/test.sh runs it as
+// written):
+//
 //   build/bin/norm-opt examples/block.mlir --norm-cpu-pipeline \
-//     | mlir-runner -e main -entry-point-result=void \
-//         -shared-libs=libmlir_runner_utils.so,libmlir_c_runner_utils.so
+//     | /usr/lib/llvm-22/bin/mlir-runner -e main -entry-point-result=void \
+//         -shared-libs=/usr/lib/llvm-22/lib/libmlir_runner_utils.so,/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so
 
 func.func @main() {
   %x = arith.constant dense<[

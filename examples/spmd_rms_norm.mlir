@@ -1,5 +1,8 @@
 // RMSNorm with its hidden dim split over 2 MPI ranks (tensor parallelism).
 //
+// Run (from the repository root, after building; scripts/test.sh runs it as
+// written where mpirun is installed):
+//
 //   build/bin/norm-opt examples/spmd_rms_norm.mlir --norm-spmd-pipeline \
 //     | build/bin/norm-opt --norm-cpu-pipeline -o /tmp/spmd.llvm.mlir
 //   mpirun -np 2 /usr/lib/llvm-22/bin/mlir-runner /tmp/spmd.llvm.mlir \

@@ -4,7 +4,9 @@
 #   bash scripts/test.sh [--asan | --also-asan] [--no-build] [--filter REGEX]
 #
 # Installs what is missing (as root), builds all targets, then runs lit,
-# every GoogleTest executable and pytest, each writing JUnit XML into
+# every GoogleTest executable, pytest and the commands the README and the
+# examples show (the embedding example against an install prefix, the AOT
+# commands, the examples' run lines), each writing JUnit XML into
 # <build>/test-results/. A failing suite does not stop the others. The last
 # line of output is `N passed, N failed, N skipped`; the exit code is
 # non-zero if a test failed, a suite crashed or wrote no results, or nothing
@@ -18,12 +20,13 @@
 #   --also-asan     the normal run, then the sanitizer run; one summary line
 #                   over both (what .ci/run uses)
 #   --no-build      run the suites on the existing build(s)
-#   --filter REGEX  run only the lit tests whose path matches REGEX
+#   --filter REGEX  run only the lit tests whose path matches REGEX (and
+#                   none of the documented commands)
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
 
-usage() { sed -n '3,20s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '3,/^#===/{/^#===/d;s/^# \{0,1\}//p;}' "${BASH_SOURCE[0]}"; }
 
 build=1
 asan=0
@@ -192,6 +195,21 @@ fi
 if [[ $asan == 0 && -f pyproject.toml && -z "$lit_filter" ]]; then
   run_suite wheel "$RESULTS/wheel.xml" 0 \
     bash scripts/test-wheel.sh "$B" "$RESULTS/wheel.xml"
+fi
+
+#===- Documented commands ------------------------------------------------===#
+# The README's blocks marked `<!-- tested: NAME -->` (the embedding example
+# built against `cmake --install` into a temporary prefix, the AOT commands)
+# and the `// Run` lines of examples/*.mlir, run as written in a temporary
+# folder, one test case per command (scripts/run-doc-commands.py). They name
+# build/, so the sanitizer run and --filter leave them out.
+if [[ $asan == 0 && -z "$lit_filter" && "$B" == build ]]; then
+  run_suite doc-commands "$RESULTS/doc-commands.xml" 0 \
+    python3 scripts/run-doc-commands.py --junit "$RESULTS/doc-commands.xml" \
+    README.md examples/*.mlir
+else
+  step "doc-commands"
+  echo "left out (sanitizer run, --filter or a build folder other than build/)"
 fi
 
 #===- Sanitizer run (--also-asan) ----------------------------------------===#
