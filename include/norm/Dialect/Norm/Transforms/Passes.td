@@ -144,11 +144,14 @@ def NormFoldMatmulWeightsPass : Pass<"norm-fold-matmul-weights"> {
     a matmul whose right-hand side is a constant (`linalg.matmul`, its
     transposed-B form, `linalg.transpose` of a constant feeding
     `linalg.matmul` as torch-mlir emits `nn.Linear`, `linalg.batch_matmul`,
-    and `linalg.matmul` after a `tensor.collapse_shape` of the result), the
+    and `linalg.matmul` after a `tensor.collapse_shape` of the result; in
+    TOSA form `tosa.matmul` on the result or on a row-keeping `tosa.reshape`
+    of it, with a constant or `tosa.transpose` of a constant), the
     per-column `weight` (plus `weight_offset`) is folded into the rows of
     each RHS (`W'[k, n] = w'[k] * W[k, n]`) and the `bias` into a row vector
     added to each product (`c = bias @ W`). The norm op loses its weight and
-    bias; several consumers share the one rewritten op.
+    bias; several consumers share the one rewritten op. A `dense_resource`
+    RHS is folded into a new blob; the constants left unused are erased.
 
     With `defer-scale` (rms_norm without residual, `cast_mode = final`), the
     per-row `1/rms` also moves after the matmul as an epilogue, so the
