@@ -1,8 +1,8 @@
 // RUN: norm-opt %s -norm-fuse-matmul="remarks=true tile-rows=4" -split-input-file -verify-diagnostics | FileCheck %s
 
 // Declined candidates stay unchanged and are explained by remarks (they are
-// also counted in the pass statistic `declined`, which Debian's LLVM build
-// compiles out).
+// also counted in the pass statistic `declined`, which norm-opt
+// --norm-pass-statistics reports).
 
 // Not fused: the norm op feeding the matmul normalizes all of its dims, so
 // a tile of rows of the matmul does not hold whole rows of the norm.

@@ -15,6 +15,7 @@
 #include "norm/Dialect/Norm/Transforms/Passes.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 #include "norm/Dialect/Norm/Utils/RowView.h"
+#include "norm/Support/PassStatistics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -970,7 +971,17 @@ struct NormFoldMatmulWeightsPass
     : public norm::impl::NormFoldMatmulWeightsPassBase<
           NormFoldMatmulWeightsPass> {
   using NormFoldMatmulWeightsPassBase::NormFoldMatmulWeightsPassBase;
+  NormFoldMatmulWeightsPass() = default;
+  NormFoldMatmulWeightsPass(const NormFoldMatmulWeightsPass &other)
+      : NormFoldMatmulWeightsPassBase(other) {}
   void runOnOperation() override;
+
+  PassStatistic numFolded{this, "folded",
+                          "Number of norm ops whose weight/bias were folded"};
+  PassStatistic numDeferred{this, "deferred-scale",
+                            "Number of rms_norm scales moved after matmuls"};
+  PassStatistic numDeclined{this, "declined",
+                            "Number of candidates left unchanged"};
 };
 
 } // namespace

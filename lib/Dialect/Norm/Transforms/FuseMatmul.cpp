@@ -9,6 +9,7 @@
 
 #include "norm/Dialect/Norm/IR/NormOps.h"
 #include "norm/Dialect/Norm/Transforms/Passes.h"
+#include "norm/Support/PassStatistics.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -81,6 +82,17 @@ namespace {
 struct NormFuseMatmulPass
     : public norm::impl::NormFuseMatmulPassBase<NormFuseMatmulPass> {
   using NormFuseMatmulPassBase::NormFuseMatmulPassBase;
+  NormFuseMatmulPass() = default;
+  NormFuseMatmulPass(const NormFuseMatmulPass &other)
+      : NormFuseMatmulPassBase(other) {}
+
+  PassStatistic numPrologue{
+      this, "fused-prologue",
+      "Number of norm ops fused into their matmul consumer"};
+  PassStatistic numEpilogue{this, "fused-epilogue",
+                            "Number of matmul producers fused into a norm op"};
+  PassStatistic numDeclined{this, "declined",
+                            "Number of candidates left unchanged"};
 
   void decline(Operation *op, const Twine &reason) {
     ++numDeclined;

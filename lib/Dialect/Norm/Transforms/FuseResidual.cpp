@@ -12,6 +12,7 @@
 
 #include "norm/Dialect/Norm/IR/NormOps.h"
 #include "norm/Dialect/Norm/Transforms/Passes.h"
+#include "norm/Support/PassStatistics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -243,6 +244,9 @@ struct FoldResidualAddIntoNorm
 struct NormFuseResidualPass
     : public norm::impl::NormFuseResidualPassBase<NormFuseResidualPass> {
   using NormFuseResidualPassBase::NormFuseResidualPassBase;
+  NormFuseResidualPass() = default;
+  NormFuseResidualPass(const NormFuseResidualPass &other)
+      : NormFuseResidualPassBase(other), patterns(other.patterns) {}
 
   LogicalResult initialize(MLIRContext *context) override {
     RewritePatternSet set(context);
@@ -254,6 +258,10 @@ struct NormFuseResidualPass
   void runOnOperation() override;
 
   FrozenRewritePatternSet patterns;
+
+  PassStatistic numFused{this, "fused", "Number of residual adds fused"};
+  PassStatistic numDeclined{this, "declined",
+                            "Number of add-fed norm ops left unchanged"};
 };
 
 } // namespace

@@ -79,24 +79,6 @@ def NormRaisePass : Pass<"norm-raise"> {
            "Assume no value is NaN (like -ffinite-math-only): raise clamps "
            "and max-reductions that would turn a NaN into a number">
   ];
-  let statistics = [
-    Statistic<"numRaisedLayerNorm", "raised-layer-norm",
-              "Number of chains raised to norm.layer_norm">,
-    Statistic<"numRaisedRMSNorm", "raised-rms-norm",
-              "Number of chains raised to norm.rms_norm">,
-    Statistic<"numRaisedDyT", "raised-dyt",
-              "Number of chains raised to norm.dyt">,
-    Statistic<"numDeclined", "declined",
-              "Number of normalization candidates left unchanged">,
-    Statistic<"numRaisedGrad", "raised-grad",
-              "Number of gradients raised to norm.*_grad ops">,
-    Statistic<"numDeclinedGrad", "declined-grad",
-              "Number of gradient candidates left unchanged">,
-    Statistic<"numRaisedQuantize", "raised-quantize",
-              "Number of quantizations raised to norm.quantize">,
-    Statistic<"numDeclinedQuantize", "declined-quantize",
-              "Number of quantization candidates left unchanged">
-  ];
 }
 
 def NormFuseResidualPass : Pass<"norm-fuse-residual"> {
@@ -129,11 +111,6 @@ def NormFuseResidualPass : Pass<"norm-fuse-residual"> {
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark at every declined candidate saying why">
-  ];
-  let statistics = [
-    Statistic<"numFused", "fused", "Number of residual adds fused">,
-    Statistic<"numDeclined", "declined",
-              "Number of add-fed norm ops left unchanged">
   ];
 }
 
@@ -190,11 +167,6 @@ def NormFoldMatmulWeightsPass : Pass<"norm-fold-matmul-weights"> {
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark at every declined candidate saying why">
   ];
-  let statistics = [
-    Statistic<"numFolded", "folded", "Number of norm ops whose weight/bias were folded">,
-    Statistic<"numDeferred", "deferred-scale", "Number of rms_norm scales moved after matmuls">,
-    Statistic<"numDeclined", "declined", "Number of candidates left unchanged">
-  ];
 }
 
 def NormFuseMatmulPass : Pass<"norm-fuse-matmul"> {
@@ -234,11 +206,6 @@ def NormFuseMatmulPass : Pass<"norm-fuse-matmul"> {
            "Rows per tile (must be positive)">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark at every declined candidate saying why">
-  ];
-  let statistics = [
-    Statistic<"numPrologue", "fused-prologue", "Number of norm ops fused into their matmul consumer">,
-    Statistic<"numEpilogue", "fused-epilogue", "Number of matmul producers fused into a norm op">,
-    Statistic<"numDeclined", "declined", "Number of candidates left unchanged">
   ];
 }
 

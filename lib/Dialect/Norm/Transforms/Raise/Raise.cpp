@@ -22,6 +22,7 @@
 
 #include "norm/Dialect/Norm/IR/NormOps.h"
 #include "norm/Dialect/Norm/Transforms/Passes.h"
+#include "norm/Support/PassStatistics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -419,7 +420,28 @@ struct ForgetErasedQuantizeOps : public RewriterBase::Listener {
 /// candidates; then counts and explains the declined ones.
 struct NormRaisePass : public norm::impl::NormRaisePassBase<NormRaisePass> {
   using NormRaisePassBase::NormRaisePassBase;
+  NormRaisePass() = default;
+  NormRaisePass(const NormRaisePass &other) : NormRaisePassBase(other) {}
   void runOnOperation() override;
+
+  PassStatistic numRaisedLayerNorm{
+      this, "raised-layer-norm", "Number of chains raised to norm.layer_norm"};
+  PassStatistic numRaisedRMSNorm{this, "raised-rms-norm",
+                                 "Number of chains raised to norm.rms_norm"};
+  PassStatistic numRaisedDyT{this, "raised-dyt",
+                             "Number of chains raised to norm.dyt"};
+  PassStatistic numDeclined{
+      this, "declined", "Number of normalization candidates left unchanged"};
+  PassStatistic numRaisedGrad{this, "raised-grad",
+                              "Number of gradients raised to norm.*_grad ops"};
+  PassStatistic numDeclinedGrad{this, "declined-grad",
+                                "Number of gradient candidates left unchanged"};
+  PassStatistic numRaisedQuantize{
+      this, "raised-quantize",
+      "Number of quantizations raised to norm.quantize"};
+  PassStatistic numDeclinedQuantize{
+      this, "declined-quantize",
+      "Number of quantization candidates left unchanged"};
 };
 
 } // namespace
