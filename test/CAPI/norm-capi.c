@@ -14,6 +14,9 @@
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Dialect/Arith.h"
+#include "mlir-c/Dialect/Func.h"
+#include "mlir-c/Dialect/Tensor.h"
 #include "mlir-c/Diagnostics.h"
 #include "mlir-c/ExecutionEngine.h"
 #include "mlir-c/IR.h"
@@ -440,6 +443,53 @@ static void testPipelineAndJIT(MlirContext ctx) {
   mlirModuleDestroy(module);
 }
 
+// With the norm and core dialects only, norm-cpu-pipeline stops at its start
+// with one diagnostic naming the missing models and the registration
+// function; mlirNormRegisterPipelineDialects alone is enough.
+// CHECK-LABEL: testPipelineRegistration
+// CHECK: diagnostic: norm-cpu-pipeline: the context lacks external models the pipeline needs (BufferizableOpInterface of 'arith.constant', {{.*}}); create the MLIRContext from a DialectRegistry filled by mlir::norm::registerNormPipelineDialects (norm/InitAllNorm.h; C API: mlirNormRegisterPipelineDialects)
+// CHECK-NEXT: registry=norm+core parsed=1 ran=0
+// CHECK-NOT: diagnostic
+// CHECK: registry=pipeline parsed=1 ran=1
+static void testPipelineRegistration(void) {
+  printf("testPipelineRegistration\n");
+  const char *source =
+      "func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {\n"
+      "  %a = arith.constant dense<0.5> : tensor<f32>\n"
+      "  %y = norm.dyt %x alpha(%a) : (tensor<4x8xf32>, tensor<f32>) -> "
+      "tensor<4x8xf32>\n"
+      "  return %y : tensor<4x8xf32>\n"
+      "}\n";
+  for (int full = 0; full < 2; ++full) {
+    MlirDialectRegistry registry = mlirDialectRegistryCreate();
+    if (full) {
+      mlirNormRegisterPipelineDialects(registry);
+    } else {
+      mlirDialectHandleInsertDialect(mlirGetDialectHandle__norm__(), registry);
+      mlirDialectHandleInsertDialect(mlirGetDialectHandle__func__(), registry);
+      mlirDialectHandleInsertDialect(mlirGetDialectHandle__arith__(), registry);
+      mlirDialectHandleInsertDialect(mlirGetDialectHandle__tensor__(),
+                                     registry);
+    }
+    MlirContext ctx = mlirContextCreateWithRegistry(registry, false);
+    mlirDialectRegistryDestroy(registry);
+    mlirContextAttachDiagnosticHandler(ctx, printDiagnostic, NULL, NULL);
+    MlirModule module = mlirModuleCreateParse(ctx, str(source));
+    MlirPassManager pm =
+        mlirPassManagerCreateOnOperation(ctx, str("builtin.module"));
+    MlirLogicalResult parsed = mlirParsePassPipeline(
+        mlirPassManagerGetAsOpPassManager(pm),
+        str("builtin.module(norm-cpu-pipeline)"), printToStdout, NULL);
+    MlirLogicalResult ran =
+        mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
+    printf("registry=%s parsed=%d ran=%d\n", full ? "pipeline" : "norm+core",
+           mlirLogicalResultIsSuccess(parsed), mlirLogicalResultIsSuccess(ran));
+    mlirPassManagerDestroy(pm);
+    mlirModuleDestroy(module);
+    mlirContextDestroy(ctx);
+  }
+}
+
 int main(void) {
   MlirContext ctx = createContext();
   testEnumAttributes(ctx);
@@ -449,5 +499,6 @@ int main(void) {
   testTrainingBuilders(ctx);
   testPipelineAndJIT(ctx);
   mlirContextDestroy(ctx);
+  testPipelineRegistration();
   return 0;
 }
