@@ -6,8 +6,8 @@
 #   NORM_MLIR_TOOLS_DIR=<prefix>/bin /usr/lib/llvm-22/bin/lit -sv examples/embedding/test
 #
 # Both may also be given as lit parameters (--param NORM_MLIR_TOOLS_DIR=...).
-# Lit's scratch files go to NORM_EMBEDDING_LIT_OUT, else to a new temporary
-# folder, never into the source tree.
+# Lit's scratch files go to NORM_EMBEDDING_LIT_OUT, else to
+# <tmp>/norm-embedding-lit-<uid>, never into the source tree.
 import os
 import sys
 import tempfile
@@ -23,8 +23,8 @@ config.name = "norm-embedding"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
-config.test_exec_root = setting("NORM_EMBEDDING_LIT_OUT") or tempfile.mkdtemp(
-    prefix="norm-embedding-lit-")
+config.test_exec_root = setting("NORM_EMBEDDING_LIT_OUT") or os.path.join(
+    tempfile.gettempdir(), "norm-embedding-lit-%d" % os.getuid())
 
 tools_dir = setting("NORM_MLIR_TOOLS_DIR")
 if not tools_dir or not os.access(os.path.join(tools_dir, "norm-opt"), os.X_OK):
