@@ -294,6 +294,20 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
     return fail("norm-cpu-pipeline: option 'vector-width' must be " +
                 kVectorWidthExpectation + ", got " +
                 Twine(unsigned(options.vectorWidth)));
+  // The CPU the code is for: the host, or the one target-cpu names, whose
+  // vector width and bf16 conversion replace the host's as the defaults.
+  unsigned vectorWidth = options.vectorWidth;
+  bool nativeBF16 = options.nativeBF16;
+  if (!options.targetCPU.empty()) {
+    FailureOr<TargetCPUInfo> cpu = lookupTargetCPU(options.targetCPU);
+    if (failed(cpu))
+      return fail("norm-cpu-pipeline: option 'target-cpu' must be " +
+                  kTargetCPUExpectation + ", got '" + options.targetCPU + "'");
+    if (vectorWidth == 0)
+      vectorWidth = cpu->vectorWidth;
+    if (!options.nativeBF16.hasValue())
+      nativeBF16 = cpu->nativeBF16;
+  }
 
   pm.addPass(std::make_unique<CheckRegistrationPass>(
       "norm-cpu-pipeline", PipelineKind::CPU,
@@ -304,9 +318,9 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   OpPassManager &lower = pm.nest<func::FuncOp>();
   if (options.lowering == CPULowering::Direct) {
     NormLowerCPUPassOptions lowerOptions;
-    lowerOptions.vectorWidth = options.vectorWidth;
+    lowerOptions.vectorWidth = vectorWidth;
     lowerOptions.threads = options.threads;
-    lowerOptions.nativeBF16 = options.nativeBF16;
+    lowerOptions.nativeBF16 = nativeBF16;
     lower.addPass(createNormLowerCPUPass(lowerOptions));
   } else {
     lower.addPass(createNormToLinalgPass());
@@ -314,7 +328,7 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   // Matmuls (next to norms, or fused with them): register-tiled vector code.
   if (options.vectorizeMatmul) {
     NormVectorizeMatmulPassOptions matmulOptions;
-    matmulOptions.vectorWidth = options.vectorWidth;
+    matmulOptions.vectorWidth = vectorWidth;
     matmulOptions.threads = options.threads;
     lower.addPass(createNormVectorizeMatmulPass(matmulOptions));
   }
@@ -327,7 +341,7 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   OpPassManager &loops = pm.nest<func::FuncOp>();
   NormForallToLoopsPassOptions forallOptions;
   forallOptions.threads = options.threads;
-  forallOptions.nativeBF16 = options.nativeBF16;
+  forallOptions.nativeBF16 = nativeBF16;
   loops.addPass(createNormForallToLoopsPass(forallOptions));
   loops.addPass(vector::createLowerVectorMaskPass());
   loops.addPass(createConvertVectorToSCFPass(
@@ -345,7 +359,7 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   // native).
   OpPassManager &scalars = pm.nest<func::FuncOp>();
   scalars.addPass(createNormExpandF8ConversionsPass());
-  addNarrowFloatEmulation(scalars, /*expandBF16=*/!options.nativeBF16);
+  addNarrowFloatEmulation(scalars, /*expandBF16=*/!nativeBF16);
 
   // The LLVM dialect.
   addMemRefSCFVectorMathToLLVM(pm);
@@ -356,6 +370,13 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
   strip.strip = true;
   pm.addPass(createNormMPIImplementationPass(strip));
   pm.addPass(createNormStoreNarrowFloatsAsIntsPass());
+  // Functions marked for the target CPU, so that the JIT and llc, whose
+  // target machines describe the host, compile them for it.
+  if (!options.targetCPU.empty()) {
+    NormSetTargetCPUPassOptions targetOptions;
+    targetOptions.cpu = options.targetCPU;
+    pm.addPass(createNormSetTargetCPUPass(targetOptions));
+  }
   pm.addPass(createCanonicalizerPass());
   return success();
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""norm-aot: compile one norm op signature ahead of time for the host.
+"""norm-aot: compile one norm op signature ahead of time for a CPU.
 
     norm-aot --op rms_norm --shape '?x4096' --dtype bf16 --weight f32 \\
              --residual --eps 1e-6 --name rms_norm_4096 -o out/rms_norm_4096 \\
@@ -15,11 +15,18 @@ documented command sequence (printed with -v):
     mlir-translate --mlir-to-llvmir kernel.llvm.mlir -o kernel.ll
     (target triple and data layout of the host, or of --mtriple, added to
      kernel.ll; taken from `opt -mtriple=T` on an empty module)
-    opt -O3 -mtriple=T -mcpu=native kernel.ll -o kernel.opt.bc
-    llc -O3 -filetype=obj -relocation-model=pic -mtriple=T -mcpu=native \
+    opt -O3 -mtriple=T -mcpu=C kernel.ll -o kernel.opt.bc
+    llc -O3 -filetype=obj -relocation-model=pic -mtriple=T -mcpu=C \
         kernel.opt.bc -o k.o
     llvm-objcopy --keep-global-symbol=k --keep-global-symbol=_mlir_ciface_k k.o
     cc -shared k.o -o libk.so -lm
+
+C is --mcpu (alias --target-cpu; default native, the host). Another CPU
+(x86-64-v3, skylake-avx512, znver4, neoverse-v1 with an aarch64 --mtriple,
+...) is also the pipeline's target-cpu: the vector width and native bf16
+follow that CPU, not the host, and every function of the kernel carries
+its target-cpu and target-features. A target-cpu in --pipeline-options
+counts as --mcpu.
 
 Every symbol of the object but the two entry points is local, so that
 kernels compiled separately link into one program. opt runs LLVM's -O3
@@ -276,8 +283,11 @@ def main(argv):
     parser.add_argument("--pipeline-options", default="",
                         help="norm-cpu-pipeline options, e.g. "
                              "'vector-width=256'")
-    parser.add_argument("--mcpu", default="native",
-                        help="llc -mcpu (default: native, the host)")
+    parser.add_argument("--mcpu", "--target-cpu", dest="mcpu", default=None,
+                        help="the CPU to compile for, as LLVM names it "
+                             "(x86-64-v3, skylake-avx512, znver4, ...; "
+                             "default: native, the host): opt/llc -mcpu "
+                             "and the pipeline's target-cpu")
     parser.add_argument("--mtriple", default=None,
                         help="target triple (default: the host's)")
     parser.add_argument("--shared", action="store_true",
@@ -290,6 +300,14 @@ def main(argv):
                         help="print the commands")
     args = parser.parse_args(argv)
     check_op_options(args)
+    # A target-cpu among the pipeline options is the CPU too.
+    pipeline_cpu = next((option.split("=", 1)[1]
+                         for option in args.pipeline_options.split()
+                         if option.startswith("target-cpu=")), None)
+    if pipeline_cpu is not None and args.mcpu not in (None, pipeline_cpu):
+        sys.exit(f"norm-aot: --mcpu {args.mcpu} and --pipeline-options "
+                 f"target-cpu={pipeline_cpu} name different CPUs")
+    mcpu = args.mcpu or pipeline_cpu or "native"
 
     out_dir, base = os.path.split(os.path.abspath(args.output))
     name = args.name or base.replace("-", "_")
@@ -338,12 +356,11 @@ def main(argv):
         with open(kernel, "w") as f:
             f.write(source)
         options = [args.pipeline_options] if args.pipeline_options else []
-        # The pipeline's native-bf16 default describes the host; for another
-        # CPU, expand f32 -> bf16 rounding unless told otherwise (LLVM would
-        # otherwise call __truncsfbf2 per element where the CPU has no
-        # conversion instruction).
-        if args.mcpu != "native" and "native-bf16" not in args.pipeline_options:
-            options.append("native-bf16=false")
+        # The pipeline's vector-width and native-bf16 defaults describe the
+        # host; for another CPU they follow that CPU (target-cpu), and the
+        # functions carry its features, whatever llc's defaults.
+        if mcpu != "native" and pipeline_cpu is None:
+            options.append(f"target-cpu={mcpu}")
         pipeline = "--norm-cpu-pipeline"
         if options:
             pipeline += "=" + " ".join(options)
@@ -351,10 +368,10 @@ def main(argv):
         run([translate, "--mlir-to-llvmir", lowered, "-o", llvm_ir])
         set_target(llvm_ir, triple, data_layout)
         optimized = os.path.join(work, base + ".opt.bc")
-        run([opt, "-O3", f"-mtriple={triple}", f"-mcpu={args.mcpu}",
+        run([opt, "-O3", f"-mtriple={triple}", f"-mcpu={mcpu}",
              llvm_ir, "-o", optimized])
         run([llc, "-O3", "-filetype=obj", "-relocation-model=pic",
-             f"-mtriple={triple}", f"-mcpu={args.mcpu}", optimized,
+             f"-mtriple={triple}", f"-mcpu={mcpu}", optimized,
              "-o", prefix + ".o"])
         run([objcopy, f"--keep-global-symbol={name}",
              f"--keep-global-symbol=_mlir_ciface_{name}", prefix + ".o"])

@@ -43,8 +43,9 @@ struct NormCPUPipelineOptions
       llvm::cl::init(1)};
   PassOptions::Option<unsigned> vectorWidth{
       *this, "vector-width",
-      llvm::cl::desc("Vector width in bits for the direct lowering (0: from "
-                     "the host)"),
+      llvm::cl::desc("Vector width in bits for the direct lowering (0: the "
+                     "target CPU's, i.e. the host's unless target-cpu is "
+                     "given)"),
       llvm::cl::init(0)};
   PassOptions::Option<bool> vectorizeMatmul{
       *this, "vectorize-matmul",
@@ -56,9 +57,18 @@ struct NormCPUPipelineOptions
       llvm::cl::desc("Leave f32 -> bf16 truncation to LLVM, which uses the "
                      "target's conversion instruction (vcvtneps2bf16); "
                      "false: expand it to integer operations, for targets "
-                     "without one (default: whether the host has AVX-512 "
-                     "BF16)"),
+                     "without one (default: whether the target CPU, the "
+                     "host unless target-cpu is given, has AVX-512 BF16)"),
       llvm::cl::init(hostHasNativeBF16())};
+  PassOptions::Option<std::string> targetCPU{
+      *this, "target-cpu",
+      llvm::cl::desc("The CPU to compile for, as LLVM names it (x86-64-v3, "
+                     "skylake-avx512, sapphirerapids, znver4, neoverse-v1, "
+                     "...): its vector width and bf16 conversion replace "
+                     "the host's as the defaults of vector-width and "
+                     "native-bf16, and the LLVM functions are marked for it "
+                     "(norm-set-target-cpu); empty: the host"),
+      llvm::cl::init("")};
 };
 
 /// Adds norm-cpu-pipeline to `pm` (anchored on builtin.module), creating

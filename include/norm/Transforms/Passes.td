@@ -384,3 +384,28 @@ def NormExpandF8ConversionsPass : Pass<"norm-expand-f8-conversions"> {
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
+
+def NormSetTargetCPUPass : Pass<"norm-set-target-cpu"> {
+  let summary = "Compile the LLVM dialect functions for a named CPU";
+  let description = [{
+    Sets `target_cpu` and `target_features` (the CPU's features, from
+    LLVM's target parser, as clang writes them) on every `llvm.func` with a
+    body, so that LLVM compiles them for the named CPU whatever the target
+    machine that compiles the module was made for: the JIT's (the host) or
+    `llc -mcpu=native`'s. `norm-cpu-pipeline{target-cpu=...}` ends with it.
+    An unknown name is an error.
+
+    ```mlir
+    llvm.func @k(...) { ... }
+    // becomes, with cpu=x86-64-v3
+    llvm.func @k(...) attributes {target_cpu = "x86-64-v3",
+        target_features = #llvm.target_features<["+avx", "+avx2", ...]>}
+    ```
+  }];
+  let options = [
+    Option<"cpu", "cpu", "std::string", /*default=*/"\"\"",
+           "The CPU, as LLVM names it (x86-64-v3, skylake-avx512, "
+           "sapphirerapids, znver4, neoverse-v1, ...)">
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
