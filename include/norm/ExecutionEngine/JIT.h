@@ -35,7 +35,10 @@ OwningOpRef<Operation *> parseAndTransform(MLIRContext &context,
                                           llvm::StringRef pipeline,
                                           std::string &errorMessage);
 
-/// A module compiled to machine code for the host CPU.
+/// A module compiled to machine code for the host CPU (the target machine
+/// is the host's; functions that norm-cpu-pipeline{target-cpu=...} marked
+/// with another CPU are compiled for that one, whose features the host must
+/// have).
 class JITModule {
 public:
   /// Parses `source`, lowers it with `pipeline` to the LLVM dialect and
