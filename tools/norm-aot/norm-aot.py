@@ -26,7 +26,8 @@ C is --mcpu (alias --target-cpu; default native, the host). Another CPU
 ...) is also the pipeline's target-cpu: the vector width and native bf16
 follow that CPU, not the host, and every function of the kernel carries
 its target-cpu and target-features. A target-cpu in --pipeline-options
-counts as --mcpu.
+counts as --mcpu. A CPU that LLVM does not know for the triple is an
+error (llc would only warn and compile for a generic CPU).
 
 Every symbol of the object but the two entry points is local, so that
 kernels compiled separately link into one program. opt runs LLVM's -O3
@@ -143,6 +144,20 @@ def host_triple(llc):
         if "Default target:" in line:
             return line.split(":", 1)[1].strip()
     sys.exit("norm-aot: cannot get the host triple from llc --version")
+
+
+def check_cpu(llc, triple, cpu):
+    """Exits with a message unless LLVM knows `cpu` for `triple` (llc and
+    opt would only warn and compile for a generic CPU of the triple)."""
+    result = subprocess.run([llc, f"-mtriple={triple}", f"-mcpu={cpu}",
+                             "-o", os.devnull, "-"],
+                            input="", capture_output=True, text=True)
+    if "not a recognized processor" in result.stderr:
+        hint = ""
+        if not triple.startswith("aarch64"):
+            hint = " (an AArch64 CPU needs --mtriple aarch64-unknown-linux-gnu)"
+        sys.exit(f"norm-aot: LLVM does not know the CPU '{cpu}' for "
+                 f"{triple}{hint}")
 
 
 def set_target(llvm_ir, triple, data_layout):
@@ -337,6 +352,8 @@ def main(argv):
     opt = find_tool("opt", [LLVM_TOOLS_DIR])
     objcopy = find_tool("llvm-objcopy", [LLVM_TOOLS_DIR])
     triple = args.mtriple or host_triple(llc)
+    if mcpu != "native":
+        check_cpu(llc, triple, mcpu)
     data_layout = target_data_layout(opt, triple)
     cc = os.environ.get("CC") or shutil.which("cc") or "cc"
 
