@@ -174,7 +174,12 @@ struct CheckRegistrationPass
     }
     case RequiredModel::Dialect: {
       mlir::Dialect *dialect = context->getLoadedDialect(model.name);
-      return dialect && dialect->getRegisteredInterface(model.interfaceID);
+      // A model promised but never registered is missing (asking the
+      // dialect for it would be a fatal error where assertions are on).
+      return dialect &&
+             !dialect->hasPromisedInterface(dialect->getTypeID(),
+                                            model.interfaceID) &&
+             dialect->getRegisteredInterface(model.interfaceID);
     }
     }
     return false;
