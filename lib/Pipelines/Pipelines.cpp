@@ -133,9 +133,9 @@ struct CheckRegistrationPass
       return models;
     }
     TypeID bufferizable = TypeID::get<bufferization::BufferizableOpInterface>();
-    for (StringRef op : {"arith.constant", "func.func", "linalg.generic",
-                         "scf.for", "tensor.extract_slice",
-                         "vector.transfer_write"})
+    for (StringRef op :
+         {"arith.constant", "func.func", "linalg.generic", "scf.for",
+          "tensor.extract_slice", "vector.transfer_write"})
       opModel(op, bufferizable, "BufferizableOpInterface");
     opModel("arith.select",
             TypeID::get<bufferization::BufferDeallocationOpInterface>(),

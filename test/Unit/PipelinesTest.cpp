@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "norm/Pipelines/Pipelines.h"
 #include "norm/Dialect/Norm/IR/NormDialect.h"
 #include "norm/InitAllNorm.h"
-#include "norm/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -86,8 +86,7 @@ TEST_F(PipelinesTest, NoUpstreamPassRegistered) {
 /// and succeed with the norm op left).
 TEST_F(PipelinesTest, CPUPipelineLowersWithoutUpstreamRegistry) {
   for (StringRef pipeline :
-       {"norm-cpu-pipeline",
-        "norm-cpu-pipeline{lowering=linalg threads=2}"}) {
+       {"norm-cpu-pipeline", "norm-cpu-pipeline{lowering=linalg threads=2}"}) {
     OwningOpRef<ModuleOp> module;
     std::string diagnostics;
     ASSERT_TRUE(succeeded(run(pipeline, kRMSNorm, module, diagnostics)))
@@ -109,8 +108,8 @@ TEST_F(PipelinesTest, CPUPipelineLowersWithoutUpstreamRegistry) {
 TEST_F(PipelinesTest, SPMDPipelineWithoutUpstreamRegistry) {
   OwningOpRef<ModuleOp> module;
   std::string diagnostics;
-  EXPECT_TRUE(succeeded(run("norm-spmd-pipeline", kRMSNorm,
-                            module, diagnostics)))
+  EXPECT_TRUE(
+      succeeded(run("norm-spmd-pipeline", kRMSNorm, module, diagnostics)))
       << diagnostics;
 }
 
@@ -151,8 +150,8 @@ TEST_F(PipelinesTest, GPUPipelineBuildsWithoutUpstreamRegistry) {
 TEST_F(PipelinesTest, UnbuildablePipelineFailsTheRun) {
   OwningOpRef<ModuleOp> module;
   std::string diagnostics;
-  EXPECT_TRUE(failed(run("norm-cpu-pipeline{threads=0}",
-                         kRMSNorm, module, diagnostics)));
+  EXPECT_TRUE(failed(
+      run("norm-cpu-pipeline{threads=0}", kRMSNorm, module, diagnostics)));
   EXPECT_NE(diagnostics.find("norm-cpu-pipeline: option 'threads' must be "
                              ">= 1, got 0"),
             std::string::npos)

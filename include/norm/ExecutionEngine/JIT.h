@@ -31,9 +31,9 @@ void registerAllPassesOnce();
 /// (the elements of a builtin.module pipeline, e.g. "norm-cpu-pipeline").
 /// Returns the module, or null with the diagnostics in `errorMessage`.
 OwningOpRef<Operation *> parseAndTransform(MLIRContext &context,
-                                          llvm::StringRef source,
-                                          llvm::StringRef pipeline,
-                                          std::string &errorMessage);
+                                           llvm::StringRef source,
+                                           llvm::StringRef pipeline,
+                                           std::string &errorMessage);
 
 /// A module compiled to machine code for the host CPU (the target machine
 /// is the host's; functions that norm-cpu-pipeline{target-cpu=...} marked
