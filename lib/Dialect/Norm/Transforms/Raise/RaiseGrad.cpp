@@ -64,70 +64,71 @@ static bool isRowShaped(Type type, ArrayRef<int64_t> frame) {
   return true;
 }
 
+/// A property of `root` computed over the nodes it reads, operands first,
+/// and memoized in `memo` per node: `ownValue(node)` decides a node without
+/// its operands (or returns std::nullopt), otherwise the node combines its
+/// operands' values with any (`anyOperand`) or all. Iterative, so that long
+/// operand chains need no deep recursion.
+template <typename OwnValue>
+static bool foldOperands(TensorExpr *root, DenseMap<TensorExpr *, bool> &memo,
+                         bool anyOperand, OwnValue ownValue) {
+  SmallVector<std::pair<TensorExpr *, unsigned>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto &[node, next] = stack.back();
+    if (memo.count(node)) {
+      stack.pop_back();
+      continue;
+    }
+    if (std::optional<bool> own = ownValue(node)) {
+      memo[node] = *own;
+      stack.pop_back();
+      continue;
+    }
+    if (next < node->operands.size()) {
+      stack.push_back({node->getOperand(next++), 0});
+      continue;
+    }
+    auto operandValue = [&](TensorExpr *operand) {
+      return memo.lookup(operand);
+    };
+    memo[node] = anyOperand ? llvm::any_of(node->operands, operandValue)
+                            : llvm::all_of(node->operands, operandValue);
+    stack.pop_back();
+  }
+  return memo.lookup(root);
+}
+
 /// True when a row sum or a tanh occurs in `root`, the nodes a gradient is
 /// anchored at (see GradMatcher::isCandidate). Memoized in `memo` per node,
 /// so that the candidates along a residual stream, each reading all those
 /// before it, take linear time in all.
 static bool reachesAnchor(TensorExpr *root,
                           DenseMap<TensorExpr *, bool> &memo) {
-  // Iterative, so that long operand chains need no deep recursion.
-  SmallVector<std::pair<TensorExpr *, unsigned>> stack{{root, 0}};
-  while (!stack.empty()) {
-    auto &[node, next] = stack.back();
-    if (memo.count(node)) {
-      stack.pop_back();
-      continue;
-    }
-    if (node->is(Kind::Sum) || node->is(Kind::Tanh)) {
-      memo[node] = true;
-      stack.pop_back();
-      continue;
-    }
-    if (next < node->operands.size()) {
-      stack.push_back({node->getOperand(next++), 0});
-      continue;
-    }
-    bool reaches = llvm::any_of(node->operands, [&](TensorExpr *operand) {
-      return memo.lookup(operand);
-    });
-    memo[node] = reaches;
-    stack.pop_back();
-  }
-  return memo.lookup(root);
+  return foldOperands(root, memo, /*anyOperand=*/true,
+                      [](TensorExpr *node) -> std::optional<bool> {
+                        if (node->is(Kind::Sum) || node->is(Kind::Tanh))
+                          return true;
+                        return std::nullopt;
+                      });
 }
 
 /// True for a tensor of the whole frame or one that is not a row value of
 /// `frame`, or a sum of such tensors: what a residual stream is to a candidate
-/// that reads it. Memoized in `memo` per node; iterative, as reachesAnchor.
+/// that reads it. Memoized in `memo` per node.
 static bool isSumOfNonRowTensors(TensorExpr *root, ArrayRef<int64_t> frame,
                                  DenseMap<TensorExpr *, bool> &memo) {
   uint64_t fullMask = (uint64_t(1) << frame.size()) - 1;
-  SmallVector<std::pair<TensorExpr *, unsigned>> stack{{root, 0}};
-  while (!stack.empty()) {
-    auto &[node, next] = stack.back();
-    if (memo.count(node)) {
-      stack.pop_back();
-      continue;
-    }
-    if (!node->is(Kind::Add)) {
-      // A leaf the walk would take as a row value is not one of them.
-      memo[node] =
-          node->is(Kind::Leaf) &&
-          (node->deps == fullMask ||
-           (node->deps != 0 && !isRowShaped(node->value.getType(), frame)));
-      stack.pop_back();
-      continue;
-    }
-    if (next < node->operands.size()) {
-      stack.push_back({node->getOperand(next++), 0});
-      continue;
-    }
-    memo[node] = llvm::all_of(node->operands, [&](TensorExpr *operand) {
-      return memo.lookup(operand);
-    });
-    stack.pop_back();
-  }
-  return memo.lookup(root);
+  return foldOperands(root, memo, /*anyOperand=*/false,
+                      [&](TensorExpr *node) -> std::optional<bool> {
+                        if (node->is(Kind::Add))
+                          return std::nullopt;
+                        // A leaf the walk would take as a row value is not one
+                        // of them.
+                        return node->is(Kind::Leaf) &&
+                               (node->deps == fullMask ||
+                                (node->deps != 0 &&
+                                 !isRowShaped(node->value.getType(), frame)));
+                      });
 }
 
 /// Raises the gradient whose dx `rootOp` computes, if it is one; otherwise
