@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Support/ReshapeUtils.h"
 #include "norm/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -25,15 +26,6 @@ namespace norm {
 } // namespace mlir
 
 using namespace mlir;
-
-bool mlir::norm::hasGroupWithSeveralDynamicDims(
-    ShapedType expandedType, ArrayRef<ReassociationIndices> groups) {
-  return llvm::any_of(groups, [&](const ReassociationIndices &group) {
-    return llvm::count_if(group, [&](int64_t d) {
-             return expandedType.isDynamicDim(d);
-           }) > 1;
-  });
-}
 
 namespace {
 

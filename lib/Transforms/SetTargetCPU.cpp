@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "norm/Transforms/HostCPU.h"
+#include "norm/Support/HostCPU.h"
 #include "norm/Transforms/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

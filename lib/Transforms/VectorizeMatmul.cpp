@@ -19,7 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "norm/Dialect/Norm/IR/NormDialect.h"
-#include "norm/Transforms/HostCPU.h"
+#include "norm/Support/HostCPU.h"
 #include "norm/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"

@@ -20,7 +20,7 @@
 #include "Slices.h"
 #include "baselines/Baselines.h"
 #include "norm/ExecutionEngine/JIT.h"
-#include "norm/Transforms/HostCPU.h"
+#include "norm/Support/HostCPU.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"

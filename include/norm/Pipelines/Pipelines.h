@@ -8,7 +8,7 @@
 #ifndef NORM_PIPELINES_PIPELINES_H
 #define NORM_PIPELINES_PIPELINES_H
 
-#include "norm/Transforms/HostCPU.h"
+#include "norm/Support/HostCPU.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"

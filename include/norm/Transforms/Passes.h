@@ -41,12 +41,6 @@ void populateCollapseDestinationsPatterns(RewritePatternSet &patterns);
 /// tensor.reshape.
 void populateLegalizeReshapesPatterns(RewritePatternSet &patterns);
 
-/// Whether one of `groups` (reassociation indices into `expandedType`'s
-/// dims) holds more than one dynamic dim: an expand_shape of that kind
-/// crashes LLVM 22's expand-strided-metadata (see norm-legalize-reshapes).
-bool hasGroupWithSeveralDynamicDims(ShapedType expandedType,
-                                    ArrayRef<ReassociationIndices> groups);
-
 /// Tiles an f32/f64 contraction with one M, N and K dim (and any batch
 /// dims) into cache blocks and register tiles, vectorizes the register tile
 /// and lowers it to FMAs on rows of the tile (see norm-vectorize-matmul,

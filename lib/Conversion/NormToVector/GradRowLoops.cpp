@@ -15,8 +15,8 @@
 #include "norm/Conversion/NormToVector/NormToVector.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 #include "norm/Dialect/Norm/Utils/TanhApproximation.h"
-#include "norm/Transforms/HostCPU.h"
-#include "norm/Transforms/Passes.h"
+#include "norm/Support/HostCPU.h"
+#include "norm/Support/ReshapeUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"

@@ -14,8 +14,8 @@
 #include "norm/Conversion/Passes.h"
 #include "norm/Dialect/Norm/Utils/PatternDriver.h"
 #include "norm/Dialect/Norm/Utils/Quantization.h"
-#include "norm/Transforms/HostCPU.h"
-#include "norm/Transforms/Passes.h"
+#include "norm/Support/HostCPU.h"
+#include "norm/Support/ReshapeUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"

@@ -12,7 +12,7 @@
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 #include "norm/Dialect/Norm/Utils/Quantization.h"
 #include "norm/Dialect/Norm/Utils/RowView.h"
-#include "norm/Transforms/HostCPU.h"
+#include "norm/Support/HostCPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"

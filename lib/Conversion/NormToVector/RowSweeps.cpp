@@ -10,7 +10,7 @@
 #include "RowLoopBuilder.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
 #include "norm/Dialect/Norm/Utils/RowView.h"
-#include "norm/Transforms/Passes.h"
+#include "norm/Support/ReshapeUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"

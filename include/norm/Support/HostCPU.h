@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef NORM_TRANSFORMS_HOSTCPU_H
-#define NORM_TRANSFORMS_HOSTCPU_H
+#ifndef NORM_SUPPORT_HOSTCPU_H
+#define NORM_SUPPORT_HOSTCPU_H
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
@@ -70,4 +70,4 @@ unsigned resolveVectorWidth(unsigned bits);
 } // namespace norm
 } // namespace mlir
 
-#endif // NORM_TRANSFORMS_HOSTCPU_H
+#endif // NORM_SUPPORT_HOSTCPU_H

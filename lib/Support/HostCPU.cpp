@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "norm/Transforms/HostCPU.h"
+#include "norm/Support/HostCPU.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
