@@ -59,30 +59,15 @@ struct GradOperands {
   Type computeType;
 };
 
-GradOperands getGradOperands(Operation *op) {
-  GradOperands g;
-  if (auto ln = dyn_cast<LayerNormGradOp>(op)) {
-    g = {ln.getDy(),   ln.getX(),      ln.getMean(),
-         ln.getRstd(), ln.getWeight(), Value()};
-    g.hasBias = ln.getHasBias();
-    g.subtractsMean = true;
-    g.axis = ln.getNormalizedDim();
-    g.computeType = ln.getComputeElementType();
-  } else if (auto rms = dyn_cast<RMSNormGradOp>(op)) {
-    g = {rms.getDy(),   rms.getX(),      Value(),
-         rms.getRstd(), rms.getWeight(), Value()};
-    g.weightOffset = rms.getWeightOffset().convertToDouble();
-    g.axis = rms.getNormalizedDim();
-    g.computeType = rms.getComputeElementType();
-  } else {
-    auto dyt = cast<DyTGradOp>(op);
-    g = {dyt.getDy(), dyt.getX(),      Value(),
-         Value(),     dyt.getWeight(), dyt.getAlpha()};
-    g.hasBias = dyt.getHasBias();
-    g.isDyT = true;
-    g.axis = dyt.getNormalizedDim();
-    g.computeType = dyt.getComputeElementType();
-  }
+GradOperands getGradOperands(NormGradOpInterface op) {
+  GradOperands g{op.getDy(),   op.getX(),      op.getMean(),
+                 op.getRstd(), op.getWeight(), op.getAlpha()};
+  g.weightOffset = op.getWeightOffsetValue();
+  g.hasBias = op.getHasBiasFlag();
+  g.subtractsMean = op.subtractsMean();
+  g.isDyT = static_cast<bool>(op.getAlpha());
+  g.axis = op.getNormalizedDim();
+  g.computeType = op.getComputeElementType();
   return g;
 }
 
@@ -92,7 +77,7 @@ public:
   GradLowering(RewriterBase &b, Operation *op,
                const NormLowerGPUPassOptions &options)
       : b(b), op(op), loc(op->getLoc()), options(options),
-        g(getGradOperands(op)) {}
+        g(getGradOperands(cast<NormGradOpInterface>(op))) {}
 
   FailureOr<SmallVector<Value>> build();
 
@@ -454,7 +439,7 @@ FailureOr<SmallVector<Value>> GradLowering::build() {
 } // namespace
 
 std::string mlir::norm::getGPUGradBlocker(Operation *op) {
-  GradOperands g = getGradOperands(op);
+  GradOperands g = getGradOperands(cast<NormGradOpInterface>(op));
   auto xType = dyn_cast<RankedTensorType>(g.x.getType());
   if (!xType || xType.getRank() == 0)
     return "x must be a ranked tensor of rank >= 1";

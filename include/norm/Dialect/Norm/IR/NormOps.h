@@ -13,6 +13,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "norm/Dialect/Norm/IR/NormDialect.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <limits>
 
@@ -20,6 +21,36 @@
 
 #define GET_ATTRDEF_CLASSES
 #include "norm/Dialect/Norm/IR/NormAttrs.h.inc"
+
+namespace mlir {
+namespace norm {
+namespace detail {
+/// Whether a gradient op class has an accessor, for the defaults of
+/// NormGradOpInterface (a null value where the op has no such operand or
+/// result).
+template <typename OpTy>
+using GetMeanT = decltype(std::declval<OpTy &>().getMean());
+template <typename OpTy>
+using GetRstdT = decltype(std::declval<OpTy &>().getRstd());
+template <typename OpTy>
+using GetAlphaT = decltype(std::declval<OpTy &>().getAlpha());
+template <typename OpTy>
+using GetDalphaT = decltype(std::declval<OpTy &>().getDalpha());
+template <typename OpTy>
+using GetWeightOffsetT = decltype(std::declval<OpTy &>().getWeightOffsetAttr());
+template <typename OpTy>
+using HasGetMean = llvm::is_detected<GetMeanT, OpTy>;
+template <typename OpTy>
+using HasGetRstd = llvm::is_detected<GetRstdT, OpTy>;
+template <typename OpTy>
+using HasGetAlpha = llvm::is_detected<GetAlphaT, OpTy>;
+template <typename OpTy>
+using HasGetDalpha = llvm::is_detected<GetDalphaT, OpTy>;
+template <typename OpTy>
+using HasGetWeightOffset = llvm::is_detected<GetWeightOffsetT, OpTy>;
+} // namespace detail
+} // namespace norm
+} // namespace mlir
 
 #include "norm/Dialect/Norm/IR/NormInterfaces.h.inc"
 
@@ -64,10 +95,9 @@ Type getInputElementType(NormOpInterface op);
 /// widest of the input, weight and bias element types.
 Type getBeforeWeightArithmeticType(NormOpInterface op);
 
-/// True for norm.layer_norm_grad, norm.rms_norm_grad and norm.dyt_grad.
-inline bool isGradientOp(Operation *op) {
-  return isa<LayerNormGradOp, RMSNormGradOp, DyTGradOp>(op);
-}
+/// True for the gradient ops (NormGradOpInterface): norm.layer_norm_grad,
+/// norm.rms_norm_grad and norm.dyt_grad.
+inline bool isGradientOp(Operation *op) { return isa<NormGradOpInterface>(op); }
 
 } // namespace norm
 } // namespace mlir

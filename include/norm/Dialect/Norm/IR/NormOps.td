@@ -367,7 +367,7 @@ def Norm_QuantizeOp : Norm_Op<"quantize", [
 /// then `dweight` (iff `weight`), `dbias` (iff `has_bias`) and, for DyT,
 /// `dalpha`. Checked by one shared verifier.
 class Norm_GradOp<string mnemonic, string operandFormat>
-    : Norm_Op<mnemonic, [Pure]> {
+    : Norm_Op<mnemonic, [Pure, Norm_NormGradOpInterface]> {
   let results = (outs Variadic<AnyType>:$results);
   let hasVerifier = 1;
   let assemblyFormat = "$dy `,` $x " # operandFormat # [{
