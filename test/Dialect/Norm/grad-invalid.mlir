@@ -8,10 +8,10 @@ func.func @dy_type(%dy: tensor<4x8xf16>, %x: tensor<4x8xf32>, %r: tensor<4xf32>)
 
 // -----
 
-func.func @x_type(%dy: tensor<4x8xi32>, %x: tensor<4x8xi32>, %r: tensor<4xf32>) -> tensor<4x8xi32> {
-  // expected-error @+1 {{'norm.rms_norm_grad' op operand 'x' element type must be f16, bf16, f32 or f64, got 'i32'}}
-  %dx = norm.rms_norm_grad %dy, %x rstd(%r) : (tensor<4x8xi32>, tensor<4x8xi32>, tensor<4xf32>) -> tensor<4x8xi32>
-  return %dx : tensor<4x8xi32>
+func.func @x_type(%dy: tensor<4x8xf32>, %x: tensor<4x8xi32>, %r: tensor<4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'norm.rms_norm_grad' op operand #1 must be 'x': ranked tensor of rank >= 1 of f16, bf16, f32 or f64, but got 'tensor<4x8xi32>'}}
+  %dx = norm.rms_norm_grad %dy, %x rstd(%r) : (tensor<4x8xf32>, tensor<4x8xi32>, tensor<4xf32>) -> tensor<4x8xf32>
+  return %dx : tensor<4x8xf32>
 }
 
 // -----
@@ -89,7 +89,7 @@ func.func @dbias_shape(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %a: tensor<f32
 // -----
 
 func.func @alpha_shape(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %a: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>) {
-  // expected-error @+1 {{'norm.dyt_grad' op operand 'alpha' must be a scalar (tensor<T> or tensor<1xT>), got 'tensor<8xf32>'}}
+  // expected-error @+1 {{'norm.dyt_grad' op operand #2 must be 'alpha': scalar (tensor<T> or tensor<1xT>) of f16, bf16, f32 or f64, but got 'tensor<8xf32>'}}
   %dx, %da = norm.dyt_grad %dy, %x alpha(%a) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
   return %dx, %da : tensor<4x8xf32>, tensor<8xf32>
 }
@@ -121,7 +121,7 @@ func.func @epsilon_not_taken(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %r: tens
 // -----
 
 func.func @x_rank0(%dy: tensor<f32>, %x: tensor<f32>, %a: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
-  // expected-error @+1 {{'norm.dyt_grad' op operand 'x' must have rank >= 1, got 'tensor<f32>'}}
+  // expected-error @+1 {{'norm.dyt_grad' op operand #1 must be 'x': ranked tensor of rank >= 1 of f16, bf16, f32 or f64, but got 'tensor<f32>'}}
   %dx, %da = norm.dyt_grad %dy, %x alpha(%a) : (tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>)
   return %dx, %da : tensor<f32>, tensor<f32>
 }

@@ -45,7 +45,7 @@ func.func @layer_norm_weight_offset(%x: tensor<8x64xf32>, %g: tensor<64xf32>) ->
 // Input `x`.
 
 func.func @x_unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
-  // expected-error @+1 {{operand 'x' must be a ranked tensor, got 'tensor<*xf32>'}}
+  // expected-error @+1 {{operand #0 must be 'x': ranked tensor of rank >= 1 of f16, bf16, f32 or f64, but got 'tensor<*xf32>'}}
   %y = norm.rms_norm %x : (tensor<*xf32>) -> tensor<*xf32>
   return %y : tensor<*xf32>
 }
@@ -53,7 +53,7 @@ func.func @x_unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
 // -----
 
 func.func @x_memref(%x: memref<8x64xf32>) -> memref<8x64xf32> {
-  // expected-error @+1 {{operand 'x' must be a ranked tensor, got 'memref<8x64xf32>'}}
+  // expected-error @+1 {{operand #0 must be 'x': ranked tensor of rank >= 1 of f16, bf16, f32 or f64, but got 'memref<8x64xf32>'}}
   %y = norm.layer_norm %x : (memref<8x64xf32>) -> memref<8x64xf32>
   return %y : memref<8x64xf32>
 }
@@ -61,7 +61,7 @@ func.func @x_memref(%x: memref<8x64xf32>) -> memref<8x64xf32> {
 // -----
 
 func.func @x_rank0(%x: tensor<f32>) -> tensor<f32> {
-  // expected-error @+1 {{operand 'x' must have rank >= 1, got 'tensor<f32>'}}
+  // expected-error @+1 {{operand #0 must be 'x': ranked tensor of rank >= 1 of f16, bf16, f32 or f64, but got 'tensor<f32>'}}
   %y = norm.rms_norm %x : (tensor<f32>) -> tensor<f32>
   return %y : tensor<f32>
 }
@@ -69,7 +69,7 @@ func.func @x_rank0(%x: tensor<f32>) -> tensor<f32> {
 // -----
 
 func.func @x_i32(%x: tensor<8x64xi32>) -> tensor<8x64xi32> {
-  // expected-error @+1 {{operand 'x' element type must be f16, bf16, f32 or f64, got 'i32'}}
+  // expected-error @+1 {{operand #0 must be 'x': ranked tensor of rank >= 1 of f16, bf16, f32 or f64, but got 'tensor<8x64xi32>'}}
   %y = norm.layer_norm %x : (tensor<8x64xi32>) -> tensor<8x64xi32>
   return %y : tensor<8x64xi32>
 }
@@ -77,7 +77,7 @@ func.func @x_i32(%x: tensor<8x64xi32>) -> tensor<8x64xi32> {
 // -----
 
 func.func @x_f8(%x: tensor<8x64xf8E4M3FN>) -> tensor<8x64xf8E4M3FN> {
-  // expected-error @+1 {{operand 'x' element type must be f16, bf16, f32 or f64, got 'f8E4M3FN'}}
+  // expected-error @+1 {{operand #0 must be 'x': ranked tensor of rank >= 1 of f16, bf16, f32 or f64, but got 'tensor<8x64xf8E4M3FN>'}}
   %y = norm.rms_norm %x : (tensor<8x64xf8E4M3FN>) -> tensor<8x64xf8E4M3FN>
   return %y : tensor<8x64xf8E4M3FN>
 }
@@ -85,7 +85,7 @@ func.func @x_f8(%x: tensor<8x64xf8E4M3FN>) -> tensor<8x64xf8E4M3FN> {
 // -----
 
 func.func @x_tf32(%x: tensor<8x768xtf32>, %a: tensor<f32>) -> tensor<8x768xtf32> {
-  // expected-error @+1 {{operand 'x' element type must be f16, bf16, f32 or f64, got 'tf32'}}
+  // expected-error @+1 {{operand #0 must be 'x': ranked tensor of rank >= 1 of f16, bf16, f32 or f64, but got 'tensor<8x768xtf32>'}}
   %y = norm.dyt %x alpha(%a) : (tensor<8x768xtf32>, tensor<f32>) -> tensor<8x768xtf32>
   return %y : tensor<8x768xtf32>
 }
@@ -257,7 +257,7 @@ func.func @weight_offset_without_weight(%x: tensor<8x64xf32>) -> tensor<8x64xf32
 // Alpha.
 
 func.func @alpha_not_scalar(%x: tensor<8x768xf32>, %a: tensor<768xf32>) -> tensor<8x768xf32> {
-  // expected-error @+1 {{operand 'alpha' must be a scalar (tensor<T> or tensor<1xT>), got 'tensor<768xf32>'}}
+  // expected-error @+1 {{operand #1 must be 'alpha': scalar (tensor<T> or tensor<1xT>) of f16, bf16, f32 or f64, but got 'tensor<768xf32>'}}
   %y = norm.dyt %x alpha(%a) : (tensor<8x768xf32>, tensor<768xf32>) -> tensor<8x768xf32>
   return %y : tensor<8x768xf32>
 }
@@ -265,7 +265,7 @@ func.func @alpha_not_scalar(%x: tensor<8x768xf32>, %a: tensor<768xf32>) -> tenso
 // -----
 
 func.func @alpha_rank2(%x: tensor<8x768xf32>, %a: tensor<1x1xf32>) -> tensor<8x768xf32> {
-  // expected-error @+1 {{operand 'alpha' must be a scalar (tensor<T> or tensor<1xT>), got 'tensor<1x1xf32>'}}
+  // expected-error @+1 {{operand #1 must be 'alpha': scalar (tensor<T> or tensor<1xT>) of f16, bf16, f32 or f64, but got 'tensor<1x1xf32>'}}
   %y = norm.dyt %x alpha(%a) : (tensor<8x768xf32>, tensor<1x1xf32>) -> tensor<8x768xf32>
   return %y : tensor<8x768xf32>
 }
@@ -281,7 +281,7 @@ func.func @alpha_element_type(%x: tensor<8x768xbf16>, %a: tensor<f16>) -> tensor
 // -----
 
 func.func @alpha_unranked(%x: tensor<8x768xf32>, %a: tensor<*xf32>) -> tensor<8x768xf32> {
-  // expected-error @+1 {{operand 'alpha' must be a ranked tensor, got 'tensor<*xf32>'}}
+  // expected-error @+1 {{operand #1 must be 'alpha': scalar (tensor<T> or tensor<1xT>) of f16, bf16, f32 or f64, but got 'tensor<*xf32>'}}
   %y = norm.dyt %x alpha(%a) : (tensor<8x768xf32>, tensor<*xf32>) -> tensor<8x768xf32>
   return %y : tensor<8x768xf32>
 }
@@ -339,7 +339,7 @@ func.func @weight_element_type(%x: tensor<8x4096xbf16>, %g: tensor<4096xf16>) ->
 // -----
 
 func.func @weight_unranked(%x: tensor<8x64xf32>, %w: tensor<*xf32>) -> tensor<8x64xf32> {
-  // expected-error @+1 {{operand 'weight' must be a ranked tensor, got 'tensor<*xf32>'}}
+  // expected-error @+1 {{operand #1 must be 'weight': ranked tensor of f16, bf16, f32 or f64, but got 'tensor<*xf32>'}}
   %y = norm.rms_norm %x weight(%w) : (tensor<8x64xf32>, tensor<*xf32>) -> tensor<8x64xf32>
   return %y : tensor<8x64xf32>
 }
@@ -347,7 +347,7 @@ func.func @weight_unranked(%x: tensor<8x64xf32>, %w: tensor<*xf32>) -> tensor<8x
 // -----
 
 func.func @weight_memref(%x: tensor<8x64xf32>, %w: memref<64xf32>) -> tensor<8x64xf32> {
-  // expected-error @+1 {{operand 'weight' must be a ranked tensor, got 'memref<64xf32>'}}
+  // expected-error @+1 {{operand #1 must be 'weight': ranked tensor of f16, bf16, f32 or f64, but got 'memref<64xf32>'}}
   %y = norm.layer_norm %x weight(%w) : (tensor<8x64xf32>, memref<64xf32>) -> tensor<8x64xf32>
   return %y : tensor<8x64xf32>
 }
@@ -431,7 +431,7 @@ func.func @dyt_weight_conflicts_with_residual(%x: tensor<0x?xf16>, %a: tensor<f3
 // -----
 
 func.func @residual_unranked(%x: tensor<8x64xf32>, %r: tensor<*xf32>) -> tensor<8x64xf32> {
-  // expected-error @+1 {{operand 'residual' must be a ranked tensor, got 'tensor<*xf32>'}}
+  // expected-error @+1 {{operand #1 must be 'residual': ranked tensor of f16, bf16, f32 or f64, but got 'tensor<*xf32>'}}
   %y, %s = norm.rms_norm %x residual(%r) : (tensor<8x64xf32>, tensor<*xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>)
   return %y : tensor<8x64xf32>
 }
@@ -530,9 +530,9 @@ func.func @generic_epsilon_mode_wrong_kind(%x: tensor<8x768xf32>) -> tensor<8x76
 
 // -----
 
-func.func @generic_two_inputs_in_x_segment(%x: tensor<8x768xf32>, %a: tensor<f32>) -> tensor<8x768xf32> {
+func.func @generic_two_inputs_in_x_segment(%x: tensor<8x768xf32>, %a: tensor<1xf32>) -> tensor<8x768xf32> {
   // expected-error @+1 {{operand segment #0 must hold exactly one value, got 2}}
-  %y = "norm.dyt"(%x, %a) <{operandSegmentSizes = array<i32: 2, 0, 0, 0, 0>}> : (tensor<8x768xf32>, tensor<f32>) -> tensor<8x768xf32>
+  %y = "norm.dyt"(%x, %a) <{operandSegmentSizes = array<i32: 2, 0, 0, 0, 0>}> : (tensor<8x768xf32>, tensor<1xf32>) -> tensor<8x768xf32>
   return %y : tensor<8x768xf32>
 }
 

@@ -364,7 +364,7 @@ func.func @generic_property_type(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 // -----
 
 // memref instead of tensor.
-// EXPECT-ERROR: 'norm.rms_norm' op operand 'x' must be a ranked tensor, got 'memref<8x64xf32>'
+// EXPECT-ERROR: 'norm.rms_norm' op operand #0 must be 'x': ranked tensor of rank >= 1 of f16, bf16, f32 or f64, but got 'memref<8x64xf32>'
 func.func @memref_input(%x: memref<8x64xf32>) -> memref<8x64xf32> {
   %y = norm.rms_norm %x : (memref<8x64xf32>) -> memref<8x64xf32>
   return %y : memref<8x64xf32>
@@ -373,7 +373,7 @@ func.func @memref_input(%x: memref<8x64xf32>) -> memref<8x64xf32> {
 // -----
 
 // Unranked input.
-// EXPECT-ERROR: 'norm.layer_norm' op operand 'x' must be a ranked tensor, got 'tensor<*xf16>'
+// EXPECT-ERROR: 'norm.layer_norm' op operand #0 must be 'x': ranked tensor of rank >= 1 of f16, bf16, f32 or f64, but got 'tensor<*xf16>'
 func.func @unranked_input(%x: tensor<*xf16>) -> tensor<*xf16> {
   %y = norm.layer_norm %x : (tensor<*xf16>) -> tensor<*xf16>
   return %y : tensor<*xf16>
@@ -382,7 +382,7 @@ func.func @unranked_input(%x: tensor<*xf16>) -> tensor<*xf16> {
 // -----
 
 // Vector input.
-// EXPECT-ERROR: 'norm.dyt' op operand 'x' must be a ranked tensor, got 'vector<8x64xf32>'
+// EXPECT-ERROR: 'norm.dyt' op operand #0 must be 'x': ranked tensor of rank >= 1 of f16, bf16, f32 or f64, but got 'vector<8x64xf32>'
 func.func @vector_input(%x: vector<8x64xf32>, %a: tensor<f32>) -> vector<8x64xf32> {
   %y = norm.dyt %x alpha(%a) : (vector<8x64xf32>, tensor<f32>) -> vector<8x64xf32>
   return %y : vector<8x64xf32>
@@ -391,7 +391,7 @@ func.func @vector_input(%x: vector<8x64xf32>, %a: tensor<f32>) -> vector<8x64xf3
 // -----
 
 // Scalar f32 input.
-// EXPECT-ERROR: 'norm.rms_norm' op operand 'x' must be a ranked tensor, got 'f32'
+// EXPECT-ERROR: 'norm.rms_norm' op operand #0 must be 'x': ranked tensor of rank >= 1 of f16, bf16, f32 or f64, but got 'f32'
 func.func @scalar_input(%x: f32) -> f32 {
   %y = norm.rms_norm %x : (f32) -> f32
   return %y : f32
@@ -480,8 +480,8 @@ func.func @grad_no_result(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %a: tensor<
 
 // -----
 
-// Gradient op with an unranked input.
-// EXPECT-ERROR: 'norm.layer_norm_grad' op operand 'x' must be a ranked tensor, got 'tensor<*xf32>'
+// Gradient op with unranked inputs (dy is checked first).
+// EXPECT-ERROR: 'norm.layer_norm_grad' op operand #0 must be 'dy': ranked tensor of f16, bf16, f32 or f64, but got 'tensor<*xf32>'
 func.func @grad_unranked(%dy: tensor<*xf32>, %x: tensor<*xf32>, %m: tensor<4xf32>, %r: tensor<4xf32>) -> tensor<*xf32> {
   %dx = norm.layer_norm_grad %dy, %x mean(%m) rstd(%r) : (tensor<*xf32>, tensor<*xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32>
   return %dx : tensor<*xf32>
@@ -499,7 +499,7 @@ func.func @grad_has_bias_value(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %a: te
 // -----
 
 // Gradient op, statistics that are not tensors.
-// EXPECT-ERROR: 'norm.rms_norm_grad' op operand 'rstd' must be a tensor of the leading dims [4] of 'x' with the compute type 'f32', got 'f32'
+// EXPECT-ERROR: 'norm.rms_norm_grad' op operand #2 must be 'rstd': ranked tensor of f16, bf16, f32 or f64, but got 'f32'
 func.func @grad_scalar_stats(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %r: f32) -> tensor<4x8xf32> {
   %dx = norm.rms_norm_grad %dy, %x rstd(%r) : (tensor<4x8xf32>, tensor<4x8xf32>, f32) -> tensor<4x8xf32>
   return %dx : tensor<4x8xf32>
@@ -508,7 +508,7 @@ func.func @grad_scalar_stats(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %r: f32)
 // -----
 
 // Gradient op, weight that is not a tensor.
-// EXPECT-ERROR: 'norm.dyt_grad' op operand 'weight' must be a ranked tensor, got 'f32'
+// EXPECT-ERROR: 'norm.dyt_grad' op operand #3 must be 'weight': ranked tensor of f16, bf16, f32 or f64, but got 'f32'
 func.func @grad_scalar_weight(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %a: tensor<f32>, %w: f32) -> (tensor<4x8xf32>, f32, tensor<f32>) {
   %dx, %dw, %da = norm.dyt_grad %dy, %x alpha(%a) weight(%w) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, f32) -> (tensor<4x8xf32>, f32, tensor<f32>)
   return %dx, %dw, %da : tensor<4x8xf32>, f32, tensor<f32>
@@ -526,7 +526,7 @@ func.func @stats_with_value(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 // Statistics of an unranked type.
-// EXPECT-ERROR: 'norm.layer_norm' op result 'mean' type 'tensor<*xf32>' must be 'tensor<4xf32>' (the leading dims of 'x' in the compute type)
+// EXPECT-ERROR: 'norm.layer_norm' op result #1 must be variadic of 'residual_out', 'mean' or 'rstd': ranked tensor of f16, bf16, f32 or f64, but got 'tensor<*xf32>'
 func.func @stats_unranked(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y, %m, %r = norm.layer_norm %x {return_stats} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<*xf32>, tensor<4xf32>)
   return %y : tensor<4x8xf32>
@@ -535,7 +535,7 @@ func.func @stats_unranked(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 // Statistics that are not tensors.
-// EXPECT-ERROR: 'norm.rms_norm' op result 'rstd' type 'f32' must be 'tensor<4xf32>' (the leading dims of 'x' in the compute type)
+// EXPECT-ERROR: 'norm.rms_norm' op result #1 must be variadic of 'residual_out', 'mean' or 'rstd': ranked tensor of f16, bf16, f32 or f64, but got 'f32'
 func.func @stats_scalar(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y, %r = norm.rms_norm %x {return_stats} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, f32)
   return %y : tensor<4x8xf32>

@@ -1,7 +1,7 @@
 // RUN: norm-opt %s -split-input-file -verify-diagnostics
 
 func.func @input_f64(%y: tensor<4x64xf64>, %s: tensor<f32>) -> tensor<4x64xi8> {
-  // expected-error @+1 {{operand 'input' element type must be f16, bf16 or f32, got 'f64'}}
+  // expected-error @+1 {{operand #0 must be 'input': ranked tensor of rank >= 1 of f16, bf16 or f32, but got 'tensor<4x64xf64>'}}
   %q = norm.quantize %y scale(%s) : (tensor<4x64xf64>, tensor<f32>) -> tensor<4x64xi8>
   return %q : tensor<4x64xi8>
 }
@@ -9,7 +9,7 @@ func.func @input_f64(%y: tensor<4x64xf64>, %s: tensor<f32>) -> tensor<4x64xi8> {
 // -----
 
 func.func @input_unranked(%y: tensor<*xf32>, %s: tensor<f32>) -> tensor<4x64xi8> {
-  // expected-error @+1 {{operand 'input' must be a ranked tensor, got 'tensor<*xf32>'}}
+  // expected-error @+1 {{operand #0 must be 'input': ranked tensor of rank >= 1 of f16, bf16 or f32, but got 'tensor<*xf32>'}}
   %q = norm.quantize %y scale(%s) : (tensor<*xf32>, tensor<f32>) -> tensor<4x64xi8>
   return %q : tensor<4x64xi8>
 }
@@ -17,7 +17,7 @@ func.func @input_unranked(%y: tensor<*xf32>, %s: tensor<f32>) -> tensor<4x64xi8>
 // -----
 
 func.func @input_rank0(%y: tensor<f32>, %s: tensor<f32>) -> tensor<i8> {
-  // expected-error @+1 {{operand 'input' must have rank >= 1, got 'tensor<f32>'}}
+  // expected-error @+1 {{operand #0 must be 'input': ranked tensor of rank >= 1 of f16, bf16 or f32, but got 'tensor<f32>'}}
   %q = norm.quantize %y scale(%s) : (tensor<f32>, tensor<f32>) -> tensor<i8>
   return %q : tensor<i8>
 }
@@ -25,7 +25,7 @@ func.func @input_rank0(%y: tensor<f32>, %s: tensor<f32>) -> tensor<i8> {
 // -----
 
 func.func @result_type(%y: tensor<4x64xf32>, %s: tensor<f32>) -> tensor<4x64xf8E5M2> {
-  // expected-error @+1 {{result 'q' element type must be f8E4M3FN or i8, got 'f8E5M2'}}
+  // expected-error @+1 {{result #0 must be 'q': ranked tensor of f8E4M3FN or i8, but got 'tensor<4x64xf8E5M2>'}}
   %q = norm.quantize %y scale(%s) : (tensor<4x64xf32>, tensor<f32>) -> tensor<4x64xf8E5M2>
   return %q : tensor<4x64xf8E5M2>
 }
@@ -33,7 +33,7 @@ func.func @result_type(%y: tensor<4x64xf32>, %s: tensor<f32>) -> tensor<4x64xf8E
 // -----
 
 func.func @result_unsigned(%y: tensor<4x64xf32>, %s: tensor<f32>) -> tensor<4x64xui8> {
-  // expected-error @+1 {{result 'q' element type must be f8E4M3FN or i8, got 'ui8'}}
+  // expected-error @+1 {{result #0 must be 'q': ranked tensor of f8E4M3FN or i8, but got 'tensor<4x64xui8>'}}
   %q = norm.quantize %y scale(%s) : (tensor<4x64xf32>, tensor<f32>) -> tensor<4x64xui8>
   return %q : tensor<4x64xui8>
 }
@@ -41,7 +41,7 @@ func.func @result_unsigned(%y: tensor<4x64xf32>, %s: tensor<f32>) -> tensor<4x64
 // -----
 
 func.func @result_unranked(%y: tensor<4x64xf32>, %s: tensor<f32>) -> tensor<*xi8> {
-  // expected-error @+1 {{result 'q' must be a ranked tensor, got 'tensor<*xi8>'}}
+  // expected-error @+1 {{result #0 must be 'q': ranked tensor of f8E4M3FN or i8, but got 'tensor<*xi8>'}}
   %q = norm.quantize %y scale(%s) : (tensor<4x64xf32>, tensor<f32>) -> tensor<*xi8>
   return %q : tensor<*xi8>
 }
@@ -57,7 +57,7 @@ func.func @result_shape(%y: tensor<?x64xf32>, %s: tensor<f32>) -> tensor<4x64xi8
 // -----
 
 func.func @scale_not_scalar(%y: tensor<4x64xf32>, %s: tensor<4xf32>) -> tensor<4x64xi8> {
-  // expected-error @+1 {{operand 'scale' must be tensor<f32> or tensor<1xf32>, got 'tensor<4xf32>'}}
+  // expected-error @+1 {{operand #1 must be 'scale': tensor<f32> or tensor<1xf32>, but got 'tensor<4xf32>'}}
   %q = norm.quantize %y scale(%s) : (tensor<4x64xf32>, tensor<4xf32>) -> tensor<4x64xi8>
   return %q : tensor<4x64xi8>
 }
@@ -65,7 +65,7 @@ func.func @scale_not_scalar(%y: tensor<4x64xf32>, %s: tensor<4xf32>) -> tensor<4
 // -----
 
 func.func @scale_f16(%y: tensor<4x64xf32>, %s: tensor<f16>) -> tensor<4x64xi8> {
-  // expected-error @+1 {{operand 'scale' must be tensor<f32> or tensor<1xf32>, got 'tensor<f16>'}}
+  // expected-error @+1 {{operand #1 must be 'scale': tensor<f32> or tensor<1xf32>, but got 'tensor<f16>'}}
   %q = norm.quantize %y scale(%s) : (tensor<4x64xf32>, tensor<f16>) -> tensor<4x64xi8>
   return %q : tensor<4x64xi8>
 }
@@ -145,7 +145,7 @@ func.func @scales_shape(%y: tensor<?x64xf32>) -> tensor<?x64xi8> {
 // -----
 
 func.func @scales_type(%y: tensor<4x64xbf16>) -> tensor<4x64xi8> {
-  // expected-error @+1 {{result 'scales' must be a tensor of f32 of shape [4, 1], got 'tensor<4x1xbf16>'}}
+  // expected-error @+1 {{result #1 must be 'scales': ranked tensor of f32, but got 'tensor<4x1xbf16>'}}
   %q, %sc = norm.quantize %y : (tensor<4x64xbf16>) -> (tensor<4x64xi8>, tensor<4x1xbf16>)
   return %q : tensor<4x64xi8>
 }

@@ -97,10 +97,6 @@ static std::string formatShape(ArrayRef<int64_t> shape) {
   return result;
 }
 
-static bool isSupportedElementType(Type type) {
-  return type.isF16() || type.isBF16() || type.isF32() || type.isF64();
-}
-
 /// True when two shapes have the same rank and no pair of static dims
 /// differs.
 static bool areShapesCompatible(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
@@ -125,31 +121,22 @@ bool mlir::norm::isScalarParameterShape(ArrayRef<int64_t> shape) {
   return shape.empty() || (shape.size() == 1 && shape[0] == 1);
 }
 
-/// Checks a `weight`, `bias` or `alpha` parameter: a ranked tensor whose
-/// element type is that of `x` or f32, of shape `x.shape[axis:]` (or a scalar
-/// when `scalarOnly`/`allowScalar`).
-static LogicalResult verifyParameter(Operation *op, StringRef name, Value value,
+/// Checks a `weight`, `bias` or `alpha` parameter against `x`: its element
+/// type is that of `x` or f32 and, unless `scalarOnly` (alpha, whose shape
+/// ODS checks), its shape is `x.shape[axis:]` (or a scalar when
+/// `allowScalar`).
+static LogicalResult verifyParameter(Operation *op, StringRef name,
+                                     RankedTensorType type,
                                      RankedTensorType xType,
                                      ArrayRef<int64_t> normalizedShape,
                                      bool allowScalar, bool scalarOnly) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type)
-    return op->emitOpError("operand '")
-           << name << "' must be a ranked tensor, got " << value.getType();
   Type elementType = type.getElementType();
   Type xElementType = xType.getElementType();
   if (elementType != xElementType && !elementType.isF32())
     return op->emitOpError("operand '")
            << name << "' element type must be " << xElementType
            << " (the element type of 'x') or f32, got " << elementType;
-  if (scalarOnly) {
-    if (!isScalarParameterShape(type.getShape()))
-      return op->emitOpError("operand '")
-             << name << "' must be a scalar (tensor<T> or tensor<1xT>), got "
-             << type;
-    return success();
-  }
-  if (allowScalar && isScalarParameterShape(type.getShape()))
+  if (scalarOnly || (allowScalar && isScalarParameterShape(type.getShape())))
     return success();
   if (!areShapesCompatible(type.getShape(), normalizedShape))
     return op->emitOpError("operand '")
@@ -157,21 +144,6 @@ static LogicalResult verifyParameter(Operation *op, StringRef name, Value value,
            << " must be the normalized shape " << formatShape(normalizedShape)
            << " of 'x' (x.shape[axis:])" << (allowScalar ? " or a scalar" : "");
   return success();
-}
-
-/// Checks `x`: a ranked tensor of rank >= 1 of f16, bf16, f32 or f64.
-static FailureOr<RankedTensorType> verifyInputX(Operation *op, Value x) {
-  auto xType = dyn_cast<RankedTensorType>(x.getType());
-  if (!xType)
-    return op->emitOpError("operand 'x' must be a ranked tensor, got ")
-           << x.getType();
-  if (xType.getRank() < 1)
-    return op->emitOpError("operand 'x' must have rank >= 1, got ") << xType;
-  if (!isSupportedElementType(xType.getElementType()))
-    return op->emitOpError(
-               "operand 'x' element type must be f16, bf16, f32 or f64, got ")
-           << xType.getElementType();
-  return xType;
 }
 
 /// Checks an explicit `compute_type` (null: the default) against x's element
@@ -222,9 +194,138 @@ static LogicalResult verifyStructure(Operation *op, unsigned numRequired) {
   return success();
 }
 
-/// Checks every rule of the op semantics shared by the three ops: input and
-/// result types, axis, compute type, parameters, residual and epsilon.
-/// Emits one diagnostic naming the offending operand or attribute.
+/// Checks `axis` against the rank of `x`.
+static LogicalResult verifyAxis(Operation *op, int64_t axis,
+                                RankedTensorType xType) {
+  int64_t rank = xType.getRank();
+  if (axis < -rank || axis >= rank)
+    return op->emitOpError("attribute 'axis' = ")
+           << axis << " is out of range for 'x' of rank " << rank
+           << " (expected " << -rank << " to " << rank - 1 << ")";
+  return success();
+}
+
+/// Checks the results of a norm op: their number (from `residual` and
+/// `return_stats`), `y` and `residual_out` of x's type, and the statistics
+/// of the leading dims of x in the compute type.
+static LogicalResult verifyNormResults(NormOpInterface op) {
+  RankedTensorType xType = op.getInputType();
+  if (op.getY().getType() != xType)
+    return op->emitOpError("result 'y' type ")
+           << op.getY().getType() << " must equal the type of 'x' " << xType;
+  bool hasResidual = static_cast<bool>(op.getResidual());
+  unsigned numResults = op->getNumResults();
+  unsigned numStats = op.getNumStatsResults();
+  unsigned expected = op.getNumOutputs() + numStats;
+  if (numResults != expected) {
+    if (hasResidual && numResults == 1 + numStats)
+      return op->emitOpError("expects a second result 'residual_out' when "
+                             "'residual' is given");
+    if (!hasResidual && numStats == 0 && numResults == 2)
+      return op->emitOpError(
+          "has a second result 'residual_out' but no 'residual' operand");
+    InFlightDiagnostic diag = op->emitOpError("expects ")
+                              << expected << " results (y"
+                              << (hasResidual ? ", residual_out" : "");
+    if (numStats)
+      diag << (op.subtractsMean() ? ", mean, rstd" : ", rstd");
+    return diag << "), got " << numResults;
+  }
+  TypedValue<RankedTensorType> residualOut = op.getResidualOut();
+  if (residualOut && residualOut.getType() != xType)
+    return op->emitOpError("result 'residual_out' type ")
+           << residualOut.getType() << " must equal the type of 'x' " << xType;
+  return success();
+}
+
+/// Checks the statistics results (the leading dims of x in the compute
+/// type); needs a valid axis and compute type.
+static LogicalResult verifyNormStats(NormOpInterface op) {
+  if (!op.getNumStatsResults())
+    return success();
+  RankedTensorType statsType = op.getStatsType();
+  for (auto [name, stat] : {std::pair<StringRef, TypedValue<RankedTensorType>>{
+                                "mean", op.getMean()},
+                            {"rstd", op.getRstd()}})
+    if (stat && stat.getType() != statsType)
+      return op->emitOpError("result '")
+             << name << "' type " << stat.getType() << " must be " << statsType
+             << " (the leading dims of 'x' in the compute type)";
+  return success();
+}
+
+/// Checks `residual`, `alpha`, `weight` and `bias` against `x` and each
+/// other: element types, and shapes (x's, the normalized shape or a scalar).
+static LogicalResult verifyNormOperands(NormOpInterface op,
+                                        bool allowScalarWeight) {
+  Operation *operation = op.getOperation();
+  RankedTensorType xType = op.getInputType();
+  Type xElementType = xType.getElementType();
+  // What x's shape is known to be once the residual's static dims are
+  // taken in; the weight and bias are checked against it and refine it in
+  // turn, so that operands that disagree with each other are rejected.
+  SmallVector<int64_t> knownShape(xType.getShape());
+  if (TypedValue<RankedTensorType> residual = op.getResidual()) {
+    RankedTensorType residualType = residual.getType();
+    if (residualType.getElementType() != xElementType)
+      return op->emitOpError("operand 'residual' element type must be ")
+             << xElementType << " (the element type of 'x'), got "
+             << residualType.getElementType();
+    if (!areShapesCompatible(residualType.getShape(), xType.getShape()))
+      return op->emitOpError("operand 'residual' shape ")
+             << formatShape(residualType.getShape())
+             << " must match the shape of 'x' "
+             << formatShape(xType.getShape());
+    refineShape(knownShape, residualType.getShape());
+  }
+
+  int64_t normalizedDim = op.getNormalizedDim();
+  ArrayRef<int64_t> normalizedShape =
+      xType.getShape().drop_front(normalizedDim);
+  MutableArrayRef<int64_t> knownNormalizedShape =
+      MutableArrayRef<int64_t>(knownShape).drop_front(normalizedDim);
+  // Checks a weight or bias against the normalized shape the other operands
+  // imply, and takes its static dims in.
+  auto checkAgainstOthers = [&](StringRef name, RankedTensorType type,
+                                bool allowScalar) -> LogicalResult {
+    ArrayRef<int64_t> shape = type.getShape();
+    if (allowScalar && isScalarParameterShape(shape))
+      return success();
+    if (!areShapesCompatible(shape, knownNormalizedShape))
+      return op->emitOpError("operand '")
+             << name << "' shape " << formatShape(shape)
+             << " conflicts with the normalized shape "
+             << formatShape(knownNormalizedShape)
+             << " that the other operands imply";
+    refineShape(knownNormalizedShape, shape);
+    return success();
+  };
+  if (TypedValue<RankedTensorType> alpha = op.getAlpha())
+    if (failed(verifyParameter(operation, "alpha", alpha.getType(), xType,
+                               normalizedShape, /*allowScalar=*/true,
+                               /*scalarOnly=*/true)))
+      return failure();
+  if (TypedValue<RankedTensorType> weight = op.getWeight())
+    if (failed(verifyParameter(operation, "weight", weight.getType(), xType,
+                               normalizedShape, allowScalarWeight,
+                               /*scalarOnly=*/false)) ||
+        failed(
+            checkAgainstOthers("weight", weight.getType(), allowScalarWeight)))
+      return failure();
+  if (TypedValue<RankedTensorType> bias = op.getBias())
+    if (failed(verifyParameter(operation, "bias", bias.getType(), xType,
+                               normalizedShape, /*allowScalar=*/false,
+                               /*scalarOnly=*/false)) ||
+        failed(checkAgainstOthers("bias", bias.getType(),
+                                  /*allowScalar=*/false)))
+      return failure();
+  return success();
+}
+
+/// Checks the rules of the op semantics shared by the three ops that relate
+/// operands, results and attributes to `x`; the per-operand types are ODS
+/// constraints. Emits one diagnostic naming the offending operand or
+/// attribute.
 static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
   Operation *operation = op.getOperation();
   if (failed(verifyStructure(operation, isa<DyTOp>(operation) ? 2 : 1)))
@@ -236,60 +337,13 @@ static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
       return op->emitOpError("does not take attribute '")
              << attr.getName().strref() << "'";
 
-  FailureOr<RankedTensorType> checkedX = verifyInputX(operation, op.getX());
-  if (failed(checkedX))
+  RankedTensorType xType = op.getInputType();
+  if (failed(verifyNormResults(op)) ||
+      failed(verifyAxis(operation, op.getAxis(), xType)) ||
+      failed(verifyComputeType(operation, op.getExplicitComputeType(),
+                               xType.getElementType())) ||
+      failed(verifyNormStats(op)))
     return failure();
-  RankedTensorType xType = *checkedX;
-  Type xElementType = xType.getElementType();
-
-  // Results: `y` and, with a residual, `residual_out`, both of x's type.
-  if (op.getY().getType() != xType)
-    return op->emitOpError("result 'y' type ")
-           << op.getY().getType() << " must equal the type of 'x' " << xType;
-  Value residual = op.getResidual();
-  unsigned numResults = operation->getNumResults();
-  unsigned numStats = op.getNumStatsResults();
-  unsigned expected = op.getNumOutputs() + numStats;
-  if (numResults != expected) {
-    if (residual && numResults == 1 + numStats)
-      return op->emitOpError("expects a second result 'residual_out' when "
-                             "'residual' is given");
-    if (!residual && numStats == 0 && numResults == 2)
-      return op->emitOpError(
-          "has a second result 'residual_out' but no 'residual' operand");
-    InFlightDiagnostic diag = op->emitOpError("expects ")
-                              << expected << " results (y"
-                              << (residual ? ", residual_out" : "");
-    if (numStats)
-      diag << (op.subtractsMean() ? ", mean, rstd" : ", rstd");
-    return diag << "), got " << numResults;
-  }
-  Value residualOut = op.getResidualOut();
-  if (residualOut && residualOut.getType() != xType)
-    return op->emitOpError("result 'residual_out' type ")
-           << residualOut.getType() << " must equal the type of 'x' " << xType;
-
-  int64_t rank = xType.getRank();
-  int64_t axis = op.getAxis();
-  if (axis < -rank || axis >= rank)
-    return op->emitOpError("attribute 'axis' = ")
-           << axis << " is out of range for 'x' of rank " << rank
-           << " (expected " << -rank << " to " << rank - 1 << ")";
-
-  if (failed(verifyComputeType(operation, op.getExplicitComputeType(),
-                               xElementType)))
-    return failure();
-
-  // Statistics: the leading dims of x, in the compute type.
-  if (numStats) {
-    RankedTensorType statsType = op.getStatsType();
-    for (auto [name, stat] : {std::pair<StringRef, Value>{"mean", op.getMean()},
-                              {"rstd", op.getRstd()}})
-      if (stat && stat.getType() != statsType)
-        return op->emitOpError("result '")
-               << name << "' type " << stat.getType() << " must be "
-               << statsType << " (the leading dims of 'x' in the compute type)";
-  }
 
   APFloat epsilon = op.getEpsilon();
   if (!epsilon.isFinite() || (epsilon.isNegative() && !epsilon.isZero()))
@@ -303,68 +357,7 @@ static LogicalResult verifyNormOp(NormOpInterface op, bool allowScalarWeight) {
     return op->emitOpError(
         "attribute 'weight_offset' requires a 'weight' operand");
 
-  // What x's shape is known to be once the residual's static dims are
-  // taken in; the weight and bias are checked against it and refine it in
-  // turn, so that operands that disagree with each other are rejected.
-  SmallVector<int64_t> knownShape(xType.getShape());
-  if (residual) {
-    auto residualType = dyn_cast<RankedTensorType>(residual.getType());
-    if (!residualType)
-      return op->emitOpError("operand 'residual' must be a ranked tensor, got ")
-             << residual.getType();
-    if (residualType.getElementType() != xElementType)
-      return op->emitOpError("operand 'residual' element type must be ")
-             << xElementType << " (the element type of 'x'), got "
-             << residualType.getElementType();
-    if (!areShapesCompatible(residualType.getShape(), xType.getShape()))
-      return op->emitOpError("operand 'residual' shape ")
-             << formatShape(residualType.getShape())
-             << " must match the shape of 'x' "
-             << formatShape(xType.getShape());
-    refineShape(knownShape, residualType.getShape());
-  }
-
-  int64_t normalizedDim = axis < 0 ? axis + rank : axis;
-  ArrayRef<int64_t> normalizedShape =
-      xType.getShape().drop_front(normalizedDim);
-  MutableArrayRef<int64_t> knownNormalizedShape =
-      MutableArrayRef<int64_t>(knownShape).drop_front(normalizedDim);
-  // Checks a weight or bias against the normalized shape the other operands
-  // imply, and takes its static dims in.
-  auto checkAgainstOthers = [&](StringRef name, Value value,
-                                bool allowScalar) -> LogicalResult {
-    ArrayRef<int64_t> shape =
-        cast<RankedTensorType>(value.getType()).getShape();
-    if (allowScalar && isScalarParameterShape(shape))
-      return success();
-    if (!areShapesCompatible(shape, knownNormalizedShape))
-      return op->emitOpError("operand '")
-             << name << "' shape " << formatShape(shape)
-             << " conflicts with the normalized shape "
-             << formatShape(knownNormalizedShape)
-             << " that the other operands imply";
-    refineShape(knownNormalizedShape, shape);
-    return success();
-  };
-  if (Value alpha = op.getAlpha())
-    if (failed(verifyParameter(operation, "alpha", alpha, xType,
-                               normalizedShape, /*allowScalar=*/true,
-                               /*scalarOnly=*/true)))
-      return failure();
-  if (Value weight = op.getWeight())
-    if (failed(verifyParameter(operation, "weight", weight, xType,
-                               normalizedShape, allowScalarWeight,
-                               /*scalarOnly=*/false)) ||
-        failed(checkAgainstOthers("weight", weight, allowScalarWeight)))
-      return failure();
-  if (Value bias = op.getBias())
-    if (failed(verifyParameter(operation, "bias", bias, xType, normalizedShape,
-                               /*allowScalar=*/false,
-                               /*scalarOnly=*/false)) ||
-        failed(checkAgainstOthers("bias", bias, /*allowScalar=*/false)))
-      return failure();
-
-  return success();
+  return verifyNormOperands(op, allowScalarWeight);
 }
 
 LogicalResult LayerNormOp::verify() {
@@ -383,33 +376,28 @@ LogicalResult DyTOp::verify() {
 // Gradient ops
 //===----------------------------------------------------------------------===//
 
-/// Checks a gradient op: `x` and `dy`, `axis`, `compute_type`, the
-/// statistics (leading dims of x, compute type), `alpha`, `weight`,
-/// `weight_offset`, and the results `dx`, `dweight`, `dbias`, `dalpha`.
+/// Checks what relates a gradient op's operands and results to `x` (the
+/// per-operand types are ODS constraints): `dy`, `axis`, `compute_type`,
+/// the statistics (leading dims of x, compute type), `alpha`, `weight`, and
+/// the results `dx`, `dweight`, `dbias`, `dalpha`.
 template <typename OpTy>
-static LogicalResult
-verifyGradOp(OpTy op, ArrayRef<std::pair<StringRef, Value>> statistics,
-             bool allowScalarWeight) {
+static LogicalResult verifyGradOp(
+    OpTy op,
+    ArrayRef<std::pair<StringRef, TypedValue<RankedTensorType>>> statistics,
+    bool allowScalarWeight) {
   Operation *operation = op.getOperation();
   for (NamedAttribute attr : operation->getDiscardableAttrs())
     if (llvm::is_contained(getNormAttributeNames(), attr.getName().strref()))
       return op->emitOpError("does not take attribute '")
              << attr.getName().strref() << "'";
 
-  FailureOr<RankedTensorType> checkedX = verifyInputX(operation, op.getX());
-  if (failed(checkedX))
-    return failure();
-  RankedTensorType xType = *checkedX;
+  RankedTensorType xType = op.getX().getType();
   Type xElementType = xType.getElementType();
   if (op.getDy().getType() != xType)
     return op->emitOpError("operand 'dy' type ")
            << op.getDy().getType() << " must equal the type of 'x' " << xType;
-  int64_t rank = xType.getRank();
-  int64_t axis = op.getAxis();
-  if (axis < -rank || axis >= rank)
-    return op->emitOpError("attribute 'axis' = ")
-           << axis << " is out of range for 'x' of rank " << rank
-           << " (expected " << -rank << " to " << rank - 1 << ")";
+  if (failed(verifyAxis(operation, op.getAxis(), xType)))
+    return failure();
   std::optional<Type> explicitCompute = op.getComputeType();
   if (failed(verifyComputeType(operation,
                                explicitCompute ? *explicitCompute : Type(),
@@ -422,26 +410,27 @@ verifyGradOp(OpTy op, ArrayRef<std::pair<StringRef, Value>> statistics,
       xType.getShape().drop_front(normalizedDim);
 
   for (auto [name, value] : statistics) {
-    auto type = dyn_cast<RankedTensorType>(value.getType());
-    if (!type || type.getElementType() != computeType ||
+    RankedTensorType type = value.getType();
+    if (type.getElementType() != computeType ||
         !areShapesCompatible(type.getShape(), leadingShape))
       return op->emitOpError("operand '")
              << name << "' must be a tensor of the leading dims "
              << formatShape(leadingShape) << " of 'x' with the compute type "
              << computeType << ", got " << value.getType();
   }
-  Value alpha;
+  TypedValue<RankedTensorType> alpha;
   if constexpr (OpTy::kHasAlpha) {
     alpha = op.getAlpha();
-    if (failed(verifyParameter(operation, "alpha", alpha, xType,
+    if (failed(verifyParameter(operation, "alpha", alpha.getType(), xType,
                                normalizedShape, /*allowScalar=*/true,
                                /*scalarOnly=*/true)))
       return failure();
   }
-  Value weight = op.getWeight();
-  if (weight && failed(verifyParameter(operation, "weight", weight, xType,
-                                       normalizedShape, allowScalarWeight,
-                                       /*scalarOnly=*/false)))
+  TypedValue<RankedTensorType> weight = op.getWeight();
+  if (weight &&
+      failed(verifyParameter(operation, "weight", weight.getType(), xType,
+                             normalizedShape, allowScalarWeight,
+                             /*scalarOnly=*/false)))
     return failure();
 
   unsigned expected = op.getExpectedNumResults();
@@ -458,8 +447,8 @@ verifyGradOp(OpTy op, ArrayRef<std::pair<StringRef, Value>> statistics,
     return op->emitOpError("result 'dweight' type ")
            << op.getDweight().getType() << " must equal the type of 'weight' "
            << weight.getType();
-  if (Value dbias = op.getDbias())
-    if (failed(verifyParameter(operation, "dbias", dbias, xType,
+  if (TypedValue<RankedTensorType> dbias = op.getDbias())
+    if (failed(verifyParameter(operation, "dbias", dbias.getType(), xType,
                                normalizedShape, /*allowScalar=*/false,
                                /*scalarOnly=*/false)))
       return failure();
@@ -567,32 +556,12 @@ int64_t QuantizeOp::getStaticGroupSize() {
   return getInputType().getShape().back();
 }
 
-/// True for the two quantized element types: f8E4M3FN and signless i8.
-static bool isQuantizedElementType(Type type) {
-  return isa<Float8E4M3FNType>(type) || type.isSignlessInteger(8);
-}
-
+/// The element types of `input`, `q`, `scale` and `scales` and the scalar
+/// shape of `scale` are ODS constraints; this checks the shapes against
+/// `input`, the attributes and the static/dynamic form.
 LogicalResult QuantizeOp::verify() {
-  auto inputType = dyn_cast<RankedTensorType>(getInput().getType());
-  if (!inputType)
-    return emitOpError("operand 'input' must be a ranked tensor, got ")
-           << getInput().getType();
-  if (inputType.getRank() < 1)
-    return emitOpError("operand 'input' must have rank >= 1, got ")
-           << inputType;
-  Type elementType = inputType.getElementType();
-  if (!elementType.isF16() && !elementType.isBF16() && !elementType.isF32())
-    return emitOpError(
-               "operand 'input' element type must be f16, bf16 or f32, got ")
-           << elementType;
-
-  auto qType = dyn_cast<RankedTensorType>(getQ().getType());
-  if (!qType)
-    return emitOpError("result 'q' must be a ranked tensor, got ")
-           << getQ().getType();
-  if (!isQuantizedElementType(qType.getElementType()))
-    return emitOpError("result 'q' element type must be f8E4M3FN or i8, got ")
-           << qType.getElementType();
+  RankedTensorType inputType = getInputType();
+  RankedTensorType qType = getQ().getType();
   if (qType.getShape() != inputType.getShape())
     return emitOpError("result 'q' shape ")
            << formatShape(qType.getShape()) << " must equal the shape "
@@ -611,14 +580,8 @@ LogicalResult QuantizeOp::verify() {
       return emitOpError("attribute 'min_scale' must be finite and > 0, got ")
              << minScale->convertToDouble();
 
-  if (Value scale = getScale()) {
+  if (getScale()) {
     // Static form: one given scale, one result.
-    auto scaleType = dyn_cast<RankedTensorType>(scale.getType());
-    if (!scaleType || !scaleType.getElementType().isF32() ||
-        !isScalarParameterShape(scaleType.getShape()))
-      return emitOpError("operand 'scale' must be tensor<f32> or "
-                         "tensor<1xf32>, got ")
-             << scale.getType();
     if (getScales())
       return emitOpError("with a 'scale' operand has one result, got 2");
     if (groupSize != 0)
@@ -652,9 +615,7 @@ LogicalResult QuantizeOp::verify() {
   }
   SmallVector<int64_t> expected(inputType.getShape());
   expected.back() = numGroups;
-  auto scalesType = dyn_cast<RankedTensorType>(getScales().getType());
-  if (!scalesType || !scalesType.getElementType().isF32() ||
-      scalesType.getShape() != ArrayRef<int64_t>(expected))
+  if (getScales().getType().getShape() != ArrayRef<int64_t>(expected))
     return emitOpError("result 'scales' must be a tensor of f32 of shape ")
            << formatShape(expected) << ", got " << getScales().getType();
   return success();

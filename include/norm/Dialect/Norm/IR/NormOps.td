@@ -14,9 +14,62 @@ include "mlir/IR/OpAsmInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-/// Common base of the three normalization ops. Operand and attribute
-/// constraints are checked by the shared verifier, which names the operand
-/// and the expected shape or type in its diagnostics.
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+/// `tensor<T>` or `tensor<1xT>`: a scalar parameter (DyT's alpha, a static
+/// quantization scale).
+def Norm_ScalarShapePred : CPred<"::mlir::norm::isScalarParameterShape("
+    "::llvm::cast<::mlir::ShapedType>($_self).getShape())">;
+
+/// The element types the norm ops compute on (DESIGN.md section 2).
+defvar Norm_FloatTypes = [F16, BF16, F32, F64];
+
+def Norm_FloatTensor : RankedTensorOf<Norm_FloatTypes> {
+  let summary = "ranked tensor of f16, bf16, f32 or f64";
+}
+
+/// The normalized input: at least one dim.
+def Norm_FloatInputTensor
+    : RankedTensorOf<Norm_FloatTypes, [HasRankGreaterOrEqualPred<1>]> {
+  let summary = "ranked tensor of rank >= 1 of f16, bf16, f32 or f64";
+}
+
+def Norm_FloatScalarTensor
+    : RankedTensorOf<Norm_FloatTypes, [Norm_ScalarShapePred]> {
+  let summary = "scalar (tensor<T> or tensor<1xT>) of f16, bf16, f32 or f64";
+}
+
+/// The input of norm.quantize: no f64.
+def Norm_QuantizeInputTensor
+    : RankedTensorOf<[F16, BF16, F32], [HasRankGreaterOrEqualPred<1>]> {
+  let summary = "ranked tensor of rank >= 1 of f16, bf16 or f32";
+}
+
+/// The quantized values of norm.quantize (section 2a).
+def Norm_QuantizedTensor : RankedTensorOf<[F8E4M3FN, I8]> {
+  let summary = "ranked tensor of f8E4M3FN or i8";
+}
+
+def Norm_F32Tensor : RankedTensorOf<[F32]> {
+  let summary = "ranked tensor of f32";
+}
+
+def Norm_F32ScalarTensor : RankedTensorOf<[F32], [Norm_ScalarShapePred]> {
+  let summary = "tensor<f32> or tensor<1xf32>";
+}
+
+/// `type` with the operand or result name in front of its summary, so that
+/// the generated verifier's diagnostic names the value, not only its
+/// position ("operand #1 must be 'alpha': scalar ..., but got ...").
+class Norm_Named<Type type, string name>
+    : Type<type.predicate, "'" # name # "': " # type.summary, type.cppType>;
+
+/// Common base of the three normalization ops. Operand and result types are
+/// constrained here; the shared verifier checks what relates them to `x`
+/// (shapes, element types, result count) and the attributes, naming the
+/// operand and the expected shape or type in its diagnostics.
 class Norm_NormalizationOp<string mnemonic, string operandFormat>
     : Norm_Op<mnemonic, [
         Pure, AttrSizedOperandSegments, Norm_NormOpInterface,
@@ -24,9 +77,11 @@ class Norm_NormalizationOp<string mnemonic, string operandFormat>
                                   ["reifyResultShapes"]>,
         DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   // `y`, then `residual_out` (iff `residual`), then the statistics (iff
-  // `return_stats`): one variadic group, laid out by the operands and
+  // `return_stats`): one typed variadic group, laid out by the operands and
   // attributes, so that the custom and generic forms need no segment sizes.
-  let results = (outs AnyType:$y, Variadic<AnyType>:$extra_results);
+  let results = (outs Norm_Named<Norm_FloatTensor, "y">:$y,
+                      Variadic<Norm_Named<Norm_FloatTensor,
+                          "residual_out', 'mean' or 'rstd">>:$extra_results);
   let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizer = 1;
@@ -35,18 +90,19 @@ class Norm_NormalizationOp<string mnemonic, string operandFormat>
     attr-dict `:` functional-type(operands, results)
   }];
   code normClassDeclaration = [{
+    using TensorValue = ::mlir::TypedValue<::mlir::RankedTensorType>;
     /// The `residual_out` result (x + residual), or null.
-    ::mlir::Value getResidualOut() { return getResultOrNull(getResidual() ? 1 : 0); }
+    TensorValue getResidualOut() { return getResultOrNull(getResidual() ? 1 : 0); }
     /// The `mean` result of `return_stats` (layer_norm), or null.
-    ::mlir::Value getMean() {
+    TensorValue getMean() {
       return kSubtractsMean && getReturnStatsFlag()
-                 ? getResultOrNull(getNumOutputs()) : ::mlir::Value();
+                 ? getResultOrNull(getNumOutputs()) : TensorValue();
     }
     /// The `rstd` result of `return_stats`, or null.
-    ::mlir::Value getRstd() {
+    TensorValue getRstd() {
       return getReturnStatsFlag()
                  ? getResultOrNull(getNumOutputs() + (kSubtractsMean ? 1 : 0))
-                 : ::mlir::Value();
+                 : TensorValue();
     }
     /// The results before the statistics: `y` and `residual_out`.
     unsigned getNumOutputs() { return getResidual() ? 2 : 1; }
@@ -57,9 +113,10 @@ class Norm_NormalizationOp<string mnemonic, string operandFormat>
   private:
     /// Result `index` (0 is `y`), or null when there are not that many
     /// (only in IR that fails to verify).
-    ::mlir::Value getResultOrNull(unsigned index) {
-      return index != 0 && index < getNumResults() ? getResult(index)
-                                                   : ::mlir::Value();
+    TensorValue getResultOrNull(unsigned index) {
+      return index != 0 && index < getNumResults()
+                 ? ::llvm::cast<TensorValue>(getResult(index))
+                 : TensorValue();
     }
   public:
   }];
@@ -103,10 +160,10 @@ def Norm_LayerNormOp : Norm_NormalizationOp<"layer_norm",
     ```
   }];
   let arguments = (ins
-    AnyType:$x,
-    Optional<AnyType>:$weight,
-    Optional<AnyType>:$bias,
-    Optional<AnyType>:$residual,
+    Norm_Named<Norm_FloatInputTensor, "x">:$x,
+    Optional<Norm_Named<Norm_FloatTensor, "weight">>:$weight,
+    Optional<Norm_Named<Norm_FloatTensor, "bias">>:$bias,
+    Optional<Norm_Named<Norm_FloatTensor, "residual">>:$residual,
     DefaultValuedAttr<Norm_EpsilonAttr, "1e-5">:$epsilon,
     DefaultValuedAttr<I64Attr, "-1">:$axis,
     OptionalAttr<Norm_ComputeTypeAttr>:$compute_type,
@@ -130,7 +187,7 @@ def Norm_LayerNormOp : Norm_NormalizationOp<"layer_norm",
     bool getReturnStatsFlag() { return getReturnStats(); }
     static constexpr bool kSubtractsMean = true;
     static constexpr bool kHasReduction = true;
-    ::mlir::Value getAlpha() { return {}; }
+    TensorValue getAlpha() { return {}; }
     ::mlir::norm::EpsilonMode getEpsilonMode() {
       return ::mlir::norm::EpsilonMode::inside_sqrt;
     }
@@ -174,9 +231,9 @@ def Norm_RMSNormOp : Norm_NormalizationOp<"rms_norm",
     ```
   }];
   let arguments = (ins
-    AnyType:$x,
-    Optional<AnyType>:$weight,
-    Optional<AnyType>:$residual,
+    Norm_Named<Norm_FloatInputTensor, "x">:$x,
+    Optional<Norm_Named<Norm_FloatTensor, "weight">>:$weight,
+    Optional<Norm_Named<Norm_FloatTensor, "residual">>:$residual,
     DefaultValuedAttr<Norm_EpsilonAttr, "1e-6">:$epsilon,
     DefaultValuedAttr<Norm_EpsilonModeAttr,
                       "::mlir::norm::EpsilonMode::inside_sqrt">:$epsilon_mode,
@@ -202,8 +259,8 @@ def Norm_RMSNormOp : Norm_NormalizationOp<"rms_norm",
     bool getReturnStatsFlag() { return getReturnStats(); }
     static constexpr bool kSubtractsMean = false;
     static constexpr bool kHasReduction = true;
-    ::mlir::Value getAlpha() { return {}; }
-    ::mlir::Value getBias() { return {}; }
+    TensorValue getAlpha() { return {}; }
+    TensorValue getBias() { return {}; }
   }];
 }
 
@@ -236,11 +293,11 @@ def Norm_DyTOp : Norm_NormalizationOp<"dyt",
     ```
   }];
   let arguments = (ins
-    AnyType:$x,
-    AnyType:$alpha,
-    Optional<AnyType>:$weight,
-    Optional<AnyType>:$bias,
-    Optional<AnyType>:$residual,
+    Norm_Named<Norm_FloatInputTensor, "x">:$x,
+    Norm_Named<Norm_FloatScalarTensor, "alpha">:$alpha,
+    Optional<Norm_Named<Norm_FloatTensor, "weight">>:$weight,
+    Optional<Norm_Named<Norm_FloatTensor, "bias">>:$bias,
+    Optional<Norm_Named<Norm_FloatTensor, "residual">>:$residual,
     DefaultValuedAttr<I64Attr, "-1">:$axis,
     OptionalAttr<Norm_ComputeTypeAttr>:$compute_type,
     DefaultValuedAttr<Norm_CastModeAttr,
@@ -308,14 +365,15 @@ def Norm_QuantizeOp : Norm_Op<"quantize", [
     ```
   }];
   let arguments = (ins
-    AnyType:$input,
-    Optional<AnyType>:$scale,
+    Norm_Named<Norm_QuantizeInputTensor, "input">:$input,
+    Optional<Norm_Named<Norm_F32ScalarTensor, "scale">>:$scale,
     DefaultValuedAttr<I64Attr, "0">:$group_size,
     DefaultValuedAttr<F32Attr,
                       "std::numeric_limits<double>::infinity()">:$scale_ub,
     OptionalAttr<F32Attr>:$min_scale
   );
-  let results = (outs AnyType:$q, Optional<AnyType>:$scales);
+  let results = (outs Norm_Named<Norm_QuantizedTensor, "q">:$q,
+                      Optional<Norm_Named<Norm_F32Tensor, "scales">>:$scales);
   let builders = [
     // Result types from `input`: q of `quantizedType` and, without `scale`,
     // the f32 scales of groups of `groupSize` (0: per token).
@@ -337,13 +395,10 @@ def Norm_QuantizeOp : Norm_Op<"quantize", [
   }];
   let extraClassDeclaration = [{
     /// The type of `input`.
-    ::mlir::RankedTensorType getInputType() {
-      return ::llvm::cast<::mlir::RankedTensorType>(getInput().getType());
-    }
+    ::mlir::RankedTensorType getInputType() { return getInput().getType(); }
     /// The element type of `q`: f8E4M3FN or i8.
     ::mlir::Type getQuantizedElementType() {
-      return ::llvm::cast<::mlir::ShapedType>(getQ().getType())
-          .getElementType();
+      return getQ().getType().getElementType();
     }
     /// 448 for f8E4M3FN, 127 for i8.
     double getQMax();
@@ -367,24 +422,33 @@ def Norm_QuantizeOp : Norm_Op<"quantize", [
 /// then `dweight` (iff `weight`), `dbias` (iff `has_bias`) and, for DyT,
 /// `dalpha`. Checked by one shared verifier.
 class Norm_GradOp<string mnemonic, string operandFormat>
-    : Norm_Op<mnemonic, [Pure, Norm_NormGradOpInterface]> {
-  let results = (outs Variadic<AnyType>:$results);
+    : Norm_Op<mnemonic, [Pure]> {
+  // `dx`, then `dweight` (iff `weight`), `dbias` (iff `has_bias`) and
+  // `dalpha` (dyt): one typed variadic group, laid out by the operands and
+  // attributes.
+  let results = (outs Variadic<Norm_Named<Norm_FloatTensor,
+                      "dx', 'dweight', 'dbias' or 'dalpha">>:$results);
   let hasVerifier = 1;
   let assemblyFormat = "$dy `,` $x " # operandFormat # [{
     (`weight` `(` $weight^ `)`)? attr-dict `:`
     functional-type(operands, results)
   }];
   code gradClassDeclaration = [{
+    using TensorValue = ::mlir::TypedValue<::mlir::RankedTensorType>;
     /// `dx`: the gradient with respect to `x`, of x's type.
-    ::mlir::Value getDx() { return getResults().front(); }
+    TensorValue getDx() {
+      return ::llvm::cast<TensorValue>(getResults().front());
+    }
     /// `dweight`, or null without `weight`.
-    ::mlir::Value getDweight() {
-      return getWeight() ? getResults()[1] : ::mlir::Value();
+    TensorValue getDweight() {
+      return getWeight() ? ::llvm::cast<TensorValue>(getResults()[1])
+                         : TensorValue();
     }
     /// `dbias`, or null without `has_bias`.
-    ::mlir::Value getDbias() {
-      return getHasBiasFlag() ? getResults()[getWeight() ? 2 : 1]
-                              : ::mlir::Value();
+    TensorValue getDbias() {
+      return getHasBiasFlag()
+                 ? ::llvm::cast<TensorValue>(getResults()[getWeight() ? 2 : 1])
+                 : TensorValue();
     }
     /// The number of results the operands and attributes imply.
     unsigned getExpectedNumResults() {
@@ -393,8 +457,7 @@ class Norm_GradOp<string mnemonic, string operandFormat>
     }
     /// First normalized dimension, in [0, rank).
     int64_t getNormalizedDim() {
-      int64_t rank =
-          ::llvm::cast<::mlir::ShapedType>(getX().getType()).getRank();
+      int64_t rank = getX().getType().getRank();
       int64_t axis = static_cast<int64_t>(getAxis());
       return axis < 0 ? axis + rank : axis;
     }
@@ -403,8 +466,7 @@ class Norm_GradOp<string mnemonic, string operandFormat>
     ::mlir::Type getComputeElementType() {
       if (auto type = getComputeType())
         return *type;
-      ::mlir::Type element =
-          ::llvm::cast<::mlir::ShapedType>(getX().getType()).getElementType();
+      ::mlir::Type element = getX().getType().getElementType();
       return element.isF64() ? element
                              : ::mlir::Float32Type::get(getContext());
     }
@@ -436,11 +498,11 @@ def Norm_LayerNormGradOp : Norm_GradOp<"layer_norm_grad",
     ```
   }];
   let arguments = (ins
-    AnyType:$dy,
-    AnyType:$x,
-    AnyType:$mean,
-    AnyType:$rstd,
-    Optional<AnyType>:$weight,
+    Norm_Named<Norm_FloatTensor, "dy">:$dy,
+    Norm_Named<Norm_FloatInputTensor, "x">:$x,
+    Norm_Named<Norm_FloatTensor, "mean">:$mean,
+    Norm_Named<Norm_FloatTensor, "rstd">:$rstd,
+    Optional<Norm_Named<Norm_FloatTensor, "weight">>:$weight,
     DefaultValuedAttr<I64Attr, "-1">:$axis,
     OptionalAttr<Norm_ComputeTypeAttr>:$compute_type,
     UnitAttr:$has_bias
@@ -476,10 +538,10 @@ def Norm_RMSNormGradOp : Norm_GradOp<"rms_norm_grad",
     ```
   }];
   let arguments = (ins
-    AnyType:$dy,
-    AnyType:$x,
-    AnyType:$rstd,
-    Optional<AnyType>:$weight,
+    Norm_Named<Norm_FloatTensor, "dy">:$dy,
+    Norm_Named<Norm_FloatInputTensor, "x">:$x,
+    Norm_Named<Norm_FloatTensor, "rstd">:$rstd,
+    Optional<Norm_Named<Norm_FloatTensor, "weight">>:$weight,
     DefaultValuedAttr<F32Attr, "0.0">:$weight_offset,
     DefaultValuedAttr<I64Attr, "-1">:$axis,
     OptionalAttr<Norm_ComputeTypeAttr>:$compute_type
@@ -512,10 +574,10 @@ def Norm_DyTGradOp : Norm_GradOp<"dyt_grad", "`alpha` `(` $alpha `)`"> {
     ```
   }];
   let arguments = (ins
-    AnyType:$dy,
-    AnyType:$x,
-    AnyType:$alpha,
-    Optional<AnyType>:$weight,
+    Norm_Named<Norm_FloatTensor, "dy">:$dy,
+    Norm_Named<Norm_FloatInputTensor, "x">:$x,
+    Norm_Named<Norm_FloatScalarTensor, "alpha">:$alpha,
+    Optional<Norm_Named<Norm_FloatTensor, "weight">>:$weight,
     DefaultValuedAttr<I64Attr, "-1">:$axis,
     OptionalAttr<Norm_ComputeTypeAttr>:$compute_type,
     UnitAttr:$has_bias
@@ -524,7 +586,9 @@ def Norm_DyTGradOp : Norm_GradOp<"dyt_grad", "`alpha` `(` $alpha `)`"> {
     static constexpr bool kHasAlpha = true;
     bool getHasBiasFlag() { return getHasBias(); }
     /// `dalpha`, the last result.
-    ::mlir::Value getDalpha() { return getResults().back(); }
+    TensorValue getDalpha() {
+      return ::llvm::cast<TensorValue>(getResults().back());
+    }
   }];
 }
 
