@@ -1,7 +1,8 @@
 //===- NormInterfaces.td - Norm op interface ---------------*- tablegen -*-===//
 //
 // NormOpInterface: the uniform view of every normalization op that the
-// op-agnostic passes and lowerings work on.
+// op-agnostic passes and lowerings work on; NormGradOpInterface: the same for
+// the gradient ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,6 +117,114 @@ def Norm_NormOpInterface : OpInterface<"NormOpInterface"> {
         return elementType;
       return ::mlir::Float32Type::get(elementType.getContext());
     }
+  }];
+}
+
+def Norm_NormGradOpInterface : OpInterface<"NormGradOpInterface"> {
+  let cppNamespace = "::mlir::norm";
+  let description = [{
+    Uniform access to the operands, attributes and results of
+    `norm.layer_norm_grad`, `norm.rms_norm_grad` and `norm.dyt_grad`, as
+    `NormOpInterface` gives for the forward ops. Operands and results an op
+    does not have read as a null value and attributes it does not take as
+    their neutral value, so lowerings can treat all three ops alike.
+  }];
+  let methods = [
+    InterfaceMethod<"The upstream gradient `dy`, of x's type.",
+      "::mlir::Value", "getDy", (ins), [{ return $_op.getDy(); }]>,
+    InterfaceMethod<"The forward's (normalized) input `x`.", "::mlir::Value",
+      "getX", (ins), [{ return $_op.getX(); }]>,
+    InterfaceMethod<"The forward's `mean` statistic (layer_norm_grad), or "
+      "null.", "::mlir::Value", "getMean", (ins),
+      [{
+        if constexpr (::mlir::norm::detail::HasGetMean<ConcreteOp>::value)
+          return $_op.getMean();
+        else
+          return ::mlir::Value();
+      }]>,
+    InterfaceMethod<"The forward's `rstd` statistic (layer_norm_grad, "
+      "rms_norm_grad), or null.", "::mlir::Value", "getRstd", (ins),
+      [{
+        if constexpr (::mlir::norm::detail::HasGetRstd<ConcreteOp>::value)
+          return $_op.getRstd();
+        else
+          return ::mlir::Value();
+      }]>,
+    InterfaceMethod<"The `alpha` operand (dyt_grad), or null.",
+      "::mlir::Value", "getAlpha", (ins),
+      [{
+        if constexpr (::mlir::norm::detail::HasGetAlpha<ConcreteOp>::value)
+          return $_op.getAlpha();
+        else
+          return ::mlir::Value();
+      }]>,
+    InterfaceMethod<"The `weight` operand, or null.", "::mlir::Value",
+      "getWeight", (ins), [{ return $_op.getWeight(); }]>,
+    InterfaceMethod<"True when the forward had a bias (`has_bias`): `dbias` "
+      "is returned.", "bool", "getHasBiasFlag", (ins),
+      [{ return $_op.getHasBiasFlag(); }]>,
+    InterfaceMethod<"The gradient `dx` with respect to `x`.", "::mlir::Value",
+      "getDx", (ins), [{ return $_op.getDx(); }]>,
+    InterfaceMethod<"`dweight` (iff `weight`), or null.", "::mlir::Value",
+      "getDweight", (ins), [{ return $_op.getDweight(); }]>,
+    InterfaceMethod<"`dbias` (iff `has_bias`), or null.", "::mlir::Value",
+      "getDbias", (ins), [{ return $_op.getDbias(); }]>,
+    InterfaceMethod<"`dalpha` (dyt_grad), or null.", "::mlir::Value",
+      "getDalpha", (ins),
+      [{
+        if constexpr (::mlir::norm::detail::HasGetDalpha<ConcreteOp>::value)
+          return $_op.getDalpha();
+        else
+          return ::mlir::Value();
+      }]>,
+    InterfaceMethod<"The `axis` attribute as written (may be negative).",
+      "int64_t", "getAxis", (ins),
+      [{ return static_cast<int64_t>($_op.getAxis()); }]>,
+    InterfaceMethod<"Constant added to the weight in the compute type "
+      "(rms_norm_grad's `weight_offset`, else 0).", "double",
+      "getWeightOffsetValue", (ins),
+      [{
+        if constexpr (::mlir::norm::detail::HasGetWeightOffset<
+                          ConcreteOp>::value)
+          return $_op.getWeightOffsetAttr().getValueAsDouble();
+        else
+          return 0.0;
+      }]>,
+    InterfaceMethod<"The explicit `compute_type`, or null when defaulted.",
+      "::mlir::Type", "getExplicitComputeType", (ins),
+      [{
+        if (auto attr = $_op.getComputeTypeAttr())
+          return attr.getValue();
+        return ::mlir::Type();
+      }]>
+  ];
+
+  let extraClassDeclaration = [{
+    /// Type of the input `x`.
+    ::mlir::RankedTensorType getInputType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getX().getType());
+    }
+    /// First normalized dimension, in [0, rank).
+    int64_t getNormalizedDim() {
+      int64_t axis = getAxis();
+      return axis < 0 ? axis + getInputType().getRank() : axis;
+    }
+    /// Number of normalized (trailing) dimensions.
+    int64_t getNumNormalizedDims() {
+      return getInputType().getRank() - getNormalizedDim();
+    }
+    /// The type arithmetic happens in: `compute_type`, or f32 for
+    /// f16/bf16/f32 inputs and f64 for f64 inputs.
+    ::mlir::Type getComputeElementType() {
+      if (::mlir::Type explicitType = getExplicitComputeType())
+        return explicitType;
+      ::mlir::Type elementType = getInputType().getElementType();
+      if (elementType.isF64())
+        return elementType;
+      return ::mlir::Float32Type::get(elementType.getContext());
+    }
+    /// True for layer_norm_grad: x is centered by the forward's mean.
+    bool subtractsMean() { return static_cast<bool>(getMean()); }
   }];
 }
 

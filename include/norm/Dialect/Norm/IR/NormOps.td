@@ -422,7 +422,7 @@ def Norm_QuantizeOp : Norm_Op<"quantize", [
 /// then `dweight` (iff `weight`), `dbias` (iff `has_bias`) and, for DyT,
 /// `dalpha`. Checked by one shared verifier.
 class Norm_GradOp<string mnemonic, string operandFormat>
-    : Norm_Op<mnemonic, [Pure]> {
+    : Norm_Op<mnemonic, [Pure, Norm_NormGradOpInterface]> {
   // `dx`, then `dweight` (iff `weight`), `dbias` (iff `has_bias`) and
   // `dalpha` (dyt): one typed variadic group, laid out by the operands and
   // attributes.
