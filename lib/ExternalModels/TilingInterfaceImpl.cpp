@@ -220,8 +220,8 @@ struct QuantizeTilingInterface
                                        unsigned resultNumber) {
     auto quantize = cast<QuantizeOp>(op);
     if (resultNumber == 1) {
-      auto scalesType = cast<RankedTensorType>(quantize.getScales().getType());
-      return b.getIndexAttr(scalesType.getShape().back());
+      return b.getIndexAttr(
+          quantize.getScales().getType().getShape().back());
     }
     return tensor::getMixedSizes(b, op->getLoc(), quantize.getInput()).back();
   }
@@ -241,9 +241,9 @@ struct QuantizeTilingInterface
     auto tileType = cast<RankedTensorType>(slice.getType());
     SmallVector<Type> resultTypes{
         tileType.clone(quantize.getQuantizedElementType())};
-    if (Value scales = quantize.getScales()) {
+    if (TypedValue<RankedTensorType> scales = quantize.getScales()) {
       SmallVector<int64_t> shape(tileType.getShape());
-      shape.back() = cast<RankedTensorType>(scales.getType()).getShape().back();
+      shape.back() = scales.getType().getShape().back();
       resultTypes.push_back(tileType.clone(shape, b.getF32Type()));
     }
     SmallVector<Value> operands{slice.getResult()};

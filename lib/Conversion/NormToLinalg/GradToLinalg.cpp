@@ -29,7 +29,7 @@ struct GradContext {
   /// The context of gradient op `op`, building at `b`.
   template <typename OpTy>
   static GradContext of(OpBuilder &b, OpTy op) {
-    auto xType = cast<RankedTensorType>(op.getX().getType());
+    RankedTensorType xType = op.getX().getType();
     return GradContext{b,
                        op.getLoc(),
                        xType.getRank(),
@@ -185,7 +185,7 @@ template <typename OpTy>
 SmallVector<Value> decomposeNormGrad(OpBuilder &b, OpTy op, Value mean,
                                      double weightOffset) {
   Location loc = op.getLoc();
-  auto xType = cast<RankedTensorType>(op.getX().getType());
+  RankedTensorType xType = op.getX().getType();
   GradContext ctx = GradContext::of(b, op);
   Value dy = op.getDy(), x = op.getX(), rstd = op.getRstd(),
         weight = op.getWeight();
@@ -269,24 +269,23 @@ SmallVector<Value> decomposeNormGrad(OpBuilder &b, OpTy op, Value mean,
   SmallVector<Value> results{dx};
   if (weight)
     results.push_back(ctx.parameterGradient(
-        cast<RankedTensorType>(weight.getType()), inputs, maps,
+        op.getWeight().getType(), inputs, maps,
         [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
           auto [xh, g, r] = unpack(nb, nl, args);
           return arith::MulFOp::create(nb, nl, ctx.widen(nb, nl, args[0]), xh);
         }));
-  if (Value dbias = op.getDbias())
-    results.push_back(
-        ctx.parameterGradient(cast<RankedTensorType>(dbias.getType()),
-                              ValueRange{dy}, ArrayRef<AffineMap>{id},
-                              [&](OpBuilder &nb, Location nl, ValueRange args) {
-                                return ctx.widen(nb, nl, args[0]);
-                              }));
+  if (TypedValue<RankedTensorType> dbias = op.getDbias())
+    results.push_back(ctx.parameterGradient(
+        dbias.getType(), ValueRange{dy}, ArrayRef<AffineMap>{id},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          return ctx.widen(nb, nl, args[0]);
+        }));
   return results;
 }
 
 SmallVector<Value> decomposeDyTGrad(OpBuilder &b, DyTGradOp op) {
   Location loc = op.getLoc();
-  auto xType = cast<RankedTensorType>(op.getX().getType());
+  RankedTensorType xType = op.getX().getType();
   GradContext ctx = GradContext::of(b, op);
   Value dy = op.getDy(), x = op.getX(), alpha = op.getAlpha(),
         weight = op.getWeight();
@@ -331,20 +330,19 @@ SmallVector<Value> decomposeDyTGrad(OpBuilder &b, DyTGradOp op) {
   SmallVector<Value> results{dx};
   if (weight)
     results.push_back(ctx.parameterGradient(
-        cast<RankedTensorType>(weight.getType()), inputs, maps,
+        op.getWeight().getType(), inputs, maps,
         [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
           Terms t = unpack(nb, nl, args);
           return arith::MulFOp::create(nb, nl, t.dy, t.t);
         }));
-  if (Value dbias = op.getDbias())
-    results.push_back(
-        ctx.parameterGradient(cast<RankedTensorType>(dbias.getType()),
-                              ValueRange{dy}, ArrayRef<AffineMap>{id},
-                              [&](OpBuilder &nb, Location nl, ValueRange args) {
-                                return ctx.widen(nb, nl, args[0]);
-                              }));
+  if (TypedValue<RankedTensorType> dbias = op.getDbias())
+    results.push_back(ctx.parameterGradient(
+        dbias.getType(), ValueRange{dy}, ArrayRef<AffineMap>{id},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          return ctx.widen(nb, nl, args[0]);
+        }));
   results.push_back(ctx.parameterGradient(
-      cast<RankedTensorType>(alpha.getType()), inputs, maps,
+      op.getAlpha().getType(), inputs, maps,
       [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
         Terms t = unpack(nb, nl, args);
         return arith::MulFOp::create(

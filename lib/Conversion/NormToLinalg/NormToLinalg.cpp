@@ -540,11 +540,10 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeQuantizeOp(OpBuilder &b,
     return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
   };
 
-  if (Value scale = op.getScale()) {
+  if (TypedValue<RankedTensorType> scale = op.getScale()) {
     // Static: the reciprocal once, then one elementwise op.
-    SmallVector<Value> indices(
-        cast<RankedTensorType>(scale.getType()).getRank(),
-        arith::ConstantIndexOp::create(b, loc, 0));
+    SmallVector<Value> indices(scale.getType().getRank(),
+                               arith::ConstantIndexOp::create(b, loc, 0));
     Value inverse = buildReciprocal(
         b, loc, tensor::ExtractOp::create(b, loc, scale, indices));
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, context);
@@ -563,7 +562,7 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeQuantizeOp(OpBuilder &b,
 
   // Dynamic: view the input as [..., N / G, G], reduce max |y| over the
   // groups, compute the scales, quantize, and collapse back.
-  auto scalesType = cast<RankedTensorType>(op.getScales().getType());
+  RankedTensorType scalesType = op.getScales().getType();
   int64_t numGroups = scalesType.getShape().back();
   SmallVector<OpFoldResult> groupedSizes(sizes);
   groupedSizes.back() = b.getIndexAttr(numGroups);
@@ -639,8 +638,8 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeQuantizeOp(OpBuilder &b,
                 nb, nl, buildQuantize(nb, nl, args[0], args[1], quantizedType));
           })
           .getResult(0);
-  Value q = tensor::CollapseShapeOp::create(
-      b, loc, cast<RankedTensorType>(op.getQ().getType()), groupedQ, groups);
+  Value q = tensor::CollapseShapeOp::create(b, loc, op.getQ().getType(),
+                                            groupedQ, groups);
   if (scales.getType() != scalesType)
     scales = tensor::CastOp::create(b, loc, scalesType, scales);
   return SmallVector<Value>{q, scales};

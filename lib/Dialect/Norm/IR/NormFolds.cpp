@@ -511,7 +511,7 @@ LogicalResult QuantizeOp::fold(FoldAdaptor adaptor,
     if (!scale)
       return failure();
   }
-  auto qType = cast<RankedTensorType>(getQ().getType());
+  RankedTensorType qType = getQ().getType();
   if (!qType.hasStaticShape())
     return failure();
   bool isFloat8 = isa<Float8E4M3FNType>(qType.getElementType());
