@@ -26,16 +26,19 @@ namespace mlir {
 namespace norm {
 
 /// Adds the norm dialect and the external interface models of its ops
-/// (AggregatedOpInterface, TilingInterface, ShardingInterface) and those
-/// norm-mlir attaches to upstream ops (memory effects of gpu.launch_func
-/// and of the MPI ops) to `registry`. Enough to parse, print and transform
-/// norm ops; not enough for the pipelines (see registerNormPipelineDialects).
+/// (AggregatedOpInterface, TilingInterface, ShardingInterface:
+/// registerNormOpExternalModels) to `registry`. It changes no upstream op.
+/// Enough to parse, print and transform norm ops; not enough for the
+/// pipelines (see registerNormPipelineDialects).
 void registerAllNormDialects(DialectRegistry &registry);
 
 /// Adds to `registry` everything norm-cpu-pipeline, norm-gpu-pipeline and
-/// norm-spmd-pipeline need of a context: registerAllNormDialects, every
-/// upstream dialect of their inputs and outputs with its extensions and
-/// external models (bufferization, buffer deallocation, convert-to-llvm,
+/// norm-spmd-pipeline need of a context: registerAllNormDialects, the
+/// models norm-mlir patches onto upstream ops (memory effects of
+/// gpu.launch_func and the mpi ops: registerNormUpstreamOpModels in
+/// norm/ExternalModels/ExternalModels.h, which an embedder filling its own
+/// registry calls to opt in), every upstream dialect of their inputs and
+/// outputs with its extensions and external models (bufferization, buffer deallocation, convert-to-llvm,
 /// sharding, NVVM target, ...: mlir::registerAllDialects and
 /// mlir::registerAllExtensions) and the translations of the LLVM, OpenMP,
 /// GPU and NVVM dialects to LLVM IR (for gpu-module-to-binary, the JIT and

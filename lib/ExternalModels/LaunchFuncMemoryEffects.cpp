@@ -6,9 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "norm/Conversion/NormToGPU/NormToGPU.h"
+#include "norm/ExternalModels/ExternalModels.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;

@@ -10,8 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "norm/Transforms/Passes.h"
+#include "norm/ExternalModels/ExternalModels.h"
 
+#include "mlir/Dialect/MPI/IR/MPI.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;

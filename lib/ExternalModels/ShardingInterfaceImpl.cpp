@@ -10,11 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "norm/Conversion/NormToLinalg/ShardingInterfaceImpl.h"
 #include "norm/Conversion/NormToLinalg/NormToLinalg.h"
 #include "norm/Dialect/Norm/IR/NormDialect.h"
 #include "norm/Dialect/Norm/IR/NormOps.h"
 #include "norm/Dialect/Norm/Utils/RowView.h"
+#include "norm/ExternalModels/ExternalModels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -256,10 +256,9 @@ struct QuantizeShardingModel
                                                      QuantizeOp> {
   static bool isPerToken(QuantizeOp op) {
     int64_t n = op.getInputType().getShape().back();
-    return op.isDynamic() &&
-           (op.getGroupSize() == 0 ||
-            (!ShapedType::isDynamic(n) &&
-             static_cast<int64_t>(op.getGroupSize()) == n));
+    return op.isDynamic() && (op.getGroupSize() == 0 ||
+                              (!ShapedType::isDynamic(n) &&
+                               static_cast<int64_t>(op.getGroupSize()) == n));
   }
 
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {

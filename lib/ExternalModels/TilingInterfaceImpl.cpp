@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "norm/Dialect/Norm/IR/TilingInterfaceImpl.h"
 #include "norm/Dialect/Norm/IR/NormOps.h"
+#include "norm/ExternalModels/ExternalModels.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -120,12 +120,13 @@ struct NormTilingInterface
     }
     // y and residual_out are row blocks of x's tile, the statistics their
     // leading dims.
-    auto tileType = cast<RankedTensorType>(mapping.lookup(norm.getX()).getType());
+    auto tileType =
+        cast<RankedTensorType>(mapping.lookup(norm.getX()).getType());
     SmallVector<Type> resultTypes(norm.getNumOutputs(), tileType);
-    resultTypes.append(norm.getNumStatsResults(),
-                       tileType.clone(tileType.getShape().take_front(
-                                          norm.getNormalizedDim()),
-                                      norm.getComputeElementType()));
+    resultTypes.append(
+        norm.getNumStatsResults(),
+        tileType.clone(tileType.getShape().take_front(norm.getNormalizedDim()),
+                       norm.getComputeElementType()));
     Operation *tiled =
         mlir::clone(b, op, resultTypes,
                     llvm::map_to_vector(op->getOperands(), [&](Value v) {
@@ -220,8 +221,7 @@ struct QuantizeTilingInterface
                                        unsigned resultNumber) {
     auto quantize = cast<QuantizeOp>(op);
     if (resultNumber == 1) {
-      return b.getIndexAttr(
-          quantize.getScales().getType().getShape().back());
+      return b.getIndexAttr(quantize.getScales().getType().getShape().back());
     }
     return tensor::getMixedSizes(b, op->getLoc(), quantize.getInput()).back();
   }

@@ -43,11 +43,13 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/LLVMTranslationInterface.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -77,6 +79,10 @@ struct PipelineErrorPass
 /// Which pipeline a registration check is for.
 enum class PipelineKind { CPU, GPU, SPMD };
 
+/// The mpi ops whose memory effects registerNormUpstreamOpModels declares.
+constexpr StringLiteral kMPIOpsWithModels[] = {
+    "mpi.init", "mpi.finalize", "mpi.allreduce", "mpi.send", "mpi.recv"};
+
 /// Something a pipeline needs of the context that loading a dialect does not
 /// give by itself: an interface that an external model (registered in the
 /// context's DialectRegistry) attaches to an op, an attribute or a dialect.
@@ -86,11 +92,15 @@ struct RequiredModel {
   StringRef name;
   TypeID interfaceID;
   StringRef interfaceName;
+  /// Whether norm-mlir patches the model onto an upstream op
+  /// (registerNormUpstreamOpModels) rather than upstream providing it.
+  bool upstreamOpModel = false;
 };
 
 /// The first pass of each pipeline: checks that the context has the external
 /// models the pipeline's passes rely on (bufferization, buffer deallocation,
-/// convert-to-llvm, sharding, the NVVM target, the LLVM IR translations) and
+/// convert-to-llvm, sharding, the NVVM target, the LLVM IR translations, the
+/// memory effects norm-mlir declares for gpu.launch_func and the mpi ops) and
 /// otherwise fails with one diagnostic naming what is missing and the
 /// registration function that provides it, rather than letting a later pass
 /// fail on an op it cannot handle ("op was not bufferized").
@@ -122,11 +132,14 @@ struct CheckRegistrationPass
     }
   }
 
-  SmallVector<RequiredModel> getRequiredModels() const {
+  SmallVector<RequiredModel> getRequiredModels(ModuleOp module) const {
     SmallVector<RequiredModel> models;
-    auto opModel = [&](StringRef op, TypeID id, StringRef interface) {
-      models.push_back({RequiredModel::Op, op, id, interface});
+    auto opModel = [&](StringRef op, TypeID id, StringRef interface,
+                       bool upstreamOpModel = false) {
+      models.push_back(
+          {RequiredModel::Op, op, id, interface, upstreamOpModel});
     };
+    TypeID memoryEffects = TypeID::get<MemoryEffectOpInterface>();
     if (kind == PipelineKind::SPMD) {
       opModel("norm.rms_norm", TypeID::get<shard::ShardingInterface>(),
               "ShardingInterface");
@@ -140,6 +153,17 @@ struct CheckRegistrationPass
     opModel("arith.select",
             TypeID::get<bufferization::BufferDeallocationOpInterface>(),
             "BufferDeallocationOpInterface");
+    // Buffer deallocation rejects ops without memory effects: those of the
+    // mpi ops (norm-spmd-pipeline's output) come from norm-mlir.
+    llvm::SetVector<StringRef> mpiOps;
+    module.walk([&](Operation *op) {
+      if (op->getName().getDialectNamespace() == "mpi")
+        mpiOps.insert(op->getName().getStringRef());
+    });
+    for (StringRef op : mpiOps)
+      if (llvm::is_contained(kMPIOpsWithModels, op))
+        opModel(op, memoryEffects, "MemoryEffectOpInterface",
+                /*upstreamOpModel=*/true);
     if (kind == PipelineKind::CPU) {
       SmallVector<StringRef> toLLVM = {"arith", "cf", "func"};
       if (openMP)
@@ -150,6 +174,8 @@ struct CheckRegistrationPass
                           "ConvertToLLVMPatternInterface"});
       return models;
     }
+    opModel("gpu.launch_func", memoryEffects, "MemoryEffectOpInterface",
+            /*upstreamOpModel=*/true);
     models.push_back({RequiredModel::Attr, "nvvm.target",
                       TypeID::get<gpu::TargetAttrInterface>(),
                       "TargetAttrInterface"});
@@ -187,9 +213,11 @@ struct CheckRegistrationPass
 
   void runOnOperation() override {
     SmallVector<std::string> missing;
-    for (const RequiredModel &model : getRequiredModels()) {
+    bool missingUpstreamOpModel = false;
+    for (const RequiredModel &model : getRequiredModels(getOperation())) {
       if (hasModel(&getContext(), model))
         continue;
+      missingUpstreamOpModel |= model.upstreamOpModel;
       missing.push_back(
           (model.interfaceName + " of " +
            (model.kind == RequiredModel::Dialect ? "dialect '" : "'") +
@@ -198,12 +226,16 @@ struct CheckRegistrationPass
     }
     if (missing.empty())
       return;
-    getOperation().emitError()
-        << pipeline << ": the context lacks external models the pipeline "
+    InFlightDiagnostic diag = getOperation().emitError();
+    diag << pipeline << ": the context lacks external models the pipeline "
         << "needs (" << llvm::join(missing, ", ")
         << "); create the MLIRContext from a DialectRegistry filled by "
            "mlir::norm::registerNormPipelineDialects (norm/InitAllNorm.h; C "
            "API: mlirNormRegisterPipelineDialects)";
+    if (missingUpstreamOpModel)
+      diag << "; the memory effects of upstream ops come from "
+              "mlir::norm::registerNormUpstreamOpModels "
+              "(norm/ExternalModels/ExternalModels.h)";
     signalPassFailure();
   }
 

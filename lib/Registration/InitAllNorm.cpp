@@ -5,13 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "norm/InitAllNorm.h"
-#include "norm/Conversion/NormToGPU/NormToGPU.h"
-#include "norm/Conversion/NormToLinalg/NormToLinalg.h"
-#include "norm/Conversion/NormToLinalg/ShardingInterfaceImpl.h"
 #include "norm/Conversion/Passes.h"
 #include "norm/Dialect/Norm/IR/NormDialect.h"
-#include "norm/Dialect/Norm/IR/TilingInterfaceImpl.h"
 #include "norm/Dialect/Norm/Transforms/Passes.h"
+#include "norm/ExternalModels/ExternalModels.h"
 #include "norm/Pipelines/Pipelines.h"
 #include "norm/Transforms/Passes.h"
 
@@ -21,11 +18,7 @@
 
 void mlir::norm::registerAllNormDialects(DialectRegistry &registry) {
   registry.insert<NormDialect>();
-  registerAggregatedOpInterfaceExternalModels(registry);
-  registerTilingInterfaceExternalModels(registry);
-  registerShardingInterfaceExternalModels(registry);
-  registerGPULaunchFuncMemoryEffectsModel(registry);
-  registerMPIMemoryEffectsModels(registry);
+  registerNormOpExternalModels(registry);
 }
 
 void mlir::norm::registerNormPipelineDialects(DialectRegistry &registry) {
@@ -33,6 +26,7 @@ void mlir::norm::registerNormPipelineDialects(DialectRegistry &registry) {
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
   registerAllNormDialects(registry);
+  registerNormUpstreamOpModels(registry);
 }
 
 void mlir::norm::registerAllNormPasses() {

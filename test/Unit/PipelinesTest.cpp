@@ -10,6 +10,7 @@
 
 #include "norm/Pipelines/Pipelines.h"
 #include "norm/Dialect/Norm/IR/NormDialect.h"
+#include "norm/ExternalModels/ExternalModels.h"
 #include "norm/InitAllNorm.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,6 +23,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -309,6 +311,81 @@ TEST(PipelineRegistrationTest, MissingModelsAreNamed) {
             std::string::npos)
       << diagnostics;
   llvm::sys::fs::remove_directories(toolkit);
+}
+
+/// Registering the norm dialect patches no upstream op: a registry with
+/// every upstream dialect, extension and translation and the norm dialect
+/// (registerAllNormDialects) but not registerNormUpstreamOpModels lacks the
+/// memory effects of gpu.launch_func and of the mpi ops, and the pipelines
+/// that need them name them and the function that registers them.
+TEST(PipelineRegistrationTest, UpstreamOpModelsAreOptIn) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registerAllNormDialects(registry);
+
+  std::string toolkit = createStandInToolkit();
+  ASSERT_FALSE(toolkit.empty());
+  NormGPUPipelineOptions gpu;
+  gpu.toolkit = toolkit;
+  gpu.format = "isa";
+  std::string diagnostics;
+  EXPECT_TRUE(failed(runBuiltPipeline(
+      registry, kRMSNorm,
+      [&](OpPassManager &pm) { return buildNormGPUPipeline(pm, gpu); },
+      diagnostics)));
+  EXPECT_NE(diagnostics.find("norm-gpu-pipeline: the context lacks external "
+                             "models the pipeline needs (MemoryEffectOpInterface "
+                             "of 'gpu.launch_func')"),
+            std::string::npos)
+      << diagnostics;
+  EXPECT_NE(diagnostics.find("mlir::norm::registerNormUpstreamOpModels"),
+            std::string::npos)
+      << diagnostics;
+  llvm::sys::fs::remove_directories(toolkit);
+
+  // The CPU pipeline needs the mpi models only for a module with mpi ops.
+  constexpr const char *kMPI = R"mlir(
+func.func @main() {
+  mpi.init
+  mpi.finalize
+  return
+}
+)mlir";
+  diagnostics.clear();
+  EXPECT_TRUE(succeeded(runBuiltPipeline(
+      registry, kRMSNorm,
+      [](OpPassManager &pm) {
+        return buildNormCPUPipeline(pm, NormCPUPipelineOptions());
+      },
+      diagnostics)))
+      << diagnostics;
+  diagnostics.clear();
+  EXPECT_TRUE(failed(runBuiltPipeline(
+      registry, kMPI,
+      [](OpPassManager &pm) {
+        return buildNormCPUPipeline(pm, NormCPUPipelineOptions());
+      },
+      diagnostics)));
+  EXPECT_NE(diagnostics.find("(MemoryEffectOpInterface of 'mpi.init', "
+                             "MemoryEffectOpInterface of 'mpi.finalize')"),
+            std::string::npos)
+      << diagnostics;
+  EXPECT_NE(diagnostics.find("mlir::norm::registerNormUpstreamOpModels"),
+            std::string::npos)
+      << diagnostics;
+
+  // Opting in is enough.
+  registerNormUpstreamOpModels(registry);
+  diagnostics.clear();
+  EXPECT_TRUE(succeeded(runBuiltPipeline(
+      registry, kMPI,
+      [](OpPassManager &pm) {
+        return buildNormCPUPipeline(pm, NormCPUPipelineOptions());
+      },
+      diagnostics)))
+      << diagnostics;
 }
 
 } // namespace

@@ -54,10 +54,6 @@ FailureOr<Value> vectorizeMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
 /// MPICH as "MPI:Implementation", or names none (LLVM 22's default).
 bool usesMPICHABI(ModuleOp module);
 
-/// Declares the memory effects of mpi.allreduce, mpi.send and mpi.recv,
-/// which LLVM 22 leaves undeclared (buffer deallocation rejects them).
-void registerMPIMemoryEffectsModels(DialectRegistry &registry);
-
 #define GEN_PASS_REGISTRATION
 #include "norm/Transforms/Passes.h.inc"
 

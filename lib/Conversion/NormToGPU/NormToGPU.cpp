@@ -828,12 +828,6 @@ namespace {
 struct NormLowerGPUPass
     : public norm::impl::NormLowerGPUPassBase<NormLowerGPUPass> {
   using NormLowerGPUPassBase::NormLowerGPUPassBase;
-  void getDependentDialects(DialectRegistry &registry) const override {
-    NormLowerGPUPassBase::getDependentDialects(registry);
-    // Kernels launched from host code must survive buffer deallocation
-    // once outlined.
-    registerGPULaunchFuncMemoryEffectsModel(registry);
-  }
   void runOnOperation() override;
 };
 

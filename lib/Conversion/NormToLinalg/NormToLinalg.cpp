@@ -1,8 +1,9 @@
 //===- NormToLinalg.cpp - Decompose norm ops into linalg --------*- C++ -*-===//
 //
 // The portable lowering: every norm op becomes linalg.generic ops on tensors
-// (row reductions, then one elementwise op). Also the ops'
-// AggregatedOpInterface and the norm-to-linalg pass.
+// (row reductions, then one elementwise op), and the norm-to-linalg pass.
+// The ops' AggregatedOpInterface, which returns this decomposition, is in
+// lib/ExternalModels/.
 //
 //===----------------------------------------------------------------------===//
 
@@ -646,42 +647,10 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeQuantizeOp(OpBuilder &b,
 }
 
 //===----------------------------------------------------------------------===//
-// Patterns, interface and pass
+// Patterns and pass
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-/// `linalg::AggregatedOpInterface` for a norm op: its linalg decomposition.
-template <typename OpTy>
-struct NormAggregatedOpModel
-    : public linalg::AggregatedOpInterface::ExternalModel<
-          NormAggregatedOpModel<OpTy>, OpTy> {
-  FailureOr<SmallVector<Value>> decomposeOperation(Operation *op,
-                                                   OpBuilder &b) const {
-    return decomposeNormOp(b, cast<NormOpInterface>(op));
-  }
-};
-
-/// `linalg::AggregatedOpInterface` for norm.quantize.
-struct QuantizeAggregatedOpModel
-    : public linalg::AggregatedOpInterface::ExternalModel<
-          QuantizeAggregatedOpModel, QuantizeOp> {
-  FailureOr<SmallVector<Value>> decomposeOperation(Operation *op,
-                                                   OpBuilder &b) const {
-    return decomposeQuantizeOp(b, cast<QuantizeOp>(op));
-  }
-};
-
-/// `linalg::AggregatedOpInterface` for a gradient op.
-template <typename OpTy>
-struct GradAggregatedOpModel
-    : public linalg::AggregatedOpInterface::ExternalModel<
-          GradAggregatedOpModel<OpTy>, OpTy> {
-  FailureOr<SmallVector<Value>> decomposeOperation(Operation *op,
-                                                   OpBuilder &b) const {
-    return decomposeGradOp(b, op);
-  }
-};
 
 struct NormToLinalgPass
     : public norm::impl::NormToLinalgPassBase<NormToLinalgPass> {
@@ -710,20 +679,6 @@ void mlir::norm::populateGradToLinalgPatterns(RewritePatternSet &patterns) {
       patterns, "GradOpToLinalg", [](RewriterBase &rewriter, Operation *op) {
         return decomposeGradOp(rewriter, op);
       });
-}
-
-void mlir::norm::registerAggregatedOpInterfaceExternalModels(
-    DialectRegistry &registry) {
-  registry.addExtension(+[](MLIRContext *ctx, NormDialect *) {
-    LayerNormOp::attachInterface<NormAggregatedOpModel<LayerNormOp>>(*ctx);
-    RMSNormOp::attachInterface<NormAggregatedOpModel<RMSNormOp>>(*ctx);
-    DyTOp::attachInterface<NormAggregatedOpModel<DyTOp>>(*ctx);
-    QuantizeOp::attachInterface<QuantizeAggregatedOpModel>(*ctx);
-    LayerNormGradOp::attachInterface<GradAggregatedOpModel<LayerNormGradOp>>(
-        *ctx);
-    RMSNormGradOp::attachInterface<GradAggregatedOpModel<RMSNormGradOp>>(*ctx);
-    DyTGradOp::attachInterface<GradAggregatedOpModel<DyTGradOp>>(*ctx);
-  });
 }
 
 void NormToLinalgPass::runOnOperation() {

@@ -85,12 +85,6 @@ std::string getNormKernelName(Operation *op);
 /// `getNormKernelName`'s form, possibly with the outliner's `_<n>`.
 bool isNormKernelName(StringRef name);
 
-/// Gives `gpu.launch_func` memory effects (it reads and writes its memref
-/// operands), so that host functions that launch kernels go through the
-/// ownership-based buffer deallocation pass. norm-gpu-pipeline outlines the
-/// kernels of norm-lower-gpu before bufferization and needs this.
-void registerGPULaunchFuncMemoryEffectsModel(DialectRegistry &registry);
-
 } // namespace norm
 } // namespace mlir
 

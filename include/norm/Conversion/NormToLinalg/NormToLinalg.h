@@ -1,7 +1,8 @@
 //===- NormToLinalg.h - Decompose norm ops into linalg ----------*- C++ -*-===//
 //
 // The portable lowering of norm ops to linalg.generic on tensors, exposed as
-// a function, a pattern set, and the ops' AggregatedOpInterface.
+// a function and a pattern set (the ops' AggregatedOpInterface, in
+// norm/ExternalModels/ExternalModels.h, returns the same decomposition).
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,10 +61,6 @@ void populateGradToLinalgPatterns(RewritePatternSet &patterns);
 
 /// Adds the patterns rewriting every norm op into linalg (`norm-to-linalg`).
 void populateNormToLinalgPatterns(RewritePatternSet &patterns);
-
-/// Attaches `linalg::AggregatedOpInterface` (the decomposition above) to the
-/// norm ops, so `transform.structured.decompose_interface` applies to them.
-void registerAggregatedOpInterfaceExternalModels(DialectRegistry &registry);
 
 } // namespace norm
 } // namespace mlir
