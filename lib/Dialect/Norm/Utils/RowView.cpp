@@ -34,13 +34,24 @@ RowView::RowView(RankedTensorType inputType, int64_t axis)
   staticallyEmpty = llvm::is_contained(inputType.getShape(), 0);
 }
 
-RowView::RowView(NormOpInterface op)
-    : RowView(op.getInputType(), op.getNormalizedDim()) {
-  this->op = op;
-  staticallyEmpty = llvm::any_of(op->getOperands(), [](Value operand) {
+/// True when some operand of `op` has a static 0 dim.
+static bool hasStaticallyEmptyOperand(Operation *op) {
+  return llvm::any_of(op->getOperands(), [](Value operand) {
     auto type = dyn_cast<RankedTensorType>(operand.getType());
     return type && llvm::is_contained(type.getShape(), 0);
   });
+}
+
+RowView::RowView(NormOpInterface op)
+    : RowView(op.getInputType(), op.getNormalizedDim()) {
+  this->op = op;
+  staticallyEmpty = hasStaticallyEmptyOperand(op);
+}
+
+RowView::RowView(NormGradOpInterface op)
+    : RowView(op.getInputType(), op.getNormalizedDim()) {
+  gradOp = op;
+  staticallyEmpty = hasStaticallyEmptyOperand(op);
 }
 
 ParameterAccess RowView::getParameterAccess(Value operand) {

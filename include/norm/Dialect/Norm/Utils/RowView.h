@@ -32,15 +32,19 @@ enum class ParameterAccess {
   Row,
 };
 
-/// The row geometry of one norm op.
+/// The row geometry of one norm op or gradient op.
 class RowView {
 public:
   explicit RowView(NormOpInterface op);
+  /// The rows of a gradient op: those of its forward (`x`, normalized from
+  /// its `axis` on); `getOp()` is null, `getGradOp()` the op.
+  explicit RowView(NormGradOpInterface op);
   /// The rows of a tensor of `inputType` normalized (or quantized) from dim
   /// `axis` on, without a norm op (`getOp()` is null): a norm.quantize.
   RowView(RankedTensorType inputType, int64_t axis);
 
   NormOpInterface getOp() const { return op; }
+  NormGradOpInterface getGradOp() const { return gradOp; }
   RankedTensorType getInputType() const { return inputType; }
   int64_t getRank() const { return inputType.getRank(); }
   /// The first normalized dim (the op's `axis`, made non-negative).
@@ -56,7 +60,8 @@ public:
   int64_t getStaticNumRows() const { return staticNumRows; }
 
   /// True when some operand has a static 0 dim. Every dim of `weight`,
-  /// `bias` and `residual` is one of x's, so the input is then empty even
+  /// `bias` and `residual` (of a gradient op: `dy`, `weight` and the
+  /// statistics) is one of x's, so the input is then empty even
   /// where x's own dim is dynamic: the results are empty tensors of x's
   /// type, and no lowering emits a loop (or a reshape that assumes
   /// non-empty sizes) for the op.
@@ -77,6 +82,7 @@ public:
 
 private:
   NormOpInterface op;
+  NormGradOpInterface gradOp;
   RankedTensorType inputType;
   int64_t axis = 0;
   int64_t staticRowSize = ShapedType::kDynamic;
