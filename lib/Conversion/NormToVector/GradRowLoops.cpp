@@ -14,6 +14,7 @@
 #include "RowLoopBuilder.h"
 #include "norm/Conversion/NormToVector/NormToVector.h"
 #include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/RowView.h"
 #include "norm/Dialect/Norm/Utils/TanhApproximation.h"
 #include "norm/Support/HostCPU.h"
 #include "norm/Support/ReshapeUtils.h"
@@ -42,86 +43,108 @@ constexpr int64_t kLongRowsPerBlock = 256;
 /// summed before they are added into the block's partial rows.
 constexpr int64_t kRowsPerGroup = 4;
 
-/// Builds the row loops of one gradient op.
-class GradRowLoopBuilder {
+/// Builds the row loops of one gradient op on the row sweeps of the forward
+/// lowering (RowSweeps), normalized over the last dim (`axis` = rank - 1).
+class GradRowLoopBuilder : public cpu_lowering::RowSweeps {
 public:
-  /// `mean` and `rstd` for layer_norm_grad, `rstd` for rms_norm_grad,
-  /// `alpha` for dyt_grad.
-  GradRowLoopBuilder(RewriterBase &b, Operation *op, Value dy, Value x,
-                     Value mean, Value rstd, Value alpha, Value weight,
-                     double weightOffset, RankedTensorType dbiasType,
-                     Type computeType, const NormLowerCPUPassOptions &options)
-      : b(b), loc(op->getLoc()), dy(dy), x(x), mean(mean), rstd(rstd),
-        alpha(alpha), weight(weight), weightOffset(weightOffset),
-        dbiasType(dbiasType), hasBias(static_cast<bool>(dbiasType)),
-        computeType(computeType), options(options) {}
+  GradRowLoopBuilder(RewriterBase &b, NormGradOpInterface op,
+                     const NormLowerCPUPassOptions &options)
+      : RowSweeps(b, op.getLoc()), op(op), options(options), dy(op.getDy()),
+        x(op.getX()), mean(op.getMean()), rstd(op.getRstd()),
+        alpha(op.getAlpha()), weight(op.getWeight()),
+        weightOffset(op.getWeightOffsetValue()), hasBias(op.getHasBiasFlag()),
+        computeType(op.getComputeElementType()) {}
 
   FailureOr<SmallVector<Value>> build();
 
 private:
-  /// [lead..., N] -> [M, N] (rank 1: [1, N]).
-  Value toMatrix(Value value);
+  /// Rows `local .. local + count - 1` of a block: their indices in the
+  /// block (`locals`) and in the [M, N] matrices (`rows`), and their
+  /// broadcast `rstd` and `mean` (null where the op has none).
+  struct RowGroup {
+    SmallVector<Value> locals, rows, rstds, means;
+  };
+
+  /// x refined to its static sizes, the geometry and the vector types.
+  void buildGeometry();
+  /// The block size (chosen at run time for a dynamic row length) and the
+  /// number of blocks.
+  void buildBlockCounts();
+  /// The forall's shared outputs: dx ([M, N]), the parameter-gradient
+  /// partials ([blocks, P, N]) and dalpha's partial lanes ([blocks, L]).
+  SmallVector<Value> buildOutputs();
+  /// The weight row in the compute type, with its offset added.
+  Value buildWeightRow();
+  /// The forall over blocks, with its sequential and non-temporal
+  /// attributes.
+  scf::ForallOp buildBlockLoop(ValueRange outputs);
+  /// The body of block `forall`: its row loops and its slices of the shared
+  /// outputs.
+  void buildBlock(scf::ForallOp forall);
+  /// Rows `local .. local + count - 1` of the block: their dx, and their
+  /// terms summed over the group before they are added into the partial
+  /// rows (one read and write of a partial per group, not per row).
+  SmallVector<Value> buildRowGroup(OpBuilder &rb, Value local, int64_t count,
+                                   ValueRange iter);
+  /// DyT's sweep of a row group.
+  SmallVector<Value> buildDyTSweep(OpBuilder &rb, const RowGroup &group,
+                                   ValueRange iter);
+  /// LayerNorm's and RMSNorm's two sweeps of a row group.
+  SmallVector<Value> buildNormSweeps(OpBuilder &rb, const RowGroup &group,
+                                     ValueRange iter);
+  /// dx in x's type, then the parameter gradients summed over the blocks.
+  SmallVector<Value> buildResults(scf::ForallOp forall);
+
+  /// The weight factor (null without weight) at a column, in the compute
+  /// type.
+  Value readWeight(OpBuilder &tb, Value col, Value mask);
+  /// dy and x of row `i` of `group` at a column, in the compute type.
+  std::pair<Value, Value> readRow(OpBuilder &tb, const RowGroup &group,
+                                  int64_t i, Value col, Value mask);
+  /// Writes the group's dx at `col` and adds the weight's and dy's terms
+  /// into the partial tile (in `state` after dx); returns the updated
+  /// tensors.
+  SmallVector<Value> writeOutputs(OpBuilder &sb, const RowGroup &group,
+                                  ValueRange state, Value col, Value mask,
+                                  ArrayRef<Value> dxs, Value weightTerm,
+                                  Value biasTerm);
+
   /// [lead...] -> [M] (rank 0: [1]).
   Value toColumn(Value value);
-  /// [M, N] -> x's type.
-  Value fromMatrix(Value matrix);
-
   Value constantIndex(OpBuilder &ob, int64_t value) {
     return arith::ConstantIndexOp::create(ob, loc, value);
   }
-  Value read(OpBuilder &ob, Value source, ValueRange indices, Value mask,
-             Type elementType);
-  Value write(OpBuilder &ob, Value vector, Value dest, ValueRange indices,
-              Value mask);
-  /// Runs `body` over the full vectors of a row of `rowSize` and once over
-  /// the masked tail, threading `inits`.
-  SmallVector<Value>
-  sweep(OpBuilder &ob, ValueRange inits,
-        function_ref<SmallVector<Value>(OpBuilder &, Value col, Value mask,
-                                        ValueRange iterArgs)>
-            body);
   /// DyT's dalpha: the f64 sum of the blocks' partial vectors ([blocks, L])
   /// in block and lane order, rounded to `type` (alpha's).
-  Value sumAlphaPartials(OpBuilder &ob, Value partials, Value numBlocks,
-                         RankedTensorType type);
+  Value sumAlphaPartials(OpBuilder &ob, Value partials, RankedTensorType type);
   /// The sum of parameter gradient `index` over the blocks' partial rows
   /// (`partials[block, index, :]`), in f64, rounded to `type`.
   Value sumOverBlocks(OpBuilder &ob, Value partials, int64_t index,
-                      Value numBlocks, RankedTensorType type);
+                      RankedTensorType type);
 
-  RewriterBase &b;
-  Location loc;
+  NormGradOpInterface op;
+  const NormLowerCPUPassOptions &options;
+  /// The operands (x and dy refined by buildGeometry); `mean` and `rstd`
+  /// for layer_norm_grad, `rstd` for rms_norm_grad, `alpha` for dyt_grad.
   Value dy, x, mean, rstd, alpha, weight;
   double weightOffset;
-  RankedTensorType dbiasType;
   bool hasBias;
   Type computeType;
-  const NormLowerCPUPassOptions &options;
 
-  RankedTensorType xType;
-  int64_t rank = 0;
-  Value numRows, rowSize;
-  int64_t staticRowSize = ShapedType::kDynamic;
-  int64_t vectorLength = 0;
-  VectorType computeVectorType, maskType;
+  RankedTensorType opXType, xType;
+  Type elementType;
+  Value numRows;
+  /// Rows per block (static, and as an index value), the number of blocks
+  /// and of parameter-gradient partials.
+  int64_t staticBlockRows = kRowsPerBlock;
+  Value rowsPerBlock, numBlocks;
+  unsigned numPartials = 0;
+  /// The operands as the row loops read them.
+  Value dyMatrix, xMatrix, meanColumn, rstdColumn, rowSizeFloat;
+  Value alphaVector, weightRow;
+  /// In the block body: its first row and its zero vector.
+  Value firstRow, zero;
 };
-
-Value GradRowLoopBuilder::toMatrix(Value value) {
-  if (rank == 2)
-    return value;
-  auto type = cast<RankedTensorType>(value.getType());
-  if (rank == 1)
-    return tensor::ExpandShapeOp::create(
-        b, loc,
-        RankedTensorType::get({1, staticRowSize}, type.getElementType()), value,
-        ArrayRef<ReassociationIndices>{{0, 1}},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), getAsOpFoldResult(rowSize)});
-  ReassociationIndices lead;
-  for (int64_t d = 0; d < rank - 1; ++d)
-    lead.push_back(d);
-  return tensor::CollapseShapeOp::create(
-      b, loc, value, ArrayRef<ReassociationIndices>{lead, {rank - 1}});
-}
 
 Value GradRowLoopBuilder::toColumn(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
@@ -138,74 +161,8 @@ Value GradRowLoopBuilder::toColumn(Value value) {
                                          ArrayRef<ReassociationIndices>{all});
 }
 
-Value GradRowLoopBuilder::fromMatrix(Value matrix) {
-  if (rank == 2)
-    return matrix.getType() == xType
-               ? matrix
-               : tensor::CastOp::create(b, loc, xType, matrix).getResult();
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
-  if (rank == 1)
-    return tensor::CastOp::create(
-        b, loc, xType,
-        tensor::CollapseShapeOp::create(
-            b, loc, matrix, ArrayRef<ReassociationIndices>{{0, 1}}));
-  ReassociationIndices lead;
-  for (int64_t d = 0; d < rank - 1; ++d)
-    lead.push_back(d);
-  SmallVector<ReassociationIndices> groups{lead, {rank - 1}};
-  if (!hasGroupWithSeveralDynamicDims(xType, groups))
-    return tensor::ExpandShapeOp::create(b, loc, xType, matrix, groups, sizes);
-  Value shape = tensor::FromElementsOp::create(
-      b, loc, getValueOrCreateConstantIndexOp(b, loc, sizes));
-  return tensor::ReshapeOp::create(b, loc, xType, matrix, shape);
-}
-
-Value GradRowLoopBuilder::read(OpBuilder &ob, Value source, ValueRange indices,
-                               Value mask, Type elementType) {
-  auto sourceType = cast<RankedTensorType>(source.getType());
-  AffineMap map =
-      AffineMap::getMinorIdentityMap(sourceType.getRank(), 1, ob.getContext());
-  return vector::TransferReadOp::create(
-      ob, loc, VectorType::get({vectorLength}, elementType), source, indices,
-      map, buildFloatConstant(ob, loc, elementType, 0.0), mask,
-      ob.getBoolArrayAttr({true}));
-}
-
-Value GradRowLoopBuilder::write(OpBuilder &ob, Value vector, Value dest,
-                                ValueRange indices, Value mask) {
-  auto destType = cast<RankedTensorType>(dest.getType());
-  AffineMap map =
-      AffineMap::getMinorIdentityMap(destType.getRank(), 1, ob.getContext());
-  return vector::TransferWriteOp::create(ob, loc, destType, vector, dest,
-                                         indices, map, mask,
-                                         ob.getBoolArrayAttr({true}))
-      .getResult();
-}
-
-SmallVector<Value> GradRowLoopBuilder::sweep(
-    OpBuilder &ob, ValueRange inits,
-    function_ref<SmallVector<Value>(OpBuilder &, Value, Value, ValueRange)>
-        body) {
-  Value step = constantIndex(ob, vectorLength);
-  Value fullEnd = arith::MulIOp::create(
-      ob, loc, arith::DivUIOp::create(ob, loc, rowSize, step), step);
-  auto loop = scf::ForOp::create(
-      ob, loc, constantIndex(ob, 0), fullEnd, step, inits,
-      [&](OpBuilder &lb, Location, Value col, ValueRange iterArgs) {
-        scf::YieldOp::create(lb, loc, body(lb, col, Value(), iterArgs));
-      });
-  if (!ShapedType::isDynamic(staticRowSize) &&
-      staticRowSize % vectorLength == 0)
-    return SmallVector<Value>(loop.getResults());
-  Value remaining = arith::SubIOp::create(ob, loc, rowSize, fullEnd);
-  Value mask =
-      vector::CreateMaskOp::create(ob, loc, maskType, ValueRange{remaining});
-  return body(ob, fullEnd, mask, loop.getResults());
-}
-
 Value GradRowLoopBuilder::sumOverBlocks(OpBuilder &ob, Value partials,
-                                        int64_t index, Value numBlocks,
-                                        RankedTensorType type) {
+                                        int64_t index, RankedTensorType type) {
   Type f64 = ob.getF64Type();
   VectorType f64Vector = VectorType::get({vectorLength}, f64);
   Value result = tensor::EmptyOp::create(
@@ -223,7 +180,7 @@ Value GradRowLoopBuilder::sumOverBlocks(OpBuilder &ob, Value partials,
                         lb, loc,
                         read(lb, partials,
                              ValueRange{block, constantIndex(lb, index), col},
-                             mask, computeType),
+                             mask),
                         f64);
                     scf::YieldOp::create(
                         lb, loc,
@@ -241,7 +198,6 @@ Value GradRowLoopBuilder::sumOverBlocks(OpBuilder &ob, Value partials,
 }
 
 Value GradRowLoopBuilder::sumAlphaPartials(OpBuilder &ob, Value partials,
-                                           Value numBlocks,
                                            RankedTensorType type) {
   Type f64 = ob.getF64Type();
   VectorType f64Vector = VectorType::get({vectorLength}, f64);
@@ -249,11 +205,11 @@ Value GradRowLoopBuilder::sumAlphaPartials(OpBuilder &ob, Value partials,
       ob, loc, constantIndex(ob, 0), numBlocks, constantIndex(ob, 1),
       ValueRange{buildFloatConstant(ob, loc, f64Vector, 0.0)},
       [&](OpBuilder &lb, Location, Value block, ValueRange acc) {
-        Value part = castFloat(lb, loc,
-                               read(lb, partials,
-                                    ValueRange{block, constantIndex(lb, 0)},
-                                    Value(), computeType),
-                               f64);
+        Value part =
+            castFloat(lb, loc,
+                      read(lb, partials,
+                           ValueRange{block, constantIndex(lb, 0)}, Value()),
+                      f64);
         scf::YieldOp::create(
             lb, loc, Value(arith::AddFOp::create(lb, loc, acc[0], part)));
       });
@@ -266,17 +222,18 @@ Value GradRowLoopBuilder::sumAlphaPartials(OpBuilder &ob, Value partials,
   return tensor::FromElementsOp::create(ob, loc, type, elements);
 }
 
-FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
+void GradRowLoopBuilder::buildGeometry() {
   // Dims known statically though x's type leaves them dynamic are made
   // static, so that the row types agree with the folded sizes (dy has x's
   // type).
-  auto opXType = cast<RankedTensorType>(x.getType());
+  opXType = cast<RankedTensorType>(x.getType());
   x = cpu_lowering::refineStaticSizes(b, loc, x);
   xType = cast<RankedTensorType>(x.getType());
   if (xType != opXType)
     dy = tensor::CastOp::create(b, loc, xType, dy);
   rank = xType.getRank();
-  Type elementType = xType.getElementType();
+  axis = rank - 1;
+  elementType = xType.getElementType();
   staticRowSize = xType.getShape().back();
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
   rowSize = getValueOrCreateConstantIndexOp(b, loc, sizes.back());
@@ -290,28 +247,27 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
       std::max<int64_t>(1, width / computeType.getIntOrFloatBitWidth() * 2);
   computeVectorType = VectorType::get({vectorLength}, computeType);
   maskType = VectorType::get({vectorLength}, b.getI1Type());
+}
 
-  Value dyMatrix = toMatrix(dy), xMatrix = toMatrix(x);
-  Value meanColumn = mean ? toColumn(mean) : Value();
-  Value rstdColumn = rstd ? toColumn(rstd) : Value();
-  Value rowSizeFloat = buildIndexToFloat(b, loc, rowSize, b.getF64Type());
-
-  // Blocks of rows; their partial parameter gradients. A row length known
-  // only at run time chooses the block size there, by the same rule.
-  int64_t staticBlockRows =
+void GradRowLoopBuilder::buildBlockCounts() {
+  // A row length known only at run time chooses the block size there, by
+  // the same rule.
+  staticBlockRows =
       !ShapedType::isDynamic(staticRowSize) && staticRowSize >= kLongRow
           ? kLongRowsPerBlock
           : kRowsPerBlock;
-  Value rowsPerBlock = constantIndex(b, staticBlockRows);
+  rowsPerBlock = constantIndex(b, staticBlockRows);
   if (ShapedType::isDynamic(staticRowSize))
     rowsPerBlock = arith::SelectOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, rowSize,
                               constantIndex(b, kLongRow)),
         constantIndex(b, kLongRowsPerBlock), rowsPerBlock);
-  Value numBlocks =
-      b.createOrFold<arith::CeilDivUIOp>(loc, numRows, rowsPerBlock);
-  unsigned numPartials = (weight ? 1 : 0) + (hasBias ? 1 : 0);
+  numBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, numRows, rowsPerBlock);
+  numPartials = (weight ? 1 : 0) + (hasBias ? 1 : 0);
+}
+
+SmallVector<Value> GradRowLoopBuilder::buildOutputs() {
   SmallVector<OpFoldResult> matrixSizes{getAsOpFoldResult(numRows),
                                         getAsOpFoldResult(rowSize)};
   SmallVector<Value> outputs{
@@ -334,47 +290,39 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
         ArrayRef<OpFoldResult>{getAsOpFoldResult(numBlocks),
                                b.getIndexAttr(vectorLength)},
         computeType));
-  Value alphaVector;
-  if (alpha) {
-    auto alphaType = cast<RankedTensorType>(alpha.getType());
-    SmallVector<Value> zeros(alphaType.getRank(), constantIndex(b, 0));
-    alphaVector = vector::BroadcastOp::create(
-        b, loc, computeVectorType,
-        castFloat(b, loc, tensor::ExtractOp::create(b, loc, alpha, zeros),
-                  computeType));
-  }
+  return outputs;
+}
 
+Value GradRowLoopBuilder::buildWeightRow() {
   // A weight row not in the compute type, or with an offset, is converted
   // once per call: the row loops then read the compute type as is, in each
   // of their sweeps over each row.
-  Value weightRow = weight;
-  if (weight) {
-    Type weightElement =
-        cast<RankedTensorType>(weight.getType()).getElementType();
-    if (weightElement != computeType || weightOffset != 0.0) {
-      Value widenedOffset =
-          weightOffset != 0.0
-              ? buildFloatConstant(b, loc, computeVectorType, weightOffset)
-              : Value();
-      Value init = tensor::EmptyOp::create(
-          b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(rowSize)},
-          computeType);
-      weightRow =
-          sweep(b, ValueRange{init},
-                [&](OpBuilder &sb, Value col, Value mask, ValueRange iter) {
-                  Value w = castFloat(
-                      sb, loc,
-                      read(sb, weight, ValueRange{col}, mask, weightElement),
-                      computeType);
-                  if (widenedOffset)
-                    w = arith::AddFOp::create(sb, loc, w, widenedOffset);
-                  return SmallVector<Value>{
-                      write(sb, w, iter[0], ValueRange{col}, mask)};
-                })
-              .front();
-    }
-  }
+  if (!weight)
+    return weight;
+  Type weightElement =
+      cast<RankedTensorType>(weight.getType()).getElementType();
+  if (weightElement == computeType && weightOffset == 0.0)
+    return weight;
+  Value widenedOffset =
+      weightOffset != 0.0
+          ? buildFloatConstant(b, loc, computeVectorType, weightOffset)
+          : Value();
+  Value init = tensor::EmptyOp::create(
+      b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(rowSize)}, computeType);
+  return sweep(b, ValueRange{init},
+               [&](OpBuilder &sb, Value col, Value mask, ValueRange iter) {
+                 Value w =
+                     castFloat(sb, loc, read(sb, weight, ValueRange{col}, mask),
+                               computeType);
+                 if (widenedOffset)
+                   w = arith::AddFOp::create(sb, loc, w, widenedOffset);
+                 return SmallVector<Value>{
+                     write(sb, w, iter[0], ValueRange{col}, mask)};
+               })
+      .front();
+}
 
+scf::ForallOp GradRowLoopBuilder::buildBlockLoop(ValueRange outputs) {
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(numBlocks)}, outputs,
       std::nullopt);
@@ -415,293 +363,341 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
   if (forall->hasAttr(NormDialect::NontemporalStoresAttrHelper::getNameStr()))
     forall->setAttr(NormDialect::PrefetchNextRowAttrHelper::getNameStr(),
                     b.getUnitAttr());
+  return forall;
+}
 
-  {
-    OpBuilder fb = OpBuilder::atBlockBegin(forall.getBody());
-    Value block = forall.getInductionVar(0);
-    ValueRange shared = forall.getRegionIterArgs();
-    Value firstRow = arith::MulIOp::create(fb, loc, block, rowsPerBlock);
-    Value blockRows = arith::MinUIOp::create(
-        fb, loc, rowsPerBlock,
-        arith::SubIOp::create(fb, loc, numRows, firstRow));
-    SmallVector<OpFoldResult> one{fb.getIndexAttr(1), fb.getIndexAttr(1)};
-    SmallVector<OpFoldResult> ones3(3, fb.getIndexAttr(1));
-    auto dynamicRow = RankedTensorType::get(
-        {ShapedType::kDynamic, staticRowSize}, elementType);
-    Value dxBlock = tensor::ExtractSliceOp::create(
-        fb, loc, dynamicRow, shared[0],
-        ArrayRef<OpFoldResult>{firstRow, fb.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{blockRows, getAsOpFoldResult(rowSize)}, one);
-    // The block's [P, N] tile of the partials, carried through the row
-    // loops whole (one parallel_insert_slice per shared output: forall's
-    // folders expect no more).
-    SmallVector<OpFoldResult> tileSizes{fb.getIndexAttr(1),
-                                        fb.getIndexAttr(numPartials),
-                                        getAsOpFoldResult(rowSize)};
-    SmallVector<OpFoldResult> tileOffsets{block, fb.getIndexAttr(0),
-                                          fb.getIndexAttr(0)};
-    Value zero = buildFloatConstant(fb, loc, computeVectorType, 0.0);
-    SmallVector<Value> rowInits{dxBlock};
-    if (numPartials) {
-      Value tile = tensor::ExtractSliceOp::create(
-          fb, loc,
-          RankedTensorType::get({numPartials, staticRowSize}, computeType),
-          shared[1], tileOffsets, tileSizes, ones3);
-      // Zero its rows.
-      rowInits.push_back(
-          sweep(fb, ValueRange{tile},
-                [&](OpBuilder &sb, Value col, Value mask, ValueRange iter) {
-                  Value next = iter[0];
-                  for (unsigned i = 0; i < numPartials; ++i)
-                    next = write(sb, zero, next,
-                                 ValueRange{constantIndex(sb, i), col}, mask);
-                  return SmallVector<Value>{next};
-                })
-              .front());
-    }
-    if (alpha)
-      rowInits.push_back(zero);
+Value GradRowLoopBuilder::readWeight(OpBuilder &tb, Value col, Value mask) {
+  if (!weightRow)
+    return Value();
+  return read(tb, weightRow, ValueRange{col}, mask);
+}
 
-    // Rows local .. local + count - 1 of the block: their dx, and their
-    // terms summed over the group before they are added into the partial
-    // rows (one read and write of a partial per group, not per row).
-    auto buildRowGroup = [&](OpBuilder &rb, Value local, int64_t count,
-                             ValueRange iter) -> SmallVector<Value> {
-      SmallVector<Value> locals, rows, r, m;
-      for (int64_t i = 0; i < count; ++i) {
-        Value li =
-            i == 0 ? local
+std::pair<Value, Value> GradRowLoopBuilder::readRow(OpBuilder &tb,
+                                                    const RowGroup &group,
+                                                    int64_t i, Value col,
+                                                    Value mask) {
+  Value dyv = castFloat(
+      tb, loc, read(tb, dyMatrix, ValueRange{group.rows[i], col}, mask),
+      computeType);
+  Value xv = castFloat(tb, loc,
+                       read(tb, xMatrix, ValueRange{group.rows[i], col}, mask),
+                       computeType);
+  return std::make_pair(dyv, xv);
+}
+
+/// `sum + term`, or `term` for the first term of a sum.
+static Value addTerm(OpBuilder &sb, Location loc, Value sum, Value term) {
+  return sum ? Value(arith::AddFOp::create(sb, loc, sum, term)) : term;
+}
+
+SmallVector<Value> GradRowLoopBuilder::writeOutputs(
+    OpBuilder &sb, const RowGroup &group, ValueRange state, Value col,
+    Value mask, ArrayRef<Value> dxs, Value weightTerm, Value biasTerm) {
+  // Adds `term` into row `index` of the partial tile `tile` at `col`.
+  auto accumulateInto = [&](Value tile, unsigned index, Value term) {
+    SmallVector<Value> indices{constantIndex(sb, index), col};
+    Value old = read(sb, tile, indices, mask);
+    return write(sb, arith::AddFOp::create(sb, loc, old, term), tile, indices,
+                 mask);
+  };
+  Value dx = state[0];
+  for (auto [local, dxv] : llvm::zip_equal(group.locals, dxs))
+    dx = write(sb, dxv, dx, ValueRange{local, col}, mask);
+  SmallVector<Value> updated{dx};
+  if (!numPartials)
+    return updated;
+  Value tile = state[1];
+  unsigned index = 0;
+  if (weight)
+    tile = accumulateInto(tile, index++, weightTerm);
+  if (hasBias)
+    tile = accumulateInto(tile, index++, biasTerm);
+  updated.push_back(tile);
+  return updated;
+}
+
+SmallVector<Value> GradRowLoopBuilder::buildDyTSweep(OpBuilder &rb,
+                                                     const RowGroup &group,
+                                                     ValueRange iter) {
+  // For f32 and f64 results, t and s come from buildTanhAndSlope, whose s
+  // keeps its relative accuracy near saturation. 16-bit results take the
+  // rational tanh and 1 - t * t: about half the vector ops, and the
+  // absolute error of s (<= 9e-7) is far below their rounding.
+  // DyT: t = tanh(alpha x), s = 1 - t^2; dx = dy w alpha s;
+  // dweight += dy t, dbias += dy, dalpha += dy w x s (lanes).
+  int64_t count = group.rows.size();
+  return sweep(
+      rb, iter, [&](OpBuilder &sb, Value col, Value mask, ValueRange state) {
+        Value w = readWeight(sb, col, mask);
+        SmallVector<Value> dxs;
+        Value weightTerm, biasTerm, alphaTerm;
+        for (int64_t i = 0; i < count; ++i) {
+          auto [dyv, xv] = readRow(sb, group, i, col, mask);
+          Value scaled = arith::MulFOp::create(sb, loc, alphaVector, xv);
+          Value t, slope;
+          if (elementType.getIntOrFloatBitWidth() == 16) {
+            t = buildApproximateTanh(sb, loc, scaled, sb.getF32Type());
+            slope = arith::SubFOp::create(
+                sb, loc, buildFloatConstant(sb, loc, computeVectorType, 1.0),
+                arith::MulFOp::create(sb, loc, t, t));
+          } else {
+            std::tie(t, slope) = buildTanhAndSlope(sb, loc, scaled);
+          }
+          Value g = w ? Value(arith::MulFOp::create(sb, loc, dyv, w)) : dyv;
+          dxs.push_back(
+              castFloat(sb, loc,
+                        arith::MulFOp::create(
+                            sb, loc, g,
+                            arith::MulFOp::create(sb, loc, alphaVector, slope)),
+                        elementType));
+          weightTerm = addTerm(sb, loc, weightTerm,
+                               arith::MulFOp::create(sb, loc, dyv, t));
+          biasTerm = addTerm(sb, loc, biasTerm, dyv);
+          // Masked lanes read dy = 0: their term is 0.
+          alphaTerm = addTerm(
+              sb, loc, alphaTerm,
+              arith::MulFOp::create(sb, loc, g,
+                                    arith::MulFOp::create(sb, loc, xv, slope)));
+        }
+        SmallVector<Value> updated = writeOutputs(sb, group, state, col, mask,
+                                                  dxs, weightTerm, biasTerm);
+        updated.push_back(
+            arith::AddFOp::create(sb, loc, state.back(), alphaTerm));
+        return updated;
+      });
+}
+
+SmallVector<Value> GradRowLoopBuilder::buildNormSweeps(OpBuilder &rb,
+                                                       const RowGroup &group,
+                                                       ValueRange iter) {
+  int64_t count = group.rows.size();
+  // xh, g and dy of row `i` (layer_norm, rms_norm).
+  auto terms = [&](OpBuilder &tb, int64_t i, Value col, Value mask, Value w) {
+    auto [dyv, xv] = readRow(tb, group, i, col, mask);
+    if (group.means[i])
+      xv = arith::SubFOp::create(tb, loc, xv, group.means[i]);
+    Value xh = arith::MulFOp::create(tb, loc, xv, group.rstds[i]);
+    Value g = w ? Value(arith::MulFOp::create(tb, loc, dyv, w)) : dyv;
+    return std::make_tuple(dyv, xh, g);
+  };
+
+  // Sweep 1, per row: sum(g * xh) and sum(g) (masked lanes read as 0).
+  // The lanes are added as a tree (reassoc): a fixed order for a given
+  // vector length, not a chain of dependent adds per row.
+  auto rowMean = [&](Value accumulator) {
+    Value total = castFloat(
+        rb, loc,
+        vector::ReductionOp::create(rb, loc, vector::CombiningKind::ADD,
+                                    accumulator, arith::FastMathFlags::reassoc),
+        rb.getF64Type());
+    return vector::BroadcastOp::create(
+        rb, loc, computeVectorType,
+        castFloat(rb, loc, arith::DivFOp::create(rb, loc, total, rowSizeFloat),
+                  computeType));
+  };
+  SmallVector<Value> meanGXh, meanG;
+  for (int64_t i = 0; i < count; ++i) {
+    SmallVector<Value> sums =
+        sweep(rb, ValueRange{zero, zero},
+              [&](OpBuilder &sb, Value col, Value mask, ValueRange acc) {
+                auto [dyv, xh, g] =
+                    terms(sb, i, col, mask, readWeight(sb, col, mask));
+                return SmallVector<Value>{
+                    arith::AddFOp::create(
+                        sb, loc, acc[0], arith::MulFOp::create(sb, loc, g, xh)),
+                    arith::AddFOp::create(sb, loc, acc[1], g)};
+              });
+    meanGXh.push_back(rowMean(sums[0]));
+    meanG.push_back(group.means[i] ? Value(rowMean(sums[1])) : Value());
+  }
+
+  // Sweep 2, the rows together: dx, and the partial parameter gradients.
+  return sweep(
+      rb, iter, [&](OpBuilder &sb, Value col, Value mask, ValueRange state) {
+        Value w = readWeight(sb, col, mask);
+        SmallVector<Value> dxs;
+        Value weightTerm, biasTerm;
+        for (int64_t i = 0; i < count; ++i) {
+          auto [dyv, xh, g] = terms(sb, i, col, mask, w);
+          Value inner = arith::SubFOp::create(
+              sb, loc, g, arith::MulFOp::create(sb, loc, xh, meanGXh[i]));
+          if (meanG[i])
+            inner = arith::SubFOp::create(sb, loc, inner, meanG[i]);
+          dxs.push_back(castFloat(
+              sb, loc, arith::MulFOp::create(sb, loc, group.rstds[i], inner),
+              elementType));
+          weightTerm = addTerm(sb, loc, weightTerm,
+                               arith::MulFOp::create(sb, loc, dyv, xh));
+          biasTerm = addTerm(sb, loc, biasTerm, dyv);
+        }
+        return writeOutputs(sb, group, state, col, mask, dxs, weightTerm,
+                            biasTerm);
+      });
+}
+
+SmallVector<Value> GradRowLoopBuilder::buildRowGroup(OpBuilder &rb, Value local,
+                                                     int64_t count,
+                                                     ValueRange iter) {
+  RowGroup group;
+  for (int64_t i = 0; i < count; ++i) {
+    Value li = i == 0
+                   ? local
                    : arith::AddIOp::create(rb, loc, local, constantIndex(rb, i))
                          .getResult();
-        locals.push_back(li);
-        rows.push_back(arith::AddIOp::create(rb, loc, firstRow, li));
-      }
-      auto rowValue = [&](Value column, Value row) -> Value {
-        if (!column)
-          return Value();
-        return vector::BroadcastOp::create(
-            rb, loc, computeVectorType,
-            tensor::ExtractOp::create(rb, loc, column, ValueRange{row}));
-      };
-      for (Value row : rows) {
-        r.push_back(rowValue(rstdColumn, row));
-        m.push_back(rowValue(meanColumn, row));
-      }
-      // The weight factor (1 without weight) at a column, in the compute
-      // type.
-      auto readWeight = [&](OpBuilder &tb, Value col, Value mask) -> Value {
-        if (!weightRow)
-          return Value();
-        return read(tb, weightRow, ValueRange{col}, mask, computeType);
-      };
-      // dy and x of row `i` at a column, in the compute type.
-      auto readRow = [&](OpBuilder &tb, int64_t i, Value col, Value mask) {
-        Value dyv = castFloat(
-            tb, loc,
-            read(tb, dyMatrix, ValueRange{rows[i], col}, mask, elementType),
-            computeType);
-        Value xv = castFloat(
-            tb, loc,
-            read(tb, xMatrix, ValueRange{rows[i], col}, mask, elementType),
-            computeType);
-        return std::make_pair(dyv, xv);
-      };
-      // xh, g and dy of row `i` (layer_norm, rms_norm).
-      auto terms = [&](OpBuilder &tb, int64_t i, Value col, Value mask,
-                       Value w) {
-        auto [dyv, xv] = readRow(tb, i, col, mask);
-        if (m[i])
-          xv = arith::SubFOp::create(tb, loc, xv, m[i]);
-        Value xh = arith::MulFOp::create(tb, loc, xv, r[i]);
-        Value g = w ? Value(arith::MulFOp::create(tb, loc, dyv, w)) : dyv;
-        return std::make_tuple(dyv, xh, g);
-      };
-      // Adds `term` into row `index` of the partial tile `tile` at `col`.
-      auto accumulateInto = [&](OpBuilder &sb, Value tile, unsigned index,
-                                Value col, Value mask, Value term) {
-        SmallVector<Value> indices{constantIndex(sb, index), col};
-        Value old = read(sb, tile, indices, mask, computeType);
-        return write(sb, arith::AddFOp::create(sb, loc, old, term), tile,
-                     indices, mask);
-      };
-      auto add = [&](OpBuilder &sb, Value sum, Value term) -> Value {
-        return sum ? Value(arith::AddFOp::create(sb, loc, sum, term)) : term;
-      };
-      // Writes the group's dx at `col` and adds the weight's and dy's terms
-      // into the partial tile (in `state` after dx); returns the updated
-      // tensors.
-      auto writeOutputs = [&](OpBuilder &sb, ValueRange state, Value col,
-                              Value mask, ArrayRef<Value> dxs, Value weightTerm,
-                              Value biasTerm) {
-        Value dx = state[0];
-        for (int64_t i = 0; i < count; ++i)
-          dx = write(sb, dxs[i], dx, ValueRange{locals[i], col}, mask);
-        SmallVector<Value> updated{dx};
-        if (!numPartials)
-          return updated;
-        Value tile = state[1];
-        unsigned index = 0;
-        if (weight)
-          tile = accumulateInto(sb, tile, index++, col, mask, weightTerm);
-        if (hasBias)
-          tile = accumulateInto(sb, tile, index++, col, mask, biasTerm);
-        updated.push_back(tile);
-        return updated;
-      };
-
-      if (alpha) {
-        // For f32 and f64 results, t and s come from buildTanhAndSlope,
-        // whose s keeps its relative accuracy near saturation. 16-bit
-        // results take the rational tanh and 1 - t * t: about half the
-        // vector ops, and the absolute error of s (<= 9e-7) is far below
-        // their rounding.
-        // DyT: t = tanh(alpha x), s = 1 - t^2; dx = dy w alpha s;
-        // dweight += dy t, dbias += dy, dalpha += dy w x s (lanes).
-        return sweep(
-            rb, iter,
-            [&](OpBuilder &sb, Value col, Value mask, ValueRange state) {
-              Value w = readWeight(sb, col, mask);
-              SmallVector<Value> dxs;
-              Value weightTerm, biasTerm, alphaTerm;
-              for (int64_t i = 0; i < count; ++i) {
-                auto [dyv, xv] = readRow(sb, i, col, mask);
-                Value scaled = arith::MulFOp::create(sb, loc, alphaVector, xv);
-                Value t, slope;
-                if (elementType.getIntOrFloatBitWidth() == 16) {
-                  t = buildApproximateTanh(sb, loc, scaled, sb.getF32Type());
-                  slope = arith::SubFOp::create(
-                      sb, loc,
-                      buildFloatConstant(sb, loc, computeVectorType, 1.0),
-                      arith::MulFOp::create(sb, loc, t, t));
-                } else {
-                  std::tie(t, slope) = buildTanhAndSlope(sb, loc, scaled);
-                }
-                Value g =
-                    w ? Value(arith::MulFOp::create(sb, loc, dyv, w)) : dyv;
-                dxs.push_back(castFloat(
-                    sb, loc,
-                    arith::MulFOp::create(
-                        sb, loc, g,
-                        arith::MulFOp::create(sb, loc, alphaVector, slope)),
-                    elementType));
-                weightTerm =
-                    add(sb, weightTerm, arith::MulFOp::create(sb, loc, dyv, t));
-                biasTerm = add(sb, biasTerm, dyv);
-                // Masked lanes read dy = 0: their term is 0.
-                alphaTerm = add(
-                    sb, alphaTerm,
-                    arith::MulFOp::create(
-                        sb, loc, g, arith::MulFOp::create(sb, loc, xv, slope)));
-              }
-              SmallVector<Value> updated =
-                  writeOutputs(sb, state, col, mask, dxs, weightTerm, biasTerm);
-              updated.push_back(
-                  arith::AddFOp::create(sb, loc, state.back(), alphaTerm));
-              return updated;
-            });
-      }
-
-      // Sweep 1, per row: sum(g * xh) and sum(g) (masked lanes read as 0).
-      // The lanes are added as a tree (reassoc): a fixed order for a given
-      // vector length, not a chain of dependent adds per row.
-      auto rowMean = [&](Value accumulator) {
-        Value total = castFloat(rb, loc,
-                                vector::ReductionOp::create(
-                                    rb, loc, vector::CombiningKind::ADD,
-                                    accumulator, arith::FastMathFlags::reassoc),
-                                rb.getF64Type());
-        return vector::BroadcastOp::create(
-            rb, loc, computeVectorType,
-            castFloat(rb, loc,
-                      arith::DivFOp::create(rb, loc, total, rowSizeFloat),
-                      computeType));
-      };
-      SmallVector<Value> meanGXh, meanG;
-      for (int64_t i = 0; i < count; ++i) {
-        SmallVector<Value> sums = sweep(
-            rb, ValueRange{zero, zero},
-            [&](OpBuilder &sb, Value col, Value mask, ValueRange acc) {
-              auto [dyv, xh, g] =
-                  terms(sb, i, col, mask, readWeight(sb, col, mask));
-              return SmallVector<Value>{
-                  arith::AddFOp::create(sb, loc, acc[0],
-                                        arith::MulFOp::create(sb, loc, g, xh)),
-                  arith::AddFOp::create(sb, loc, acc[1], g)};
-            });
-        meanGXh.push_back(rowMean(sums[0]));
-        meanG.push_back(m[i] ? Value(rowMean(sums[1])) : Value());
-      }
-
-      // Sweep 2, the rows together: dx, and the partial parameter
-      // gradients.
-      return sweep(
-          rb, iter,
-          [&](OpBuilder &sb, Value col, Value mask, ValueRange state) {
-            Value w = readWeight(sb, col, mask);
-            SmallVector<Value> dxs;
-            Value weightTerm, biasTerm;
-            for (int64_t i = 0; i < count; ++i) {
-              auto [dyv, xh, g] = terms(sb, i, col, mask, w);
-              Value inner = arith::SubFOp::create(
-                  sb, loc, g, arith::MulFOp::create(sb, loc, xh, meanGXh[i]));
-              if (meanG[i])
-                inner = arith::SubFOp::create(sb, loc, inner, meanG[i]);
-              dxs.push_back(castFloat(
-                  sb, loc, arith::MulFOp::create(sb, loc, r[i], inner),
-                  elementType));
-              weightTerm =
-                  add(sb, weightTerm, arith::MulFOp::create(sb, loc, dyv, xh));
-              biasTerm = add(sb, biasTerm, dyv);
-            }
-            return writeOutputs(sb, state, col, mask, dxs, weightTerm,
-                                biasTerm);
-          });
-    };
-
-    // The first blockRows % kRowsPerGroup rows one by one, then the groups
-    // (the last loop, where norm-forall-to-loops prefetches the next rows).
-    Value groupSize = constantIndex(fb, kRowsPerGroup);
-    Value singles = arith::RemUIOp::create(fb, loc, blockRows, groupSize);
-    auto singleLoop = scf::ForOp::create(
-        fb, loc, constantIndex(fb, 0), singles, constantIndex(fb, 1), rowInits,
-        [&](OpBuilder &rb, Location, Value local, ValueRange iter) {
-          scf::YieldOp::create(rb, loc, buildRowGroup(rb, local, 1, iter));
-        });
-    auto rowLoop = scf::ForOp::create(
-        fb, loc, singles, blockRows, groupSize, singleLoop.getResults(),
-        [&](OpBuilder &rb, Location, Value local, ValueRange iter) {
-          scf::YieldOp::create(rb, loc,
-                               buildRowGroup(rb, local, kRowsPerGroup, iter));
-        });
-
-    OpBuilder ib = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(
-        ib, loc, rowLoop.getResult(0), shared[0],
-        ArrayRef<OpFoldResult>{firstRow, ib.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{blockRows, getAsOpFoldResult(rowSize)}, one);
-    if (numPartials)
-      tensor::ParallelInsertSliceOp::create(ib, loc, rowLoop.getResult(1),
-                                            shared[1], tileOffsets, tileSizes,
-                                            ones3);
-    if (alpha) {
-      // The block's dalpha lanes into its row of the [blocks, L] partials.
-      OpBuilder wb(forall.getTerminator());
-      Value slot = tensor::ExtractSliceOp::create(
-          wb, loc, RankedTensorType::get({vectorLength}, computeType),
-          shared.back(), ArrayRef<OpFoldResult>{block, wb.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{wb.getIndexAttr(1),
-                                 wb.getIndexAttr(vectorLength)},
-          one);
-      Value filled = write(wb, rowLoop.getResults().back(), slot,
-                           ValueRange{constantIndex(wb, 0)}, Value());
-      tensor::ParallelInsertSliceOp::create(
-          ib, loc, filled, shared.back(),
-          ArrayRef<OpFoldResult>{block, ib.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{ib.getIndexAttr(1),
-                                 ib.getIndexAttr(vectorLength)},
-          one);
-    }
+    group.locals.push_back(li);
+    group.rows.push_back(arith::AddIOp::create(rb, loc, firstRow, li));
   }
+  auto rowValue = [&](Value column, Value row) -> Value {
+    if (!column)
+      return Value();
+    return vector::BroadcastOp::create(
+        rb, loc, computeVectorType,
+        tensor::ExtractOp::create(rb, loc, column, ValueRange{row}));
+  };
+  for (Value row : group.rows) {
+    group.rstds.push_back(rowValue(rstdColumn, row));
+    group.means.push_back(rowValue(meanColumn, row));
+  }
+  if (alpha)
+    return buildDyTSweep(rb, group, iter);
+  return buildNormSweeps(rb, group, iter);
+}
+
+void GradRowLoopBuilder::buildBlock(scf::ForallOp forall) {
+  OpBuilder fb = OpBuilder::atBlockBegin(forall.getBody());
+  Value block = forall.getInductionVar(0);
+  ValueRange shared = forall.getRegionIterArgs();
+  firstRow = arith::MulIOp::create(fb, loc, block, rowsPerBlock);
+  Value blockRows = arith::MinUIOp::create(
+      fb, loc, rowsPerBlock, arith::SubIOp::create(fb, loc, numRows, firstRow));
+  SmallVector<OpFoldResult> one{fb.getIndexAttr(1), fb.getIndexAttr(1)};
+  SmallVector<OpFoldResult> ones3(3, fb.getIndexAttr(1));
+  auto dynamicRow =
+      RankedTensorType::get({ShapedType::kDynamic, staticRowSize}, elementType);
+  Value dxBlock = tensor::ExtractSliceOp::create(
+      fb, loc, dynamicRow, shared[0],
+      ArrayRef<OpFoldResult>{firstRow, fb.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{blockRows, getAsOpFoldResult(rowSize)}, one);
+  // The block's [P, N] tile of the partials, carried through the row loops
+  // whole (one parallel_insert_slice per shared output: forall's folders
+  // expect no more).
+  SmallVector<OpFoldResult> tileSizes{fb.getIndexAttr(1),
+                                      fb.getIndexAttr(numPartials),
+                                      getAsOpFoldResult(rowSize)};
+  SmallVector<OpFoldResult> tileOffsets{block, fb.getIndexAttr(0),
+                                        fb.getIndexAttr(0)};
+  zero = buildFloatConstant(fb, loc, computeVectorType, 0.0);
+  SmallVector<Value> rowInits{dxBlock};
+  if (numPartials) {
+    Value tile = tensor::ExtractSliceOp::create(
+        fb, loc,
+        RankedTensorType::get({numPartials, staticRowSize}, computeType),
+        shared[1], tileOffsets, tileSizes, ones3);
+    // Zero its rows.
+    rowInits.push_back(
+        sweep(fb, ValueRange{tile},
+              [&](OpBuilder &sb, Value col, Value mask, ValueRange iter) {
+                Value next = iter[0];
+                for (unsigned i = 0; i < numPartials; ++i)
+                  next = write(sb, zero, next,
+                               ValueRange{constantIndex(sb, i), col}, mask);
+                return SmallVector<Value>{next};
+              })
+            .front());
+  }
+  if (alpha)
+    rowInits.push_back(zero);
+
+  // The first blockRows % kRowsPerGroup rows one by one, then the groups
+  // (the last loop, where norm-forall-to-loops prefetches the next rows).
+  Value groupSize = constantIndex(fb, kRowsPerGroup);
+  Value singles = arith::RemUIOp::create(fb, loc, blockRows, groupSize);
+  auto singleLoop = scf::ForOp::create(
+      fb, loc, constantIndex(fb, 0), singles, constantIndex(fb, 1), rowInits,
+      [&](OpBuilder &rb, Location, Value local, ValueRange iter) {
+        scf::YieldOp::create(rb, loc, buildRowGroup(rb, local, 1, iter));
+      });
+  auto rowLoop = scf::ForOp::create(
+      fb, loc, singles, blockRows, groupSize, singleLoop.getResults(),
+      [&](OpBuilder &rb, Location, Value local, ValueRange iter) {
+        scf::YieldOp::create(rb, loc,
+                             buildRowGroup(rb, local, kRowsPerGroup, iter));
+      });
+
+  OpBuilder ib = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      ib, loc, rowLoop.getResult(0), shared[0],
+      ArrayRef<OpFoldResult>{firstRow, ib.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{blockRows, getAsOpFoldResult(rowSize)}, one);
+  if (numPartials)
+    tensor::ParallelInsertSliceOp::create(ib, loc, rowLoop.getResult(1),
+                                          shared[1], tileOffsets, tileSizes,
+                                          ones3);
+  if (!alpha)
+    return;
+  // The block's dalpha lanes into its row of the [blocks, L] partials.
+  OpBuilder wb(forall.getTerminator());
+  Value slot = tensor::ExtractSliceOp::create(
+      wb, loc, RankedTensorType::get({vectorLength}, computeType),
+      shared.back(), ArrayRef<OpFoldResult>{block, wb.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{wb.getIndexAttr(1), wb.getIndexAttr(vectorLength)},
+      one);
+  Value filled = write(wb, rowLoop.getResults().back(), slot,
+                       ValueRange{constantIndex(wb, 0)}, Value());
+  tensor::ParallelInsertSliceOp::create(
+      ib, loc, filled, shared.back(),
+      ArrayRef<OpFoldResult>{block, ib.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(vectorLength)},
+      one);
+}
+
+SmallVector<Value> GradRowLoopBuilder::buildResults(scf::ForallOp forall) {
+  // [M, N] -> x's type, as refined, then as the op has it.
+  SmallVector<OpFoldResult> sizes;
+  if (rank != 2)
+    sizes = tensor::getMixedSizes(b, loc, x);
+  Value dx = fromMatrix(forall.getResult(0), xType, sizes);
+  if (dx.getType() != xType)
+    dx = tensor::CastOp::create(b, loc, xType, dx);
+  if (dx.getType() != opXType)
+    dx = tensor::CastOp::create(b, loc, opXType, dx);
+  SmallVector<Value> results{dx};
+  int64_t partial = 0;
+  if (weight)
+    results.push_back(sumOverBlocks(b, forall.getResult(1), partial++,
+                                    cast<RankedTensorType>(weight.getType())));
+  if (Value dbias = op.getDbias())
+    results.push_back(sumOverBlocks(b, forall.getResult(1), partial++,
+                                    cast<RankedTensorType>(dbias.getType())));
+  if (alpha)
+    results.push_back(
+        sumAlphaPartials(b, forall.getResults().back(),
+                         cast<RankedTensorType>(alpha.getType())));
+  return results;
+}
+
+FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
+  buildGeometry();
+  dyMatrix = toMatrix(dy);
+  xMatrix = toMatrix(x);
+  meanColumn = mean ? toColumn(mean) : Value();
+  rstdColumn = rstd ? toColumn(rstd) : Value();
+  rowSizeFloat = buildIndexToFloat(b, loc, rowSize, b.getF64Type());
+  // Blocks of rows; their partial parameter gradients.
+  buildBlockCounts();
+  SmallVector<Value> outputs = buildOutputs();
+  if (alpha) {
+    auto alphaType = cast<RankedTensorType>(alpha.getType());
+    SmallVector<Value> zeros(alphaType.getRank(), constantIndex(b, 0));
+    alphaVector = vector::BroadcastOp::create(
+        b, loc, computeVectorType,
+        castFloat(b, loc, tensor::ExtractOp::create(b, loc, alpha, zeros),
+                  computeType));
+  }
+  weightRow = buildWeightRow();
+
+  scf::ForallOp forall = buildBlockLoop(outputs);
+  buildBlock(forall);
 
   // The row loops' products and sums may contract into FMAs (the same code,
   // so the same bits, for any thread count).
@@ -713,32 +709,14 @@ FailureOr<SmallVector<Value>> GradRowLoopBuilder::build() {
           cast<arith::ArithFastMathInterface>(inner).getFastMathAttrName(),
           contract);
   });
-
-  Value dx = fromMatrix(forall.getResult(0));
-  if (dx.getType() != opXType)
-    dx = tensor::CastOp::create(b, loc, opXType, dx);
-  SmallVector<Value> results{dx};
-  int64_t partial = 0;
-  if (weight)
-    results.push_back(sumOverBlocks(b, forall.getResult(1), partial++,
-                                    numBlocks,
-                                    cast<RankedTensorType>(weight.getType())));
-  if (hasBias)
-    results.push_back(
-        sumOverBlocks(b, forall.getResult(1), partial++, numBlocks, dbiasType));
-  if (alpha)
-    results.push_back(
-        sumAlphaPartials(b, forall.getResults().back(), numBlocks,
-                         cast<RankedTensorType>(alpha.getType())));
-  return results;
+  return buildResults(forall);
 }
 
 /// Whether the row loops cover `op`: normalized over the last dim, dy of
 /// x's type, the weight absent or a row (not a scalar).
-template <typename OpTy>
-bool isCoveredForm(OpTy op) {
-  auto xType = cast<RankedTensorType>(op.getX().getType());
-  if (op.getNormalizedDim() != xType.getRank() - 1 ||
+static bool isCoveredForm(NormGradOpInterface op) {
+  RowView view(op);
+  if (view.getAxis() != view.getRank() - 1 ||
       op.getDy().getType() != op.getX().getType())
     return false;
   // Empty rows (N = 0): nothing to sweep; the linalg decomposition gives
@@ -750,57 +728,18 @@ bool isCoveredForm(OpTy op) {
     return true;
   auto weightType = cast<RankedTensorType>(weight.getType());
   return weightType.getRank() == 1 && weightType.getDimSize(0) != 0 &&
-         !isScalarParameterShape(weightType.getShape());
-}
-
-/// The row loops of layer_norm_grad (`mean` given) or rms_norm_grad; fails
-/// (for the linalg decomposition to apply) on what they do not cover.
-template <typename OpTy>
-FailureOr<SmallVector<Value>>
-lowerNormGrad(RewriterBase &rewriter, OpTy op, Value mean, double offset,
-              const NormLowerCPUPassOptions &options) {
-  if (!isCoveredForm(op))
-    return failure();
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(op);
-  GradRowLoopBuilder builder(
-      rewriter, op, op.getDy(), op.getX(), mean, op.getRstd(), Value(),
-      op.getWeight(), offset,
-      op.getDbias() ? cast<RankedTensorType>(op.getDbias().getType())
-                    : RankedTensorType(),
-      op.getComputeElementType(), options);
-  return builder.build();
-}
-
-/// The row loops of dyt_grad (row weight, bias and alpha as the forward).
-FailureOr<SmallVector<Value>>
-lowerDyTGrad(RewriterBase &rewriter, DyTGradOp op,
-             const NormLowerCPUPassOptions &options) {
-  if (!isCoveredForm(op))
-    return failure();
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(op);
-  GradRowLoopBuilder builder(
-      rewriter, op, op.getDy(), op.getX(), Value(), Value(), op.getAlpha(),
-      op.getWeight(), 0.0,
-      op.getDbias() ? cast<RankedTensorType>(op.getDbias().getType())
-                    : RankedTensorType(),
-      op.getComputeElementType(), options);
-  return builder.build();
+         RowView::getParameterAccess(weight) == ParameterAccess::Row;
 }
 
 } // namespace
 
 FailureOr<SmallVector<Value>>
-mlir::norm::lowerGradOpToVectorLoops(RewriterBase &rewriter, Operation *op,
+mlir::norm::lowerGradOpToVectorLoops(RewriterBase &rewriter,
+                                     NormGradOpInterface op,
                                      const NormLowerCPUPassOptions &options) {
-  if (auto grad = dyn_cast<LayerNormGradOp>(op))
-    return lowerNormGrad(rewriter, grad, grad.getMean(), 0.0, options);
-  if (auto grad = dyn_cast<RMSNormGradOp>(op))
-    return lowerNormGrad(rewriter, grad, Value(),
-                         grad.getWeightOffsetAttr().getValueAsDouble(),
-                         options);
-  if (auto grad = dyn_cast<DyTGradOp>(op))
-    return lowerDyTGrad(rewriter, grad, options);
-  return failure();
+  if (!isCoveredForm(op))
+    return failure();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  return GradRowLoopBuilder(rewriter, op, options).build();
 }

@@ -83,9 +83,9 @@ void mlir::norm::populateNormToVectorPatterns(
   patterns.add<NormToVectorPattern>(patterns.getContext(), options);
   // A gradient op: row loops where they apply; the linalg decomposition, at
   // a lower benefit, takes the others.
-  addLowerOpPatterns<LayerNormGradOp, RMSNormGradOp, DyTGradOp>(
-      patterns, "GradOpToVectorLoops",
-      [options](RewriterBase &rewriter, Operation *op) {
+  patterns.add<LowerGradOpPattern>(
+      patterns.getContext(), "GradOpToVectorLoops",
+      [options](RewriterBase &rewriter, NormGradOpInterface op) {
         return lowerGradOpToVectorLoops(rewriter, op, options);
       },
       /*benefit=*/2);

@@ -4,6 +4,7 @@
 // rows whose body sweeps the row with vector ops on tensors. RowSweeps.cpp
 // holds the sweeps (reads, writes, masked tails, row sums), RowLoopBuilder.cpp
 // the statistics of each op, the row loop and the reshapes around it.
+// GradToVector.cpp builds the gradient ops' row loops on the same sweeps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,32 +40,21 @@ struct Parameter {
   explicit operator bool() const { return row || scalar; }
 };
 
-/// Builds the direct lowering of one norm op, of a norm op fused with the
-/// norm.quantize of its `y`, or of a norm.quantize alone.
-class RowLoopBuilder {
-public:
-  /// `op` may be null (a quantization alone); `quant` is null or quantizes
-  /// `op`'s `y` (or, alone, any input) along the rows of the lowering.
-  RowLoopBuilder(RewriterBase &b, NormOpInterface op, QuantizeOp quant,
-                 const NormLowerCPUPassOptions &options)
-      : b(b), op(op), quant(quant), loc(op ? op.getLoc() : quant.getLoc()),
-        options(options) {}
+/// The [rows, N] view of a vector lowering's operands and the sweeps over
+/// a row (RowSweeps.cpp): what the row loops of the forward ops
+/// (RowLoopBuilder) and of the gradient ops (GradToVector.cpp) share. The
+/// builder deriving from it sets the geometry (`rank`, `axis`, `rowSize`,
+/// `staticRowSize`) and the vector types before it sweeps.
+class RowSweeps {
+protected:
+  RowSweeps(RewriterBase &b, Location loc) : b(b), loc(loc) {}
 
-  /// Replacements of the results of the op (without `quant`), or of
-  /// `quant`'s results followed by the norm op's `residual_out`.
-  FailureOr<SmallVector<Value>> build();
-
-private:
   /// Reshapes a tensor of x's shape to [rows, N].
   Value toMatrix(Value value);
   /// Reshapes a [rows, M] tensor back to `resultType`, x's shape with the
   /// last dim M (`lastSize`) and its own element type.
   Value fromMatrix(Value matrix, RankedTensorType resultType,
                    ArrayRef<OpFoldResult> sizes);
-  /// Reshapes the [rows, 1] statistics of the row loop to `resultType`, the
-  /// leading dims of x (`sizes`).
-  Value statsFromMatrix(Value matrix, RankedTensorType resultType,
-                        ArrayRef<OpFoldResult> sizes);
   /// Expands `value` to `resultType` along `groups`: a tensor.expand_shape,
   /// or a tensor.reshape when a group holds several dynamic dims (LLVM 22's
   /// expand-strided-metadata crashes on such a memref.expand_shape,
@@ -72,6 +62,79 @@ private:
   Value expandToInput(Value value, RankedTensorType resultType,
                       ArrayRef<OpFoldResult> sizes,
                       ArrayRef<ReassociationIndices> groups);
+
+  /// Reads one vector along the last dim of `source` (a tensor of any rank)
+  /// at `indices`, of source's element type, masked when `mask` is given
+  /// (masked lanes read 0).
+  Value read(OpBuilder &rb, Value source, ValueRange indices, Value mask);
+  /// Writes `vector` along the last dim of `dest` at `indices`, masked when
+  /// `mask` is given; returns the updated tensor.
+  Value write(OpBuilder &rb, Value vector, Value dest, ValueRange indices,
+              Value mask);
+  /// Reads the vector at column `col` of `matrix` (row `row`), masked when
+  /// `mask` is given.
+  Value readMatrix(OpBuilder &rb, Value matrix, Value row, Value col,
+                   Value mask);
+  /// Writes `vector` at column `col` of `dest`: a 1-D row tensor, or the
+  /// [1, N] result of a single-row input (at row 0).
+  Value writeRow(OpBuilder &rb, Value vector, Value dest, Value col,
+                 Value mask);
+
+  /// Runs `body` over the full vectors of the row and then once over the
+  /// masked tail, threading `inits` through.
+  SmallVector<Value>
+  sweep(OpBuilder &rb, ValueRange inits,
+        function_ref<SmallVector<Value>(OpBuilder &, Value col, Value mask,
+                                        ValueRange iterArgs)>
+            body);
+  /// sweep() over the columns [begin, begin + length) of the row (`begin`
+  /// null: from 0); `staticLength` is `length` when static (no tail when it
+  /// is a multiple of the vector length).
+  SmallVector<Value>
+  sweepRange(OpBuilder &rb, Value begin, Value length, int64_t staticLength,
+             ValueRange inits,
+             function_ref<SmallVector<Value>(OpBuilder &, Value col, Value mask,
+                                             ValueRange iterArgs)>
+                 body);
+
+  /// True when N is statically a multiple of the vector length.
+  bool hasNoTail() const {
+    return !ShapedType::isDynamic(staticRowSize) &&
+           staticRowSize % vectorLength == 0;
+  }
+
+  RewriterBase &b;
+  Location loc;
+  /// The rank of x and its first normalized dim.
+  int64_t rank = 0, axis = 0;
+  /// N, as an index value and (when static) as a number.
+  Value rowSize;
+  int64_t staticRowSize = ShapedType::kDynamic;
+  /// The lanes of a vector step, and its compute-type and mask types.
+  int64_t vectorLength = 0;
+  VectorType computeVectorType, maskType;
+};
+
+/// Builds the direct lowering of one norm op, of a norm op fused with the
+/// norm.quantize of its `y`, or of a norm.quantize alone.
+class RowLoopBuilder : public RowSweeps {
+public:
+  /// `op` may be null (a quantization alone); `quant` is null or quantizes
+  /// `op`'s `y` (or, alone, any input) along the rows of the lowering.
+  RowLoopBuilder(RewriterBase &b, NormOpInterface op, QuantizeOp quant,
+                 const NormLowerCPUPassOptions &options)
+      : RowSweeps(b, op ? op.getLoc() : quant.getLoc()), op(op), quant(quant),
+        options(options) {}
+
+  /// Replacements of the results of the op (without `quant`), or of
+  /// `quant`'s results followed by the norm op's `residual_out`.
+  FailureOr<SmallVector<Value>> build();
+
+private:
+  /// Reshapes the [rows, 1] statistics of the row loop to `resultType`, the
+  /// leading dims of x (`sizes`).
+  Value statsFromMatrix(Value matrix, RankedTensorType resultType,
+                        ArrayRef<OpFoldResult> sizes);
   /// The results of a statically empty input, of `resultTypes` and
   /// `sizes`: empty tensors, and the values the contract gives the
   /// non-empty ones (statistics and scales of empty rows).
@@ -99,36 +162,11 @@ private:
   /// Emits the body for row `row`, returning the finished row tensors.
   SmallVector<Value> buildRow(OpBuilder &rb, Value row, ValueRange rowInits);
 
-  /// Reads the vector at column `col` of `matrix` (row `row`), masked when
-  /// `mask` is given.
-  Value readMatrix(OpBuilder &rb, Value matrix, Value row, Value col,
-                   Value mask);
   /// Reads a parameter as a vector (or broadcasts its scalar).
   Value readParameter(OpBuilder &rb, const Parameter &param, Value col,
                       Value mask);
-  /// Writes `vector` at column `col` of `dest`: a 1-D row tensor, or the
-  /// [1, N] result of a single-row input (at row 0).
-  Value writeRow(OpBuilder &rb, Value vector, Value dest, Value col,
-                 Value mask);
   /// s = x (+ residual) at column `col` of row `row`, in the input type.
   Value readInput(OpBuilder &rb, Value row, Value col, Value mask);
-
-  /// Runs `body` over the full vectors of the row and then once over the
-  /// masked tail, threading `inits` through.
-  SmallVector<Value>
-  sweep(OpBuilder &rb, ValueRange inits,
-        function_ref<SmallVector<Value>(OpBuilder &, Value col, Value mask,
-                                        ValueRange iterArgs)>
-            body);
-  /// sweep() over the columns [begin, begin + length) of the row;
-  /// `staticLength` is `length` when static (no tail when it is a multiple
-  /// of the vector length).
-  SmallVector<Value>
-  sweepRange(OpBuilder &rb, Value begin, Value length, int64_t staticLength,
-             ValueRange inits,
-             function_ref<SmallVector<Value>(OpBuilder &, Value col, Value mask,
-                                             ValueRange iterArgs)>
-                 body);
 
   /// The output sweeps of a row: `y` (the result of `computeY`, which
   /// returns y and s at a column) written as it is or quantized, and
@@ -174,19 +212,10 @@ private:
   /// Sums the lanes of a vector accumulator.
   Value reduce(OpBuilder &rb, Value accumulator);
 
-  /// True when N is statically a multiple of the vector length.
-  bool hasNoTail() const {
-    return !ShapedType::isDynamic(staticRowSize) &&
-           staticRowSize % vectorLength == 0;
-  }
-
-  RewriterBase &b;
   NormOpInterface op;
   QuantizeOp quant;
-  Location loc;
   const NormLowerCPUPassOptions &options;
 
-  int64_t rank = 0, axis = 0;
   RankedTensorType xType;
   Type inputType, computeType;
   /// With `quant`: the element type of q, the elements of a group (dynamic
@@ -203,14 +232,12 @@ private:
   SmallVector<OpFoldResult> xSizes;
   Value x, residual;
   Parameter weight, bias, alpha;
-  Value numRows, rowSize, rowSizeFloat;
-  int64_t staticRowSize = ShapedType::kDynamic;
-  int64_t vectorLength = 0;
+  Value numRows, rowSizeFloat;
   bool nontemporal = false;
   /// With a dynamic row count: the fewest rows for non-temporal stores (0:
   /// no run-time condition).
   int64_t nontemporalMinRows = 0;
-  VectorType inputVectorType, computeVectorType, maskType;
+  VectorType inputVectorType;
 };
 
 /// The shape of `value` (a ranked tensor) with the dynamic dims that the

@@ -84,7 +84,7 @@ Value mlir::norm::cpu_lowering::refineStaticSizes(OpBuilder &b, Location loc,
   return tensor::CastOp::create(b, loc, type.clone(shape), value);
 }
 
-Value RowLoopBuilder::toMatrix(Value value) {
+Value RowSweeps::toMatrix(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   if (rank == 2 && axis == 1)
     return value;
@@ -113,8 +113,8 @@ Value RowLoopBuilder::toMatrix(Value value) {
       b, loc, value, ArrayRef<ReassociationIndices>{lead, normalized});
 }
 
-Value RowLoopBuilder::fromMatrix(Value matrix, RankedTensorType resultType,
-                                 ArrayRef<OpFoldResult> sizes) {
+Value RowSweeps::fromMatrix(Value matrix, RankedTensorType resultType,
+                            ArrayRef<OpFoldResult> sizes) {
   if (rank == 2 && axis == 1)
     return matrix;
   if (axis == 0) {
@@ -168,9 +168,9 @@ Value RowLoopBuilder::statsFromMatrix(Value matrix, RankedTensorType resultType,
   return expandToInput(flat, resultType, sizes, {lead});
 }
 
-Value RowLoopBuilder::expandToInput(Value value, RankedTensorType resultType,
-                                    ArrayRef<OpFoldResult> sizes,
-                                    ArrayRef<ReassociationIndices> groups) {
+Value RowSweeps::expandToInput(Value value, RankedTensorType resultType,
+                               ArrayRef<OpFoldResult> sizes,
+                               ArrayRef<ReassociationIndices> groups) {
   if (!hasGroupWithSeveralDynamicDims(resultType, groups))
     return tensor::ExpandShapeOp::create(b, loc, resultType, value, groups,
                                          sizes);
@@ -210,43 +210,50 @@ Parameter RowLoopBuilder::prepareParameter(Value value) {
   return param;
 }
 
-Value RowLoopBuilder::readMatrix(OpBuilder &rb, Value matrix, Value row,
-                                 Value col, Value mask) {
-  Type elementType = cast<ShapedType>(matrix.getType()).getElementType();
+Value RowSweeps::read(OpBuilder &rb, Value source, ValueRange indices,
+                      Value mask) {
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  Type elementType = sourceType.getElementType();
   auto vectorType = VectorType::get({vectorLength}, elementType);
   Value padding = buildFloatConstant(rb, loc, elementType, 0.0);
-  AffineMap map = AffineMap::getMinorIdentityMap(2, 1, rb.getContext());
-  return vector::TransferReadOp::create(rb, loc, vectorType, matrix,
-                                        ValueRange{row, col}, map, padding,
-                                        mask, rb.getBoolArrayAttr({true}));
+  AffineMap map =
+      AffineMap::getMinorIdentityMap(sourceType.getRank(), 1, rb.getContext());
+  return vector::TransferReadOp::create(rb, loc, vectorType, source, indices,
+                                        map, padding, mask,
+                                        rb.getBoolArrayAttr({true}));
+}
+
+Value RowSweeps::write(OpBuilder &rb, Value vector, Value dest,
+                       ValueRange indices, Value mask) {
+  auto destType = cast<RankedTensorType>(dest.getType());
+  AffineMap map =
+      AffineMap::getMinorIdentityMap(destType.getRank(), 1, rb.getContext());
+  return vector::TransferWriteOp::create(rb, loc, destType, vector, dest,
+                                         indices, map, mask,
+                                         rb.getBoolArrayAttr({true}))
+      .getResult();
+}
+
+Value RowSweeps::readMatrix(OpBuilder &rb, Value matrix, Value row, Value col,
+                            Value mask) {
+  return read(rb, matrix, ValueRange{row, col}, mask);
 }
 
 Value RowLoopBuilder::readParameter(OpBuilder &rb, const Parameter &param,
                                     Value col, Value mask) {
   if (param.scalar)
     return param.scalar;
-  Type elementType = cast<ShapedType>(param.row.getType()).getElementType();
-  auto vectorType = VectorType::get({vectorLength}, elementType);
-  Value padding = buildFloatConstant(rb, loc, elementType, 0.0);
-  AffineMap map = AffineMap::getMultiDimIdentityMap(1, rb.getContext());
-  return vector::TransferReadOp::create(rb, loc, vectorType, param.row,
-                                        ValueRange{col}, map, padding, mask,
-                                        rb.getBoolArrayAttr({true}));
+  return read(rb, param.row, ValueRange{col}, mask);
 }
 
-Value RowLoopBuilder::writeRow(OpBuilder &rb, Value vector, Value dest,
-                               Value col, Value mask) {
+Value RowSweeps::writeRow(OpBuilder &rb, Value vector, Value dest, Value col,
+                          Value mask) {
   // A 1-D row tensor, or the [1, N] result of a single-row input.
   int64_t destRank = cast<RankedTensorType>(dest.getType()).getRank();
-  AffineMap map =
-      AffineMap::get(destRank, 0, rb.getAffineDimExpr(destRank - 1));
   SmallVector<Value> indices(destRank - 1,
                              arith::ConstantIndexOp::create(rb, loc, 0));
   indices.push_back(col);
-  return vector::TransferWriteOp::create(rb, loc, dest.getType(), vector, dest,
-                                         indices, map, mask,
-                                         rb.getBoolArrayAttr({true}))
-      .getResult();
+  return write(rb, vector, dest, indices, mask);
 }
 
 Value RowLoopBuilder::readInput(OpBuilder &rb, Value row, Value col,
@@ -258,15 +265,14 @@ Value RowLoopBuilder::readInput(OpBuilder &rb, Value row, Value col,
   return value;
 }
 
-SmallVector<Value> RowLoopBuilder::sweep(
+SmallVector<Value> RowSweeps::sweep(
     OpBuilder &rb, ValueRange inits,
     function_ref<SmallVector<Value>(OpBuilder &, Value, Value, ValueRange)>
         body) {
-  return sweepRange(rb, arith::ConstantIndexOp::create(rb, loc, 0), rowSize,
-                    staticRowSize, inits, body);
+  return sweepRange(rb, Value(), rowSize, staticRowSize, inits, body);
 }
 
-SmallVector<Value> RowLoopBuilder::sweepRange(
+SmallVector<Value> RowSweeps::sweepRange(
     OpBuilder &rb, Value begin, Value length, int64_t staticLength,
     ValueRange inits,
     function_ref<SmallVector<Value>(OpBuilder &, Value, Value, ValueRange)>
@@ -274,7 +280,11 @@ SmallVector<Value> RowLoopBuilder::sweepRange(
   Value step = arith::ConstantIndexOp::create(rb, loc, vectorLength);
   Value fullLength = arith::MulIOp::create(
       rb, loc, arith::DivUIOp::create(rb, loc, length, step), step);
-  Value fullEnd = arith::AddIOp::create(rb, loc, begin, fullLength);
+  Value fullEnd = fullLength;
+  if (begin)
+    fullEnd = arith::AddIOp::create(rb, loc, begin, fullLength);
+  else
+    begin = arith::ConstantIndexOp::create(rb, loc, 0);
   auto loop = scf::ForOp::create(
       rb, loc, begin, fullEnd, step, inits,
       [&](OpBuilder &lb, Location, Value col, ValueRange iterArgs) {

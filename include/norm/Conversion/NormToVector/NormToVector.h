@@ -32,12 +32,12 @@ FailureOr<SmallVector<Value>>
 lowerQuantizeOpToVectorLoops(RewriterBase &rewriter, QuantizeOp op,
                              const NormLowerCPUPassOptions &options);
 
-/// Lowers norm.layer_norm_grad or norm.rms_norm_grad normalized over the
-/// last dim (weight absent or a row) to vector row loops in blocks of rows,
-/// with deterministic parameter-gradient sums; fails on other ops and
-/// forms (which the linalg decomposition then lowers).
+/// Lowers a gradient op (norm.layer_norm_grad, norm.rms_norm_grad,
+/// norm.dyt_grad) normalized over the last dim (weight absent or a row) to
+/// vector row loops in blocks of rows, with deterministic parameter-gradient
+/// sums; fails on other forms (which the linalg decomposition then lowers).
 FailureOr<SmallVector<Value>>
-lowerGradOpToVectorLoops(RewriterBase &rewriter, Operation *op,
+lowerGradOpToVectorLoops(RewriterBase &rewriter, NormGradOpInterface op,
                          const NormLowerCPUPassOptions &options);
 
 /// Adds the patterns rewriting every norm op with lowerNormOpToVectorLoops

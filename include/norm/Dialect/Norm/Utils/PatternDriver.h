@@ -76,6 +76,11 @@ private:
 using LowerNormOpPattern =
     LowerOpPattern<NormOpInterface, OpInterfaceRewritePattern<NormOpInterface>>;
 
+/// LowerOpPattern for every gradient op.
+using LowerGradOpPattern =
+    LowerOpPattern<NormGradOpInterface,
+                   OpInterfaceRewritePattern<NormGradOpInterface>>;
+
 /// Adds a LowerOpPattern for each of `OpTys` that lowers it with `lower`
 /// (one function for ops that one builder lowers, e.g. the gradient ops).
 template <typename... OpTys>
