@@ -1,11 +1,13 @@
-//===- GradRowLoops.cpp - Vector row loops of the gradient ops --*- C++ -*-===//
+//===- GradToVector.cpp - Vector row loops of the gradient ops --*- C++ -*-===//
 //
-// norm-lower-cpu's lowering of norm.layer_norm_grad and norm.rms_norm_grad
-// normalized over the last dim: the rows in blocks of a fixed number of
-// rows, the blocks in parallel (scf.forall). Per row, one sweep sums g * xh
-// (and g) and a second writes dx and adds dy * xh (and dy) into the block's
-// partial parameter gradients, one row of a [blocks, N] tensor in the
-// compute type. The partials are then summed over the blocks in block
+// norm-lower-cpu's lowering of the gradient ops (NormGradOpInterface)
+// normalized over the last dim, on the row sweeps of the forward lowering
+// (RowSweeps): the rows in blocks of a fixed number of rows, the blocks in
+// parallel (scf.forall). Per row of layer_norm_grad and rms_norm_grad, one
+// sweep sums g * xh (and g) and a second writes dx and adds dy * xh (and dy)
+// into the block's partial parameter gradients, one row of a [blocks, P, N]
+// tensor in the compute type; dyt_grad needs one sweep, and adds dalpha's
+// terms into the block's partial lanes. The partials are then summed over the blocks in block
 // order, in f64, and rounded once. The block size does not depend on the
 // thread count, so the results are the same bits for any number of threads.
 //
