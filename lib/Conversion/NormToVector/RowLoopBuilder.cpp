@@ -412,7 +412,7 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   // a tensor.cast of a more static tensor, or a size folds to a constant)
   // are made static first: the reshapes and row types below are built from
   // the folded sizes, and must agree with the types they are given.
-  Value opInput = op ? op.getX() : quant.getInput();
+  TypedValue<RankedTensorType> opInput = op ? op.getX() : quant.getInput();
   Value input = refineStaticSizes(b, loc, opInput);
   xType = cast<RankedTensorType>(input.getType());
   rank = xType.getRank();
@@ -420,7 +420,7 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   inputType = xType.getElementType();
   computeType = op ? op.getComputeElementType() : b.getF32Type();
   xSizes = tensor::getMixedSizes(b, loc, input);
-  auto opXType = cast<RankedTensorType>(opInput.getType());
+  RankedTensorType opXType = opInput.getType();
 
   // The results: y (or q and the scales) and residual_out, with the types
   // the replacements must have and the sizes they are built with.
@@ -428,10 +428,10 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   SmallVector<SmallVector<OpFoldResult>> resultSizes;
   if (quant) {
     quantizedType = quant.getQuantizedElementType();
-    replacementTypes.push_back(cast<RankedTensorType>(quant.getQ().getType()));
+    replacementTypes.push_back(quant.getQ().getType());
     resultSizes.push_back(xSizes);
     if (quant.isDynamic()) {
-      auto scalesType = cast<RankedTensorType>(quant.getScales().getType());
+      RankedTensorType scalesType = quant.getScales().getType();
       numGroups = scalesType.getShape().back();
       staticGroupSize =
           quant.getGroupSize() ? quant.getGroupSize() : xType.getShape().back();
@@ -503,10 +503,9 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   }
   if (quant && !quant.isDynamic()) {
     // The static scale's reciprocal, once.
-    Value scale = quant.getScale();
-    SmallVector<Value> indices(
-        cast<RankedTensorType>(scale.getType()).getRank(),
-        arith::ConstantIndexOp::create(b, loc, 0));
+    TypedValue<RankedTensorType> scale = quant.getScale();
+    SmallVector<Value> indices(scale.getType().getRank(),
+                               arith::ConstantIndexOp::create(b, loc, 0));
     inverseScale = vector::BroadcastOp::create(
         b, loc, VectorType::get({vectorLength}, b.getF32Type()),
         buildReciprocal(b, loc,
