@@ -3,7 +3,8 @@
 // A warp (short rows) or a block (long rows) normalizes one row. Threads
 // read the row with 128-bit vector loads and keep it in registers between
 // the reductions and the write; sums are reduced with warp shuffles and,
-// across the warps of a block, through workgroup memory.
+// across the warps of a block, through workgroup memory (the primitives
+// every kernel shares are in KernelPrimitives.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,24 +34,6 @@ Value KernelBodyBuilder::elementOffset(Value index) {
   Value scaled =
       arith::MulIOp::create(b, loc, index, constantIndex(shape.vectorLength));
   return arith::AddIOp::create(b, loc, rowBase, scaled);
-}
-
-int64_t gpu_lowering::getRowVectorLength(int64_t staticRowSize,
-                                         Type elementType) {
-  int64_t vectorLength = std::max<int64_t>(
-      1, kAccessBytes * 8 / elementType.getIntOrFloatBitWidth());
-  if (ShapedType::isDynamic(staticRowSize))
-    return vectorLength;
-  while (staticRowSize % vectorLength != 0)
-    vectorLength /= 2;
-  return vectorLength;
-}
-
-llvm::MaybeAlign gpu_lowering::getAccessAlignment(Type elementType,
-                                                  int64_t vectorLength) {
-  int64_t bytes = vectorLength * elementType.getIntOrFloatBitWidth() / 8;
-  return llvm::MaybeAlign(
-      std::min<int64_t>(std::max<int64_t>(bytes, 1), kAccessBytes));
 }
 
 Value KernelBodyBuilder::loadRow(Value buffer, Value index) {
@@ -213,109 +196,6 @@ Value KernelBodyBuilder::broadcastF32(Value scalar) {
 
 Value KernelBodyBuilder::lanesMax(Value value, int64_t lanes) {
   return buildLanesMax(b, loc, value, lanes);
-}
-
-Value gpu_lowering::buildLanesReduce(OpBuilder &b, Location loc, Value value,
-                                     int64_t lanes, CombineFn combine) {
-  for (int32_t offset = static_cast<int32_t>(lanes) / 2; offset >= 1;
-       offset /= 2) {
-    Value other = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
-    value = combine(b, loc, value, other);
-  }
-  return value;
-}
-
-Value gpu_lowering::buildLanesMax(OpBuilder &b, Location loc, Value value,
-                                  int64_t lanes) {
-  return buildLanesReduce(
-      b, loc, value, lanes,
-      [](OpBuilder &cb, Location cl, Value lhs, Value rhs) {
-        return arith::MaximumFOp::create(cb, cl, lhs, rhs).getResult();
-      });
-}
-
-SmallVector<Value>
-gpu_lowering::buildWarpsReduce(OpBuilder &b, Location loc, ValueRange values,
-                               ValueRange scratch, Value thread,
-                               int64_t numWarps, CombineFn combine) {
-  Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarpSize);
-  Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
-  Value warpLane = arith::RemUIOp::create(b, loc, thread, warpSize);
-  Value isFirst =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpLane,
-                            arith::ConstantIndexOp::create(b, loc, 0));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    auto ifOp = scf::IfOp::create(b, loc, isFirst, /*withElseRegion=*/false);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    for (auto [value, buffer] : llvm::zip_equal(values, scratch))
-      memref::StoreOp::create(b, loc, value, buffer, ValueRange{warp});
-  }
-  gpu::BarrierOp::create(b, loc);
-  SmallVector<Value> totals;
-  for (Value buffer : scratch) {
-    Value total;
-    for (int64_t w = 0; w < numWarps; ++w) {
-      Value partial = memref::LoadOp::create(
-          b, loc, buffer,
-          ValueRange{arith::ConstantIndexOp::create(b, loc, w)});
-      total = total ? combine(b, loc, total, partial) : partial;
-    }
-    totals.push_back(total);
-  }
-  return totals;
-}
-
-MemRefType gpu_lowering::getWorkgroupBufferType(MLIRContext *context,
-                                                int64_t size,
-                                                Type elementType) {
-  return MemRefType::get(
-      {size}, elementType, AffineMap(),
-      gpu::AddressSpaceAttr::get(context,
-                                 gpu::GPUDialect::getWorkgroupAddressSpace()));
-}
-
-Value gpu_lowering::buildQuantizeVector(OpBuilder &b, Location loc, Value y,
-                                        Value inverse, Type quantizedType,
-                                        bool useCvt) {
-  if (!useCvt || !isa<Float8E4M3FNType>(quantizedType))
-    return buildQuantize(b, loc, y, inverse, quantizedType);
-  // cvt.rn.satfinite.e4m3x2.f32: round to nearest even, saturate to +-448,
-  // NaN stays NaN, two values per instruction (the first operand lands in
-  // the high byte, so element 0 comes from the second).
-  Value v = arith::MulFOp::create(b, loc, buildWidenedQuantizeInput(b, loc, y),
-                                  inverse);
-  int64_t length = cast<VectorType>(v.getType()).getNumElements();
-  auto pairType = VectorType::get({2}, b.getI8Type());
-  SmallVector<Value> pairs;
-  for (int64_t i = 0; i < length; i += 2) {
-    Value first = vector::ExtractOp::create(b, loc, v, i);
-    Value second = i + 1 < length
-                       ? Value(vector::ExtractOp::create(b, loc, v, i + 1))
-                       : first;
-    pairs.push_back(NVVM::ConvertF32x2ToF8x2Op::create(
-        b, loc, pairType, second, first, NVVM::FPRoundingMode::RN,
-        NVVM::SaturationMode::SATFINITE, /*relu=*/false, quantizedType));
-  }
-  auto bytesType = VectorType::get({length}, b.getI8Type());
-  Value bytes;
-  if (length == 1) {
-    bytes = vector::ExtractStridedSliceOp::create(
-        b, loc, pairs.front(), ArrayRef<int64_t>{0}, ArrayRef<int64_t>{1},
-        ArrayRef<int64_t>{1});
-  } else {
-    bytes = arith::ConstantOp::create(
-        b, loc, bytesType,
-        DenseElementsAttr::get(bytesType, b.getI8IntegerAttr(0)));
-    for (auto [k, pair] : llvm::enumerate(pairs))
-      bytes = vector::InsertStridedSliceOp::create(
-          b, loc, pair, bytes, ArrayRef<int64_t>{int64_t(2 * k)},
-          ArrayRef<int64_t>{1});
-  }
-  return arith::BitcastOp::create(
-      b, loc, VectorType::get({length}, quantizedType), bytes);
 }
 
 Value KernelBodyBuilder::quantizeVector(Value y, Value inverse) {
@@ -513,8 +393,44 @@ SmallVector<Value> KernelBodyBuilder::loadPartials(Value row, unsigned slot) {
   return values;
 }
 
+Value KernelBodyBuilder::widen(Value s) {
+  return castFloat(b, loc, s, computeType);
+}
+
+Value KernelBodyBuilder::broadcastCompute(Value scalar) {
+  return vector::BroadcastOp::create(b, loc, computeVectorType, scalar);
+}
+
+/// The sum of `values` from the first to the last.
+static Value sumInOrder(OpBuilder &b, Location loc, ArrayRef<Value> values) {
+  Value total = values.front();
+  for (Value value : values.drop_front())
+    total = arith::AddFOp::create(b, loc, total, value);
+  return total;
+}
+
 void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
   lane = laneValue;
+  Value n = loadCachedRow(row);
+  Value count = buildIndexToFloat(b, loc, n, computeType);
+  if (!op.hasReduction()) {
+    buildDyTRow();
+    return;
+  }
+  // Split kernels: the statistics are over the whole row of parts * n.
+  Value fullCount = count;
+  if (shape.split != RowSplit::None)
+    fullCount = buildIndexToFloat(
+        b, loc, arith::MulIOp::create(b, loc, n, constantIndex(shape.parts)),
+        computeType);
+  if (!op.subtractsMean()) {
+    buildRMSNormRow(row, fullCount);
+    return;
+  }
+  buildLayerNormRow(row, count, fullCount);
+}
+
+Value KernelBodyBuilder::loadCachedRow(Value row) {
   inputType = getInputElementType(op);
   computeType = op.getComputeElementType();
   int64_t vectorLength = shape.vectorLength;
@@ -578,70 +494,50 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
       storeRow(chunk.s, buffers.residualOut, chunk.index, chunk.valid);
   loopStart = arith::AddIOp::create(
       b, loc, lane, constantIndex(shape.cachedChunks * groupSize));
+  return n;
+}
 
-  auto widen = [&](Value s) { return castFloat(b, loc, s, computeType); };
-  Value count = buildIndexToFloat(b, loc, n, computeType);
-  auto broadcast = [&](Value scalar) -> Value {
-    return vector::BroadcastOp::create(b, loc, computeVectorType, scalar);
-  };
+void KernelBodyBuilder::buildDyTRow() {
+  Value alpha = loadParam(buffers.alpha, constantIndex(0));
+  writeOutput([&](Value s) -> Value {
+    if (!approximateTanh)
+      return buildDyTCore(b, loc, op, alpha, s);
+    // tanh.approx.f32 (relative error below 2^-10.9, PTX ISA): llvm.tanh
+    // with `afn`, which the NVPTX backend selects to it.
+    Value scaled = arith::MulFOp::create(b, loc, widen(alpha), widen(s));
+    return LLVM::TanhOp::create(
+        b, loc, scaled,
+        LLVM::FastmathFlagsAttr::get(b.getContext(), LLVM::FastmathFlags::afn));
+  });
+}
 
-  if (!op.hasReduction()) {
-    // DyT: tanh(alpha * s) * weight + bias, no statistics.
-    Value alpha = loadParam(buffers.alpha, constantIndex(0));
-    writeOutput([&](Value s) -> Value {
-      if (!approximateTanh)
-        return buildDyTCore(b, loc, op, alpha, s);
-      // tanh.approx.f32 (relative error below 2^-10.9, PTX ISA): llvm.tanh
-      // with `afn`, which the NVPTX backend selects to it.
-      Value scaled = arith::MulFOp::create(b, loc, widen(alpha), widen(s));
-      return LLVM::TanhOp::create(
-          b, loc, scaled,
-          LLVM::FastmathFlagsAttr::get(b.getContext(),
-                                       LLVM::FastmathFlags::afn));
-    });
-    return;
-  }
-
-  // Split kernels: the statistics are over the whole row of parts * n.
-  Value fullCount = count;
-  if (shape.split != RowSplit::None)
-    fullCount = buildIndexToFloat(
-        b, loc, arith::MulIOp::create(b, loc, n, constantIndex(shape.parts)),
-        computeType);
-  auto sumInOrder = [&](ArrayRef<Value> values) {
-    Value total = values.front();
-    for (Value value : values.drop_front())
-      total = arith::AddFOp::create(b, loc, total, value);
-    return total;
-  };
-
-  if (!op.subtractsMean()) {
-    // RMSNorm: one sum of squares.
-    Value squares;
-    if (shape.split == RowSplit::Finish) {
-      squares = sumInOrder(loadPartials(row, 0));
-    } else {
-      squares = rowSum(
-          [&](Value s) -> Value {
-            Value v = widen(s);
-            return arith::MulFOp::create(b, loc, v, v);
-          },
-          scratchBuffers.empty() ? Value() : scratchBuffers[0]);
-      if (shape.split == RowSplit::Partials) {
-        storePartial(row, 0, squares);
-        return;
-      }
+void KernelBodyBuilder::buildRMSNormRow(Value row, Value fullCount) {
+  Value squares;
+  if (shape.split == RowSplit::Finish) {
+    squares = sumInOrder(b, loc, loadPartials(row, 0));
+  } else {
+    squares = rowSum(
+        [&](Value s) -> Value {
+          Value v = widen(s);
+          return arith::MulFOp::create(b, loc, v, v);
+        },
+        scratchBuffers.empty() ? Value() : scratchBuffers[0]);
+    if (shape.split == RowSplit::Partials) {
+      storePartial(row, 0, squares);
+      return;
     }
-    Value meanSquare = arith::DivFOp::create(b, loc, squares, fullCount);
-    Value rstd = buildInverseScale(b, loc, op, meanSquare);
-    storeStats(row, Value(), rstd);
-    Value scale = broadcast(rstd);
-    writeOutput([&](Value v) -> Value {
-      return arith::MulFOp::create(b, loc, v, scale);
-    });
-    return;
   }
+  Value meanSquare = arith::DivFOp::create(b, loc, squares, fullCount);
+  Value rstd = buildInverseScale(b, loc, op, meanSquare);
+  storeStats(row, Value(), rstd);
+  Value scale = broadcastCompute(rstd);
+  writeOutput([&](Value v) -> Value {
+    return arith::MulFOp::create(b, loc, v, scale);
+  });
+}
 
+void KernelBodyBuilder::buildLayerNormRow(Value row, Value count,
+                                          Value fullCount) {
   // LayerNorm: statistics of the row shifted by its first element (exact),
   // accurate for rows with a large common offset; the second sum runs over
   // the registers again. Split rows shift every part by the row's first
@@ -653,7 +549,7 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
     firstX = buildResidualSum(b, loc, firstX,
                               memref::LoadOp::create(b, loc, buffers.residual,
                                                      ValueRange{fullRowBase}));
-  Value shift = broadcast(widen(firstX));
+  Value shift = broadcastCompute(widen(firstX));
   // (v - shift) - mean: the value centered on `mean`, a mean of v - shift.
   auto centerOn = [&](Value v, Value mean) -> Value {
     return arith::SubFOp::create(b, loc,
@@ -663,7 +559,7 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
   if (shape.split == RowSplit::Finish) {
     SmallVector<Value> means = loadPartials(row, 0);
     meanScalar = arith::DivFOp::create(
-        b, loc, sumInOrder(means),
+        b, loc, sumInOrder(b, loc, means),
         buildFloatConstant(b, loc, computeType, double(shape.parts)));
     SmallVector<Value> between;
     for (Value partMean : means) {
@@ -671,8 +567,8 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
       between.push_back(arith::MulFOp::create(b, loc, delta, delta));
     }
     squares = arith::AddFOp::create(
-        b, loc, sumInOrder(loadPartials(row, 1)),
-        arith::MulFOp::create(b, loc, count, sumInOrder(between)));
+        b, loc, sumInOrder(b, loc, loadPartials(row, 1)),
+        arith::MulFOp::create(b, loc, count, sumInOrder(b, loc, between)));
   } else {
     Value shiftedSum = rowSum(
         [&](Value s) -> Value {
@@ -680,7 +576,7 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
         },
         scratchBuffers.empty() ? Value() : scratchBuffers[0]);
     meanScalar = arith::DivFOp::create(b, loc, shiftedSum, count);
-    Value partMean = broadcast(meanScalar);
+    Value partMean = broadcastCompute(meanScalar);
     squares = rowSum(
         [&](Value s) -> Value {
           Value d = centerOn(widen(s), partMean);
@@ -693,13 +589,13 @@ void KernelBodyBuilder::buildRow(Value row, Value laneValue) {
       return;
     }
   }
-  Value mean = broadcast(meanScalar);
+  Value mean = broadcastCompute(meanScalar);
   Value variance = arith::DivFOp::create(b, loc, squares, fullCount);
   Value rstd = buildInverseScale(b, loc, op, variance);
   // The row's mean: the shift plus the mean of the shifted row.
   storeStats(row, arith::AddFOp::create(b, loc, widen(firstX), meanScalar),
              rstd);
-  Value scale = broadcast(rstd);
+  Value scale = broadcastCompute(rstd);
   writeOutput([&](Value v) -> Value {
     return arith::MulFOp::create(b, loc, centerOn(v, mean), scale);
   });

@@ -276,6 +276,22 @@ private:
 
   /// Normalizes row `row`; `lane` is the thread's index among the group.
   void buildRow(Value row, Value lane);
+  /// The row geometry of `row` (bases, vector counts, split part) and its
+  /// cached chunks, loaded with their weight and bias; returns the row
+  /// length.
+  Value loadCachedRow(Value row);
+  /// buildRow for DyT: tanh(alpha * s) * weight + bias, no statistics.
+  void buildDyTRow();
+  /// buildRow for RMSNorm: one sum of squares over `count` (`fullCount`
+  /// for a split row) elements.
+  void buildRMSNormRow(Value row, Value fullCount);
+  /// buildRow for LayerNorm: the shifted mean and the squared deviations
+  /// over `count` elements per part (`fullCount` per row).
+  void buildLayerNormRow(Value row, Value count, Value fullCount);
+  /// `s` in the compute type.
+  Value widen(Value s);
+  /// `scalar` (compute type) broadcast to a vector of the row's length.
+  Value broadcastCompute(Value scalar);
 
   Value constantIndex(int64_t value) {
     return arith::ConstantIndexOp::create(b, loc, value);

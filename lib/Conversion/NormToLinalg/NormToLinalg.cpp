@@ -1,7 +1,9 @@
 //===- NormToLinalg.cpp - Decompose norm ops into linalg --------*- C++ -*-===//
 //
 // The portable lowering: every norm op becomes linalg.generic ops on tensors
-// (row reductions, then one elementwise op), and the norm-to-linalg pass.
+// (row reductions, then one elementwise op), and the norm-to-linalg pass
+// (norm.quantize's decomposition is in QuantizeToLinalg.cpp, the gradient
+// ops' in GradToLinalg.cpp).
 // The ops' AggregatedOpInterface, which returns this decomposition, is in
 // lib/ExternalModels/.
 //
@@ -299,7 +301,192 @@ struct DecompositionContext {
   }
 };
 
+/// The row statistics of one decomposition and how the final elementwise op
+/// uses them: its inputs after `s` (with their indexing maps), how its body
+/// computes the normalized value n from them (`args[0]` is s), and the
+/// `return_stats` results: the row mean (layer_norm) and the factor of the
+/// normalization, in the compute type.
+struct NormStatistics {
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  std::function<Value(OpBuilder &, Location, ValueRange)> normalized;
+  Value meanStat, rstdStat;
+};
+
 } // namespace
+
+/// DyT: n = tanh(alpha * s); no statistics.
+static NormStatistics buildDyTStatistics(DecompositionContext &ctx) {
+  NormOpInterface op = ctx.op;
+  NormStatistics stats;
+  stats.inputs.push_back(op.getAlpha());
+  stats.maps.push_back(ctx.parameterMap(op.getAlpha()));
+  stats.normalized = [op](OpBuilder &nb, Location nl, ValueRange args) {
+    return buildDyTCore(nb, nl, op, args[1], args[0]);
+  };
+  return stats;
+}
+
+/// LayerNorm over rows split across processes: each holds a different
+/// first element, so no common shift. Sum in f64, combine, mean in f64;
+/// then the centered squares about that mean, in f64, combined.
+static NormStatistics
+buildDistributedLayerNormStatistics(DecompositionContext &ctx, Value s,
+                                    const DistributedRows &distributed) {
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  NormOpInterface op = ctx.op;
+  Type computeType = ctx.computeType;
+  NormStatistics stats;
+  Type f64 = RowView::getRowSumType(b.getContext());
+  Value count = ctx.rowSizeAsFloat(distributed.rowSizeFactor);
+  // By value: `normalized` calls it after this block.
+  auto centered = [computeType, f64](OpBuilder &nb, Location nl, Value v,
+                                     Value mean) {
+    return arith::SubFOp::create(
+        nb, nl, castFloat(nb, nl, castFloat(nb, nl, v, computeType), f64),
+        mean);
+  };
+  Value sum = distributed.combine(
+      b, loc,
+      ctx.rowReduction({s}, {ctx.identityMap()},
+                       [&](OpBuilder &nb, Location nl, ValueRange args) {
+                         return castFloat(nb, nl, args[0], computeType);
+                       }));
+  Value mean = ctx.rowElementwise(
+      {sum},
+      [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        return arith::DivFOp::create(nb, nl, args[0], count);
+      },
+      f64);
+  Value squares = distributed.combine(
+      b, loc,
+      ctx.rowReduction({s, mean}, {ctx.identityMap(), ctx.rowMap()},
+                       [&](OpBuilder &nb, Location nl, ValueRange args) {
+                         Value d = centered(nb, nl, args[0], args[1]);
+                         return arith::MulFOp::create(nb, nl, d, d).getResult();
+                       }));
+  Value scale = ctx.inverseScale(squares, count);
+  if (op.getReturnStatsFlag())
+    stats.meanStat = ctx.rowElementwise(
+        {mean, scale}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+          return buildMeanStatistic(
+              nb, nl, castFloat(nb, nl, args[0], computeType), args[1]);
+        });
+  stats.rstdStat = scale;
+  stats.inputs.append({mean, scale});
+  stats.maps.append({ctx.rowMap(), ctx.rowMap()});
+  stats.normalized = [computeType, centered](OpBuilder &nb, Location nl,
+                                             ValueRange args) {
+    Value d =
+        castFloat(nb, nl, centered(nb, nl, args[0], args[1]), computeType);
+    return arith::MulFOp::create(nb, nl, d, args[2]).getResult();
+  };
+  return stats;
+}
+
+/// LayerNorm on data shifted by the row's first element (exact):
+/// m = sum(s - s0) / N, var = sum((s - s0 - m)^2) / N.
+static NormStatistics buildShiftedLayerNormStatistics(DecompositionContext &ctx,
+                                                      Value s) {
+  OpBuilder &b = ctx.b;
+  NormOpInterface op = ctx.op;
+  Type computeType = ctx.computeType;
+  NormStatistics stats;
+  Value count = ctx.rowSizeAsFloat();
+  AffineMap first = ctx.firstElementMap();
+  auto shifted = [computeType](OpBuilder &nb, Location nl, Value v, Value v0) {
+    return arith::SubFOp::create(nb, nl, castFloat(nb, nl, v, computeType),
+                                 castFloat(nb, nl, v0, computeType));
+  };
+  Value sum = ctx.rowReduction(
+      {s, s}, {ctx.identityMap(), first},
+      [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        return shifted(nb, nl, args[0], args[1]);
+      });
+  // The mean of s - s0 in the compute type; with return_stats also in
+  // f64, for the mean statistic (s0 added before it is rounded).
+  Type f64 = RowView::getRowSumType(b.getContext());
+  bool wantsMean = op.getReturnStatsFlag();
+  Value shiftedMean = ctx.rowElementwise(
+      {sum},
+      [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        Value mean = arith::DivFOp::create(nb, nl, args[0], count);
+        return wantsMean ? mean : castFloat(nb, nl, mean, computeType);
+      },
+      wantsMean ? f64 : computeType);
+  Value mean =
+      !wantsMean
+          ? shiftedMean
+          : ctx.rowElementwise(
+                {shiftedMean},
+                [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                  return castFloat(nb, nl, args[0], computeType);
+                });
+  // The centered deviations are squared in f64: their squares may
+  // overflow the compute type where the variance does not.
+  Value squares = ctx.rowReduction(
+      {s, s, mean}, {ctx.identityMap(), first, ctx.rowMap()},
+      [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        Value d =
+            castFloat(nb, nl,
+                      arith::SubFOp::create(
+                          nb, nl, shifted(nb, nl, args[0], args[1]), args[2]),
+                      f64);
+        return arith::MulFOp::create(nb, nl, d, d);
+      });
+  Value scale = ctx.inverseScale(squares, count);
+  if (op.getReturnStatsFlag())
+    stats.meanStat = ctx.rowElementwise(
+        {ctx.rowMeanFromShift(s, shiftedMean), scale},
+        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          return buildMeanStatistic(
+              nb, nl, castFloat(nb, nl, args[0], computeType), args[1]);
+        });
+  stats.rstdStat = scale;
+  stats.inputs.append({s, mean, scale});
+  stats.maps.append({first, ctx.rowMap(), ctx.rowMap()});
+  stats.normalized = [shifted](OpBuilder &nb, Location nl, ValueRange args) {
+    Value centered = arith::SubFOp::create(
+        nb, nl, shifted(nb, nl, args[0], args[1]), args[2]);
+    return arith::MulFOp::create(nb, nl, centered, args[3]).getResult();
+  };
+  return stats;
+}
+
+/// RMSNorm: ms = sum(s^2) / N (row sums combined when distributed).
+static NormStatistics
+buildRMSNormStatistics(DecompositionContext &ctx, Value s,
+                       const DistributedRows *distributed) {
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Type computeType = ctx.computeType;
+  NormStatistics stats;
+  Value count =
+      ctx.rowSizeAsFloat(distributed ? distributed->rowSizeFactor : 1);
+  Value squares = ctx.rowReduction(
+      {s}, {ctx.identityMap()},
+      [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        // Squared in f64 (after the rounding to the compute type): a
+        // square may overflow the compute type where the mean does not.
+        Value v = castFloat(nb, nl, castFloat(nb, nl, args[0], computeType),
+                            RowView::getRowSumType(nb.getContext()));
+        return arith::MulFOp::create(nb, nl, v, v);
+      });
+  if (distributed)
+    squares = distributed->combine(b, loc, squares);
+  Value scale = ctx.inverseScale(squares, count);
+  stats.rstdStat = scale;
+  stats.inputs.push_back(scale);
+  stats.maps.push_back(ctx.rowMap());
+  stats.normalized = [computeType](OpBuilder &nb, Location nl,
+                                   ValueRange args) {
+    return arith::MulFOp::create(
+               nb, nl, castFloat(nb, nl, args[0], computeType), args[1])
+        .getResult();
+  };
+  return stats;
+}
 
 FailureOr<SmallVector<Value>>
 mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
@@ -319,7 +506,6 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
   if (distributed)
     ctx.lanes = distributed->lanes;
   Value x = op.getX();
-  Type computeType = ctx.computeType;
 
   // s = x + residual, rounded to the input type: also `residual_out`.
   SmallVector<Value> results;
@@ -338,156 +524,21 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
             .getResult(0);
   }
 
-  // The `return_stats` results: the row mean (layer_norm) and the factor of
-  // the normalization, in the compute type.
-  Value meanStat, rstdStat;
-
-  // Inputs of the final elementwise op and how its body gets n from them.
+  // The row statistics, then one elementwise op: n from s and the
+  // statistics, then weight and bias.
+  NormStatistics stats =
+      !op.hasReduction() ? buildDyTStatistics(ctx)
+      : op.subtractsMean() && distributed
+          ? buildDistributedLayerNormStatistics(ctx, s, *distributed)
+      : op.subtractsMean() ? buildShiftedLayerNormStatistics(ctx, s)
+                           : buildRMSNormStatistics(ctx, s, distributed);
   SmallVector<Value> inputs{s};
+  inputs.append(stats.inputs);
   SmallVector<AffineMap> maps{ctx.identityMap()};
-  std::function<Value(OpBuilder &, Location, ValueRange)> normalized;
-
-  if (!op.hasReduction()) {
-    // DyT: n = tanh(alpha * s).
-    inputs.push_back(op.getAlpha());
-    maps.push_back(ctx.parameterMap(op.getAlpha()));
-    normalized = [&](OpBuilder &nb, Location nl, ValueRange args) {
-      return buildDyTCore(nb, nl, op, args[1], args[0]);
-    };
-  } else if (op.subtractsMean() && distributed) {
-    // LayerNorm over rows split across processes: each holds a different
-    // first element, so no common shift. Sum in f64, combine, mean in f64;
-    // then the centered squares about that mean, in f64, combined.
-    Type f64 = RowView::getRowSumType(b.getContext());
-    Value count = ctx.rowSizeAsFloat(distributed->rowSizeFactor);
-    // By value: `normalized` calls it after this block.
-    auto centered = [computeType, f64](OpBuilder &nb, Location nl, Value v,
-                                       Value mean) {
-      return arith::SubFOp::create(
-          nb, nl, castFloat(nb, nl, castFloat(nb, nl, v, computeType), f64),
-          mean);
-    };
-    Value sum = distributed->combine(
-        b, loc,
-        ctx.rowReduction({s}, {ctx.identityMap()},
-                         [&](OpBuilder &nb, Location nl, ValueRange args) {
-                           return castFloat(nb, nl, args[0], computeType);
-                         }));
-    Value mean = ctx.rowElementwise(
-        {sum},
-        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          return arith::DivFOp::create(nb, nl, args[0], count);
-        },
-        f64);
-    Value squares = distributed->combine(
-        b, loc,
-        ctx.rowReduction(
-            {s, mean}, {ctx.identityMap(), ctx.rowMap()},
-            [&](OpBuilder &nb, Location nl, ValueRange args) {
-              Value d = centered(nb, nl, args[0], args[1]);
-              return arith::MulFOp::create(nb, nl, d, d).getResult();
-            }));
-    Value scale = ctx.inverseScale(squares, count);
-    if (op.getReturnStatsFlag())
-      meanStat = ctx.rowElementwise(
-          {mean, scale}, [&](OpBuilder &nb, Location nl, ValueRange args) {
-            return buildMeanStatistic(
-                nb, nl, castFloat(nb, nl, args[0], computeType), args[1]);
-          });
-    rstdStat = scale;
-    inputs.append({mean, scale});
-    maps.append({ctx.rowMap(), ctx.rowMap()});
-    normalized = [&, centered](OpBuilder &nb, Location nl, ValueRange args) {
-      Value d =
-          castFloat(nb, nl, centered(nb, nl, args[0], args[1]), computeType);
-      return arith::MulFOp::create(nb, nl, d, args[2]).getResult();
-    };
-  } else if (op.subtractsMean()) {
-    // LayerNorm on data shifted by the row's first element (exact):
-    // m = sum(s - s0) / N, var = sum((s - s0 - m)^2) / N.
-    Value count = ctx.rowSizeAsFloat();
-    AffineMap first = ctx.firstElementMap();
-    auto shifted = [&](OpBuilder &nb, Location nl, Value v, Value v0) {
-      return arith::SubFOp::create(nb, nl, castFloat(nb, nl, v, computeType),
-                                   castFloat(nb, nl, v0, computeType));
-    };
-    Value sum = ctx.rowReduction(
-        {s, s}, {ctx.identityMap(), first},
-        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          return shifted(nb, nl, args[0], args[1]);
-        });
-    // The mean of s - s0 in the compute type; with return_stats also in
-    // f64, for the mean statistic (s0 added before it is rounded).
-    Type f64 = RowView::getRowSumType(b.getContext());
-    bool wantsMean = op.getReturnStatsFlag();
-    Value shiftedMean = ctx.rowElementwise(
-        {sum},
-        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          Value mean = arith::DivFOp::create(nb, nl, args[0], count);
-          return wantsMean ? mean : castFloat(nb, nl, mean, computeType);
-        },
-        wantsMean ? f64 : computeType);
-    Value mean =
-        !wantsMean
-            ? shiftedMean
-            : ctx.rowElementwise(
-                  {shiftedMean},
-                  [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-                    return castFloat(nb, nl, args[0], computeType);
-                  });
-    // The centered deviations are squared in f64: their squares may
-    // overflow the compute type where the variance does not.
-    Value squares = ctx.rowReduction(
-        {s, s, mean}, {ctx.identityMap(), first, ctx.rowMap()},
-        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          Value d =
-              castFloat(nb, nl,
-                        arith::SubFOp::create(
-                            nb, nl, shifted(nb, nl, args[0], args[1]), args[2]),
-                        f64);
-          return arith::MulFOp::create(nb, nl, d, d);
-        });
-    Value scale = ctx.inverseScale(squares, count);
-    if (op.getReturnStatsFlag())
-      meanStat = ctx.rowElementwise(
-          {ctx.rowMeanFromShift(s, shiftedMean), scale},
-          [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-            return buildMeanStatistic(
-                nb, nl, castFloat(nb, nl, args[0], computeType), args[1]);
-          });
-    rstdStat = scale;
-    inputs.append({s, mean, scale});
-    maps.append({first, ctx.rowMap(), ctx.rowMap()});
-    normalized = [&, shifted](OpBuilder &nb, Location nl, ValueRange args) {
-      Value centered = arith::SubFOp::create(
-          nb, nl, shifted(nb, nl, args[0], args[1]), args[2]);
-      return arith::MulFOp::create(nb, nl, centered, args[3]).getResult();
-    };
-  } else {
-    // RMSNorm: ms = sum(s^2) / N.
-    Value count =
-        ctx.rowSizeAsFloat(distributed ? distributed->rowSizeFactor : 1);
-    Value squares = ctx.rowReduction(
-        {s}, {ctx.identityMap()},
-        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          // Squared in f64 (after the rounding to the compute type): a
-          // square may overflow the compute type where the mean does not.
-          Value v = castFloat(nb, nl, castFloat(nb, nl, args[0], computeType),
-                              RowView::getRowSumType(nb.getContext()));
-          return arith::MulFOp::create(nb, nl, v, v);
-        });
-    if (distributed)
-      squares = distributed->combine(b, loc, squares);
-    Value scale = ctx.inverseScale(squares, count);
-    rstdStat = scale;
-    inputs.push_back(scale);
-    maps.push_back(ctx.rowMap());
-    normalized = [&](OpBuilder &nb, Location nl, ValueRange args) {
-      return arith::MulFOp::create(
-                 nb, nl, castFloat(nb, nl, args[0], computeType), args[1])
-          .getResult();
-    };
-  }
+  maps.append(stats.maps);
+  std::function<Value(OpBuilder &, Location, ValueRange)> normalized =
+      std::move(stats.normalized);
+  Value meanStat = stats.meanStat, rstdStat = stats.rstdStat;
 
   // Weight and bias come last among the inputs.
   int64_t numCoreInputs = inputs.size();
@@ -524,126 +575,6 @@ mlir::norm::decomposeNormOp(OpBuilder &b, NormOpInterface op,
   if (op.getRstd())
     results.push_back(rstdStat);
   return results;
-}
-
-FailureOr<SmallVector<Value>> mlir::norm::decomposeQuantizeOp(OpBuilder &b,
-                                                              QuantizeOp op) {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(op);
-  Location loc = op.getLoc();
-  MLIRContext *context = b.getContext();
-  RankedTensorType inputType = op.getInputType();
-  int64_t rank = inputType.getRank();
-  Type quantizedType = op.getQuantizedElementType();
-  SmallVector<OpFoldResult> sizes =
-      tensor::getMixedSizes(b, loc, op.getInput());
-  auto parallel = [](int64_t n) {
-    return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
-  };
-
-  if (TypedValue<RankedTensorType> scale = op.getScale()) {
-    // Static: the reciprocal once, then one elementwise op.
-    SmallVector<Value> indices(scale.getType().getRank(),
-                               arith::ConstantIndexOp::create(b, loc, 0));
-    Value inverse = buildReciprocal(
-        b, loc, tensor::ExtractOp::create(b, loc, scale, indices));
-    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, context);
-    Value init = tensor::EmptyOp::create(b, loc, sizes, quantizedType);
-    Value q = linalg::GenericOp::create(
-                  b, loc, init.getType(), ValueRange{op.getInput()}, init,
-                  ArrayRef<AffineMap>{id, id}, parallel(rank),
-                  [&](OpBuilder &nb, Location nl, ValueRange args) {
-                    linalg::YieldOp::create(
-                        nb, nl,
-                        buildQuantize(nb, nl, args[0], inverse, quantizedType));
-                  })
-                  .getResult(0);
-    return SmallVector<Value>{q};
-  }
-
-  // Dynamic: view the input as [..., N / G, G], reduce max |y| over the
-  // groups, compute the scales, quantize, and collapse back.
-  RankedTensorType scalesType = op.getScales().getType();
-  int64_t numGroups = scalesType.getShape().back();
-  SmallVector<OpFoldResult> groupedSizes(sizes);
-  groupedSizes.back() = b.getIndexAttr(numGroups);
-  groupedSizes.push_back(op.getGroupSize() != 0
-                             ? OpFoldResult(b.getIndexAttr(op.getGroupSize()))
-                             : sizes.back());
-  SmallVector<int64_t> groupedShape(inputType.getShape());
-  groupedShape.back() = numGroups;
-  groupedShape.push_back(op.getGroupSize() != 0 ? op.getGroupSize()
-                                                : inputType.getShape().back());
-  SmallVector<ReassociationIndices> groups;
-  for (int64_t d = 0; d + 1 < rank; ++d)
-    groups.push_back({d});
-  groups.push_back({rank - 1, rank});
-  Value grouped =
-      tensor::ExpandShapeOp::create(b, loc, inputType.clone(groupedShape),
-                                    op.getInput(), groups, groupedSizes);
-
-  int64_t groupedRank = rank + 1;
-  AffineMap groupedId = AffineMap::getMultiDimIdentityMap(groupedRank, context);
-  AffineMap perGroup = AffineMap::getMultiDimIdentityMap(groupedRank, context)
-                           .dropResult(groupedRank - 1);
-  SmallVector<OpFoldResult> scaleSizes(groupedSizes.begin(),
-                                       groupedSizes.end() - 1);
-  Type f32 = b.getF32Type();
-  Value zero = buildFloatConstant(b, loc, f32, 0.0);
-  Value amaxInit =
-      linalg::FillOp::create(
-          b, loc, zero,
-          ValueRange{tensor::EmptyOp::create(b, loc, scaleSizes, f32)})
-          .getResult(0);
-  SmallVector<utils::IteratorType> reduceLast = parallel(groupedRank);
-  reduceLast.back() = utils::IteratorType::reduction;
-  Value amax =
-      linalg::GenericOp::create(
-          b, loc, amaxInit.getType(), ValueRange{grouped}, ValueRange{amaxInit},
-          ArrayRef<AffineMap>{groupedId, perGroup}, reduceLast,
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            linalg::YieldOp::create(
-                nb, nl,
-                Value(arith::MaximumFOp::create(
-                    nb, nl, args[1], buildMagnitude(nb, nl, args[0]))));
-          })
-          .getResult(0);
-  AffineMap scaleId = AffineMap::getMultiDimIdentityMap(rank, context);
-  Value scales =
-      linalg::GenericOp::create(
-          b, loc, amaxInit.getType(), ValueRange{amax},
-          ValueRange{tensor::EmptyOp::create(b, loc, scaleSizes, f32)},
-          ArrayRef<AffineMap>{scaleId, scaleId}, parallel(rank),
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            linalg::YieldOp::create(nb, nl,
-                                    buildGroupScale(nb, nl, op, args[0]));
-          })
-          .getResult(0);
-  Value inverses =
-      linalg::GenericOp::create(
-          b, loc, amaxInit.getType(), ValueRange{scales},
-          ValueRange{tensor::EmptyOp::create(b, loc, scaleSizes, f32)},
-          ArrayRef<AffineMap>{scaleId, scaleId}, parallel(rank),
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            linalg::YieldOp::create(nb, nl, buildReciprocal(nb, nl, args[0]));
-          })
-          .getResult(0);
-  Value qInit = tensor::EmptyOp::create(b, loc, groupedSizes, quantizedType);
-  Value groupedQ =
-      linalg::GenericOp::create(
-          b, loc, qInit.getType(), ValueRange{grouped, inverses}, qInit,
-          ArrayRef<AffineMap>{groupedId, perGroup, groupedId},
-          parallel(groupedRank),
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            linalg::YieldOp::create(
-                nb, nl, buildQuantize(nb, nl, args[0], args[1], quantizedType));
-          })
-          .getResult(0);
-  Value q = tensor::CollapseShapeOp::create(b, loc, op.getQ().getType(),
-                                            groupedQ, groups);
-  if (scales.getType() != scalesType)
-    scales = tensor::CastOp::create(b, loc, scalesType, scales);
-  return SmallVector<Value>{q, scales};
 }
 
 //===----------------------------------------------------------------------===//

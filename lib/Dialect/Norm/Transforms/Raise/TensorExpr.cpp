@@ -3,8 +3,8 @@
 // The hash-consed nodes of the element-level view of tensor IR: uniquing,
 // and the constructors' exact simplifications (constant folding, casts of
 // casts, squares, narrow arithmetic computed in a wide type). Evaluating IR
-// into nodes is in TensorExprEvaluator.cpp. The float helpers shared by the
-// passes live in Dialect/Norm/Utils/FloatUtils.
+// into nodes is in TensorExprEvaluator.cpp and TensorExprLinalg.cpp. The
+// float helpers shared by the passes live in Dialect/Norm/Utils/FloatUtils.
 //
 //===----------------------------------------------------------------------===//
 

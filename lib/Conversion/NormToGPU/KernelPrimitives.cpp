@@ -1,0 +1,148 @@
+//===- KernelPrimitives.cpp - What every GPU kernel body shares -*- C++ -*-===//
+//
+// The pieces of kernel bodies the norm, quantize and gradient kernels share
+// (declared in KernelBuilder.h): the vector length and alignment of row
+// accesses, lane reductions with warp shuffles, reductions across the warps
+// of a block through workgroup memory, and the conversion of a vector to a
+// quantized type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "norm/Dialect/Norm/Utils/NormArithmetic.h"
+#include "norm/Dialect/Norm/Utils/Quantization.h"
+#include "norm/Dialect/Norm/Utils/RowView.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::norm;
+using namespace mlir::norm::gpu_lowering;
+
+int64_t gpu_lowering::getRowVectorLength(int64_t staticRowSize,
+                                         Type elementType) {
+  int64_t vectorLength = std::max<int64_t>(
+      1, kAccessBytes * 8 / elementType.getIntOrFloatBitWidth());
+  if (ShapedType::isDynamic(staticRowSize))
+    return vectorLength;
+  while (staticRowSize % vectorLength != 0)
+    vectorLength /= 2;
+  return vectorLength;
+}
+
+llvm::MaybeAlign gpu_lowering::getAccessAlignment(Type elementType,
+                                                  int64_t vectorLength) {
+  int64_t bytes = vectorLength * elementType.getIntOrFloatBitWidth() / 8;
+  return llvm::MaybeAlign(
+      std::min<int64_t>(std::max<int64_t>(bytes, 1), kAccessBytes));
+}
+
+Value gpu_lowering::buildLanesReduce(OpBuilder &b, Location loc, Value value,
+                                     int64_t lanes, CombineFn combine) {
+  for (int32_t offset = static_cast<int32_t>(lanes) / 2; offset >= 1;
+       offset /= 2) {
+    Value other = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    value = combine(b, loc, value, other);
+  }
+  return value;
+}
+
+Value gpu_lowering::buildLanesMax(OpBuilder &b, Location loc, Value value,
+                                  int64_t lanes) {
+  return buildLanesReduce(
+      b, loc, value, lanes,
+      [](OpBuilder &cb, Location cl, Value lhs, Value rhs) {
+        return arith::MaximumFOp::create(cb, cl, lhs, rhs).getResult();
+      });
+}
+
+SmallVector<Value>
+gpu_lowering::buildWarpsReduce(OpBuilder &b, Location loc, ValueRange values,
+                               ValueRange scratch, Value thread,
+                               int64_t numWarps, CombineFn combine) {
+  Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarpSize);
+  Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
+  Value warpLane = arith::RemUIOp::create(b, loc, thread, warpSize);
+  Value isFirst =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpLane,
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, loc, isFirst, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    for (auto [value, buffer] : llvm::zip_equal(values, scratch))
+      memref::StoreOp::create(b, loc, value, buffer, ValueRange{warp});
+  }
+  gpu::BarrierOp::create(b, loc);
+  SmallVector<Value> totals;
+  for (Value buffer : scratch) {
+    Value total;
+    for (int64_t w = 0; w < numWarps; ++w) {
+      Value partial = memref::LoadOp::create(
+          b, loc, buffer,
+          ValueRange{arith::ConstantIndexOp::create(b, loc, w)});
+      total = total ? combine(b, loc, total, partial) : partial;
+    }
+    totals.push_back(total);
+  }
+  return totals;
+}
+
+MemRefType gpu_lowering::getWorkgroupBufferType(MLIRContext *context,
+                                                int64_t size,
+                                                Type elementType) {
+  return MemRefType::get(
+      {size}, elementType, AffineMap(),
+      gpu::AddressSpaceAttr::get(context,
+                                 gpu::GPUDialect::getWorkgroupAddressSpace()));
+}
+
+Value gpu_lowering::buildQuantizeVector(OpBuilder &b, Location loc, Value y,
+                                        Value inverse, Type quantizedType,
+                                        bool useCvt) {
+  if (!useCvt || !isa<Float8E4M3FNType>(quantizedType))
+    return buildQuantize(b, loc, y, inverse, quantizedType);
+  // cvt.rn.satfinite.e4m3x2.f32: round to nearest even, saturate to +-448,
+  // NaN stays NaN, two values per instruction (the first operand lands in
+  // the high byte, so element 0 comes from the second).
+  Value v = arith::MulFOp::create(b, loc, buildWidenedQuantizeInput(b, loc, y),
+                                  inverse);
+  int64_t length = cast<VectorType>(v.getType()).getNumElements();
+  auto pairType = VectorType::get({2}, b.getI8Type());
+  SmallVector<Value> pairs;
+  for (int64_t i = 0; i < length; i += 2) {
+    Value first = vector::ExtractOp::create(b, loc, v, i);
+    Value second = i + 1 < length
+                       ? Value(vector::ExtractOp::create(b, loc, v, i + 1))
+                       : first;
+    pairs.push_back(NVVM::ConvertF32x2ToF8x2Op::create(
+        b, loc, pairType, second, first, NVVM::FPRoundingMode::RN,
+        NVVM::SaturationMode::SATFINITE, /*relu=*/false, quantizedType));
+  }
+  auto bytesType = VectorType::get({length}, b.getI8Type());
+  Value bytes;
+  if (length == 1) {
+    bytes = vector::ExtractStridedSliceOp::create(
+        b, loc, pairs.front(), ArrayRef<int64_t>{0}, ArrayRef<int64_t>{1},
+        ArrayRef<int64_t>{1});
+  } else {
+    bytes = arith::ConstantOp::create(
+        b, loc, bytesType,
+        DenseElementsAttr::get(bytesType, b.getI8IntegerAttr(0)));
+    for (auto [k, pair] : llvm::enumerate(pairs))
+      bytes = vector::InsertStridedSliceOp::create(
+          b, loc, pair, bytes, ArrayRef<int64_t>{int64_t(2 * k)},
+          ArrayRef<int64_t>{1});
+  }
+  return arith::BitcastOp::create(
+      b, loc, VectorType::get({length}, quantizedType), bytes);
+}
