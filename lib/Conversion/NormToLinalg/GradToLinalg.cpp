@@ -27,9 +27,8 @@ using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 /// Shapes and maps of one gradient decomposition.
 struct GradContext {
   /// The context of gradient op `op`, building at `b`.
-  template <typename OpTy>
-  static GradContext of(OpBuilder &b, OpTy op) {
-    RankedTensorType xType = op.getX().getType();
+  static GradContext of(OpBuilder &b, NormGradOpInterface op) {
+    RankedTensorType xType = op.getInputType();
     return GradContext{b,
                        op.getLoc(),
                        xType.getRank(),
@@ -181,10 +180,10 @@ Value weightFactor(GradContext &ctx, OpBuilder &nb, Location nl, Value w,
 }
 
 /// layer_norm_grad and rms_norm_grad.
-template <typename OpTy>
-SmallVector<Value> decomposeNormGrad(OpBuilder &b, OpTy op, Value mean,
-                                     double weightOffset) {
+SmallVector<Value> decomposeNormGrad(OpBuilder &b, NormGradOpInterface op) {
   Location loc = op.getLoc();
+  Value mean = op.getMean();
+  double weightOffset = op.getWeightOffsetValue();
   RankedTensorType xType = op.getX().getType();
   GradContext ctx = GradContext::of(b, op);
   Value dy = op.getDy(), x = op.getX(), rstd = op.getRstd(),
@@ -283,7 +282,7 @@ SmallVector<Value> decomposeNormGrad(OpBuilder &b, OpTy op, Value mean,
   return results;
 }
 
-SmallVector<Value> decomposeDyTGrad(OpBuilder &b, DyTGradOp op) {
+SmallVector<Value> decomposeDyTGrad(OpBuilder &b, NormGradOpInterface op) {
   Location loc = op.getLoc();
   RankedTensorType xType = op.getX().getType();
   GradContext ctx = GradContext::of(b, op);
@@ -358,12 +357,10 @@ FailureOr<SmallVector<Value>> mlir::norm::decomposeGradOp(OpBuilder &b,
                                                           Operation *op) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(op);
-  if (auto grad = dyn_cast<LayerNormGradOp>(op))
-    return decomposeNormGrad(b, grad, grad.getMean(), 0.0);
-  if (auto grad = dyn_cast<RMSNormGradOp>(op))
-    return decomposeNormGrad(b, grad, Value(),
-                             grad.getWeightOffsetAttr().getValueAsDouble());
-  if (auto grad = dyn_cast<DyTGradOp>(op))
+  auto grad = dyn_cast<NormGradOpInterface>(op);
+  if (!grad)
+    return failure();
+  if (grad.getAlpha())
     return decomposeDyTGrad(b, grad);
-  return failure();
+  return decomposeNormGrad(b, grad);
 }

@@ -131,51 +131,51 @@ def Norm_NormGradOpInterface : OpInterface<"NormGradOpInterface"> {
   }];
   let methods = [
     InterfaceMethod<"The upstream gradient `dy`, of x's type.",
-      "::mlir::Value", "getDy", (ins), [{ return $_op.getDy(); }]>,
-    InterfaceMethod<"The forward's (normalized) input `x`.", "::mlir::Value",
+      Norm_TensorValue, "getDy", (ins), [{ return $_op.getDy(); }]>,
+    InterfaceMethod<"The forward's (normalized) input `x`.", Norm_TensorValue,
       "getX", (ins), [{ return $_op.getX(); }]>,
     InterfaceMethod<"The forward's `mean` statistic (layer_norm_grad), or "
-      "null.", "::mlir::Value", "getMean", (ins),
+      "null.", Norm_TensorValue, "getMean", (ins),
       [{
         if constexpr (::mlir::norm::detail::HasGetMean<ConcreteOp>::value)
           return $_op.getMean();
         else
-          return ::mlir::Value();
+          return {};
       }]>,
     InterfaceMethod<"The forward's `rstd` statistic (layer_norm_grad, "
-      "rms_norm_grad), or null.", "::mlir::Value", "getRstd", (ins),
+      "rms_norm_grad), or null.", Norm_TensorValue, "getRstd", (ins),
       [{
         if constexpr (::mlir::norm::detail::HasGetRstd<ConcreteOp>::value)
           return $_op.getRstd();
         else
-          return ::mlir::Value();
+          return {};
       }]>,
     InterfaceMethod<"The `alpha` operand (dyt_grad), or null.",
-      "::mlir::Value", "getAlpha", (ins),
+      Norm_TensorValue, "getAlpha", (ins),
       [{
         if constexpr (::mlir::norm::detail::HasGetAlpha<ConcreteOp>::value)
           return $_op.getAlpha();
         else
-          return ::mlir::Value();
+          return {};
       }]>,
-    InterfaceMethod<"The `weight` operand, or null.", "::mlir::Value",
+    InterfaceMethod<"The `weight` operand, or null.", Norm_TensorValue,
       "getWeight", (ins), [{ return $_op.getWeight(); }]>,
     InterfaceMethod<"True when the forward had a bias (`has_bias`): `dbias` "
       "is returned.", "bool", "getHasBiasFlag", (ins),
       [{ return $_op.getHasBiasFlag(); }]>,
-    InterfaceMethod<"The gradient `dx` with respect to `x`.", "::mlir::Value",
+    InterfaceMethod<"The gradient `dx` with respect to `x`.", Norm_TensorValue,
       "getDx", (ins), [{ return $_op.getDx(); }]>,
-    InterfaceMethod<"`dweight` (iff `weight`), or null.", "::mlir::Value",
+    InterfaceMethod<"`dweight` (iff `weight`), or null.", Norm_TensorValue,
       "getDweight", (ins), [{ return $_op.getDweight(); }]>,
-    InterfaceMethod<"`dbias` (iff `has_bias`), or null.", "::mlir::Value",
+    InterfaceMethod<"`dbias` (iff `has_bias`), or null.", Norm_TensorValue,
       "getDbias", (ins), [{ return $_op.getDbias(); }]>,
-    InterfaceMethod<"`dalpha` (dyt_grad), or null.", "::mlir::Value",
+    InterfaceMethod<"`dalpha` (dyt_grad), or null.", Norm_TensorValue,
       "getDalpha", (ins),
       [{
         if constexpr (::mlir::norm::detail::HasGetDalpha<ConcreteOp>::value)
           return $_op.getDalpha();
         else
-          return ::mlir::Value();
+          return {};
       }]>,
     InterfaceMethod<"The `axis` attribute as written (may be negative).",
       "int64_t", "getAxis", (ins),
@@ -202,7 +202,7 @@ def Norm_NormGradOpInterface : OpInterface<"NormGradOpInterface"> {
   let extraClassDeclaration = [{
     /// Type of the input `x`.
     ::mlir::RankedTensorType getInputType() {
-      return ::llvm::cast<::mlir::RankedTensorType>(getX().getType());
+      return getX().getType();
     }
     /// First normalized dimension, in [0, rank).
     int64_t getNormalizedDim() {
