@@ -270,6 +270,7 @@ static void addBufferizationPasses(OpPassManager &pm,
   pm.addPass(createNormCollapseDestinationsPass());
   pm.addPass(createNormSplitSharedInitsPass());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addPass(createNormDropKernelResultsPass());
   pm.addPass(createNormLegalizeReshapesPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -279,6 +280,7 @@ static void addBufferizationPasses(OpPassManager &pm,
     bufferize.unknownTypeConversion =
         bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createNormDropKernelResultsPass());
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createConvertBufferizationToMemRefPass());
@@ -350,6 +352,10 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
       "norm-cpu-pipeline", PipelineKind::CPU,
       /*openMP=*/options.threads > 1));
   addFrontendPasses(pm);
+  // Each distinct kernel once: the layers of a model share their norm and
+  // matmul functions, so compile time grows with the distinct kernels.
+  if (options.outlineKernels)
+    pm.addPass(createNormOutlineKernelsPass());
 
   // Norm ops: direct vector row loops or the portable decomposition.
   OpPassManager &lower = pm.nest<func::FuncOp>();

@@ -12,6 +12,8 @@
 
 #include "norm/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
@@ -29,6 +31,13 @@ using namespace mlir;
 /// (what a tiled op's destination becomes).
 static bool isDestinationUse(OpOperand &use) {
   Operation *owner = use.getOwner();
+  // A kernel function of norm-outline-kernels writes its destination
+  // arguments (an empty tensor or a fill it was passed).
+  if (auto call = dyn_cast<func::CallOp>(owner)) {
+    Operation *callee =
+        SymbolTable::lookupNearestSymbolFrom(call, call.getCalleeAttr());
+    return callee && callee->hasAttr("norm.kernel");
+  }
   if (auto dps = dyn_cast<DestinationStyleOpInterface>(owner))
     return dps.isDpsInit(&use);
   if (auto loop = dyn_cast<LoopLikeOpInterface>(owner))

@@ -78,3 +78,30 @@ func.func @loop_init(%a: tensor<4x4xf32>, %n: index) -> (tensor<4x4xf32>, tensor
   }
   return %r1, %r2 : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// The calls of a norm.kernel function write their empty-tensor and fill
+// operands: each call gets its own; a call of another function does not.
+// CHECK-LABEL: func.func @kernel_calls(
+// CHECK:         %[[E0:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK:         %[[E1:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK:         call @norm_kernel_k(%{{.*}}, %[[E0]])
+// CHECK:         call @norm_kernel_k(%{{.*}}, %[[E1]])
+// CHECK:         call @other(%[[E1]])
+// CHECK:         call @other(%[[E1]])
+func.func @kernel_calls(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %a = call @norm_kernel_k(%x, %e) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %b = call @norm_kernel_k(%x, %e) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %c = call @other(%e) : (tensor<8xf32>) -> tensor<8xf32>
+  %d = call @other(%e) : (tensor<8xf32>) -> tensor<8xf32>
+  return %a, %b, %c, %d : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+func.func private @norm_kernel_k(%x: tensor<8xf32>, %d: tensor<8xf32>) -> tensor<8xf32> attributes {norm.kernel} {
+  %r = bufferization.materialize_in_destination %x in %d : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+func.func private @other(%d: tensor<8xf32>) -> tensor<8xf32> {
+  return %d : tensor<8xf32>
+}

@@ -47,6 +47,12 @@ struct NormCPUPipelineOptions
                      "target CPU's, i.e. the host's unless target-cpu is "
                      "given)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> outlineKernels{
+      *this, "outline-kernels",
+      llvm::cl::desc("Lower each distinct norm op and contraction once, in "
+                     "a function its equivalent ops call "
+                     "(norm-outline-kernels); false: each op in place"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> vectorizeMatmul{
       *this, "vectorize-matmul",
       llvm::cl::desc("Tile f32/f64 matmuls into vector register tiles "

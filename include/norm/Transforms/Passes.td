@@ -385,6 +385,109 @@ def NormExpandF8ConversionsPass : Pass<"norm-expand-f8-conversions"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def NormOutlineKernelsPass
+    : Pass<"norm-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Outline equivalent norm ops and contractions into one shared function";
+  let description = [{
+    A model repeats the same layer: 32 decoder blocks hold 64 norm ops of
+    one shape and a few matmul shapes. Lowered in place, every one of them
+    becomes its own copy of the same row loops or register-tiled loop nest,
+    and every later pass of the pipeline pays for each copy. This pass
+    groups the ops at the top level of each function body that are
+    equivalent (same op, attributes and operand and result types; operand
+    values may differ) and, for each group of at least `min-count` ops,
+    moves the op into one private function (marked `norm.kernel`) taking
+    its operands and returning its results, then replaces every op of the
+    group by a `func.call` of it. The lowering then runs once per distinct
+    kernel, as IREE compiles one executable per distinct dispatch.
+
+    The function is destination-passing: an op that is not destination-style
+    (the norm ops) takes one more argument per result, an empty tensor the
+    caller creates (with the reified sizes of a dynamic shape), into which
+    the function materializes the result
+    (`bufferization.materialize_in_destination`), so that the buffers are
+    allocated in the caller and `norm-drop-kernel-results` can drop the
+    returned ones after bufferization. A `linalg.fill` producing a
+    contraction's init is cloned into the function (the fill value and its
+    empty tensor become arguments).
+
+    The ops outlined: `norm.layer_norm`, `norm.rms_norm`, `norm.dyt`, the
+    gradient ops, `norm.quantize`, and linalg contractions on tensors
+    (`linalg.matmul`, its transposed and batch forms). Declined: ops with
+    non-tensor operands or results, ops whose regions use values from
+    above, a norm op whose `y` a `norm.quantize` reads and that
+    `norm.quantize` (the CPU lowering fuses the pair into one row loop),
+    ops nested in other ops' regions, and ops that are not destination-style
+    with a dynamic result shape they cannot reify. What is computed does not change:
+    the callee holds a clone of the op. `norm-cpu-pipeline` runs it before
+    the norm lowering.
+
+    ```mlir
+    %a = norm.rms_norm %x weight(%w0) : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+    %b = norm.rms_norm %a weight(%w1) : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+    // becomes
+    %d0 = tensor.empty() : tensor<8x64xf32>
+    %a = call @norm_kernel_rms_norm(%x, %w0, %d0) : (tensor<8x64xf32>, tensor<64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+    %d1 = tensor.empty() : tensor<8x64xf32>
+    %b = call @norm_kernel_rms_norm(%a, %w1, %d1) : (tensor<8x64xf32>, tensor<64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+    func.func private @norm_kernel_rms_norm(%arg0: tensor<8x64xf32>, %arg1: tensor<64xf32>, %arg2: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {norm.kernel} {
+      %0 = norm.rms_norm %arg0 weight(%arg1) : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+      %1 = bufferization.materialize_in_destination %0 in %arg2 : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+      return %1 : tensor<8x64xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"minCount", "min-count", "unsigned", /*default=*/"2",
+           "Outline a group of equivalent ops only when it has at least "
+           "this many (>= 1; 1 outlines every op the pass handles)">
+  ];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def NormDropKernelResultsPass
+    : Pass<"norm-drop-kernel-results", "::mlir::ModuleOp"> {
+  let summary = "Drop the results of outlined kernels that return their destination";
+  let description = [{
+    After bufferization, a function `norm-outline-kernels` created (marked
+    `norm.kernel`) returns the buffers the caller passed as destinations.
+    Returned, they would be new buffers to the deallocation passes, which
+    then copy them in the callee and lose track of their aliasing in the
+    caller. This pass removes every result of a `norm.kernel` function that
+    is one of its arguments (or a `memref.cast` of one) and gives each call
+    that argument instead, as upstream's `drop-equivalent-buffer-results`
+    does for all functions (which would also change the signatures of the
+    module's public functions). Before bufferization it does the tensor
+    half of the same job: a `bufferization.materialize_in_destination` into
+    a destination argument whose source is already computed in that
+    argument (through destination-style inits, loop inits and reshapes, as
+    `eliminate-empty-tensors` leaves it) is replaced by its source, which
+    one-shot-bufferize would otherwise see as a second write of the
+    argument. `norm-cpu-pipeline` runs it after `eliminate-empty-tensors`
+    and right after `one-shot-bufferize`. Functions without the attribute
+    are left alone.
+
+    ```mlir
+    %r = call @norm_kernel_rms_norm(%x, %d) : (memref<8x64xf32>, memref<8x64xf32>) -> memref<8x64xf32>
+    func.func private @norm_kernel_rms_norm(%a: memref<8x64xf32>, %b: memref<8x64xf32>) -> memref<8x64xf32> attributes {norm.kernel} {
+      ...
+      return %b : memref<8x64xf32>
+    }
+    // becomes
+    call @norm_kernel_rms_norm(%x, %d) : (memref<8x64xf32>, memref<8x64xf32>) -> ()
+    func.func private @norm_kernel_rms_norm(%a: memref<8x64xf32>, %b: memref<8x64xf32>) attributes {norm.kernel} {
+      ...
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def NormSetTargetCPUPass : Pass<"norm-set-target-cpu"> {
   let summary = "Compile the LLVM dialect functions for a named CPU";
   let description = [{

@@ -87,3 +87,36 @@ func.func @nontemporal_min_trips_not_i64() {
   } {norm.nontemporal_min_trips}
   return
 }
+
+// -----
+
+// norm.kernel: a unit attribute on functions (the func.func ops
+// norm-outline-kernels creates, and the llvm.func they become).
+
+// CHECK-LABEL: func.func private @kernel
+//  CHECK-SAME: attributes {norm.kernel}
+func.func private @kernel() attributes {norm.kernel} {
+  return
+}
+
+// CHECK-LABEL: llvm.func @llvm_kernel
+//  CHECK-SAME: attributes {norm.kernel}
+llvm.func @llvm_kernel() attributes {norm.kernel} {
+  llvm.return
+}
+
+// -----
+
+// expected-error @+1 {{attribute 'norm.kernel' must be a unit attribute, got 1 : i64}}
+func.func private @kernel_not_unit() attributes {norm.kernel = 1 : i64} {
+  return
+}
+
+// -----
+
+func.func @kernel_not_on_func() {
+  // expected-error @+1 {{attribute 'norm.kernel' is only valid on functions, got 'scf.forall'}}
+  scf.forall (%i) in (4) {
+  } {norm.kernel}
+  return
+}

@@ -7,6 +7,7 @@
 #include "norm/Dialect/Norm/IR/NormDialect.h"
 #include "norm/Dialect/Norm/IR/NormOps.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -47,6 +48,17 @@ Operation *NormDialect::materializeConstant(OpBuilder &builder, Attribute value,
 LogicalResult NormDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attribute) {
   StringRef name = attribute.getName().strref();
+  if (name == KernelAttrHelper::getNameStr()) {
+    if (!isa<UnitAttr>(attribute.getValue()))
+      return op->emitError("attribute '")
+             << name << "' must be a unit attribute, got "
+             << attribute.getValue();
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitError("attribute '")
+             << name << "' is only valid on functions, got '"
+             << op->getName() << "'";
+    return success();
+  }
   if (name != SequentialAttrHelper::getNameStr() &&
       name != NontemporalStoresAttrHelper::getNameStr() &&
       name != PrefetchNextRowAttrHelper::getNameStr() &&

@@ -40,8 +40,11 @@ def Norm_Dialect : Dialect {
   //                            many iterations on, else sequentially;
   //   norm.nontemporal_min_trips (i64 >= 2) with nontemporal_stores: use
   //                            them only from this many iterations on.
-  // The verifier accepts them on scf.forall only.
+  // The verifier accepts them on scf.forall only. And on functions:
+  //   norm.kernel              a function norm-outline-kernels created
+  //                            (norm-drop-kernel-results acts on it).
   let discardableAttrs = (ins
+    "::mlir::UnitAttr":$kernel,
     "::mlir::UnitAttr":$sequential,
     "::mlir::UnitAttr":$nontemporal_stores,
     "::mlir::UnitAttr":$prefetch_next_row,
