@@ -44,7 +44,10 @@ PASS_TIMERS = ["NormRaisePass", "NormFuseResidualPass",
 NOT_PASSES = {"Parser", "Output", "Rest", "Total"}
 
 # `  seconds (percent%)  name`, nested timers indented after the percentage.
-TIMING_LINE = re.compile(r"^\s*([0-9.]+) \(\s*[0-9.]+%\)( +)(.*?)\s*$")
+# When passes ran on several threads (the functions of a module), the report
+# has a user-time column before the wall-time one: the wall time is kept.
+TIMING_LINE = re.compile(
+    r"^\s*(?:[0-9.]+ \(\s*[0-9.]+%\)\s+)?([0-9.]+) \(\s*[0-9.]+%\)( +)(.*?)\s*$")
 
 
 def parse_timing(text):
