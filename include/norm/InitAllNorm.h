@@ -38,13 +38,13 @@ void registerAllNormDialects(DialectRegistry &registry);
 /// gpu.launch_func and the mpi ops: registerNormUpstreamOpModels in
 /// norm/ExternalModels/ExternalModels.h, which an embedder filling its own
 /// registry calls to opt in), every upstream dialect of their inputs and
-/// outputs with its extensions and external models (bufferization, buffer deallocation, convert-to-llvm,
-/// sharding, NVVM target, ...: mlir::registerAllDialects and
-/// mlir::registerAllExtensions) and the translations of the LLVM, OpenMP,
-/// GPU and NVVM dialects to LLVM IR (for gpu-module-to-binary, the JIT and
-/// mlir::translateModuleToLLVMIR). norm-opt's registry is this one. A
-/// pipeline run in a context without these models fails at its start with
-/// a diagnostic that names this function.
+/// outputs with its extensions and external models (bufferization, buffer
+/// deallocation, convert-to-llvm, sharding, NVVM target, ...:
+/// mlir::registerAllDialects and mlir::registerAllExtensions) and the
+/// translations of the LLVM, OpenMP, GPU and NVVM dialects to LLVM IR (for
+/// gpu-module-to-binary, the JIT and mlir::translateModuleToLLVMIR). norm-opt's
+/// registry is this one. A pipeline run in a context without these models fails
+/// at its start with a diagnostic that names this function.
 void registerNormPipelineDialects(DialectRegistry &registry);
 
 /// Registers every norm pass and pipeline (norm-raise, ...,

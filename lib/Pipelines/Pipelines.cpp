@@ -136,8 +136,7 @@ struct CheckRegistrationPass
     SmallVector<RequiredModel> models;
     auto opModel = [&](StringRef op, TypeID id, StringRef interface,
                        bool upstreamOpModel = false) {
-      models.push_back(
-          {RequiredModel::Op, op, id, interface, upstreamOpModel});
+      models.push_back({RequiredModel::Op, op, id, interface, upstreamOpModel});
     };
     TypeID memoryEffects = TypeID::get<MemoryEffectOpInterface>();
     if (kind == PipelineKind::SPMD) {
@@ -228,10 +227,10 @@ struct CheckRegistrationPass
       return;
     InFlightDiagnostic diag = getOperation().emitError();
     diag << pipeline << ": the context lacks external models the pipeline "
-        << "needs (" << llvm::join(missing, ", ")
-        << "); create the MLIRContext from a DialectRegistry filled by "
-           "mlir::norm::registerNormPipelineDialects (norm/InitAllNorm.h; C "
-           "API: mlirNormRegisterPipelineDialects)";
+         << "needs (" << llvm::join(missing, ", ")
+         << "); create the MLIRContext from a DialectRegistry filled by "
+            "mlir::norm::registerNormPipelineDialects (norm/InitAllNorm.h; C "
+            "API: mlirNormRegisterPipelineDialects)";
     if (missingUpstreamOpModel)
       diag << "; the memory effects of upstream ops come from "
               "mlir::norm::registerNormUpstreamOpModels "

@@ -15,10 +15,10 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Interfaces/InferTypeOpInterface.h"
-#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/ADT/MapVector.h"
@@ -44,11 +44,19 @@ static bool feedsQuantize(Value value) {
                       [](Operation *user) { return isa<QuantizeOp>(user); });
 }
 
+/// Whether every result of `op` (ranked tensors) has a static shape.
+static bool hasStaticResults(Operation *op) {
+  return llvm::all_of(op->getResultTypes(), [](Type type) {
+    return cast<RankedTensorType>(type).hasStaticShape();
+  });
+}
+
 /// Whether `op` is a kernel this pass outlines (see the pass description).
 static bool isOutlinable(Operation *op) {
   bool isNormKernel = isa<NormOpInterface>(op) || isGradientOp(op);
   if (isNormKernel) {
-    if (auto norm = dyn_cast<NormOpInterface>(op); norm && feedsQuantize(norm.getY()))
+    if (auto norm = dyn_cast<NormOpInterface>(op);
+        norm && feedsQuantize(norm.getY()))
       return false;
   } else if (auto quantize = dyn_cast<QuantizeOp>(op)) {
     if (isa_and_nonnull<NormOpInterface>(quantize.getInput().getDefiningOp()))
@@ -66,9 +74,7 @@ static bool isOutlinable(Operation *op) {
     return false;
   // Ops that are not destination-style get their destinations from the
   // caller, which must know the result shapes.
-  bool isStatic = llvm::all_of(op->getResultTypes(), [](Type type) {
-    return cast<RankedTensorType>(type).hasStaticShape();
-  });
+  bool isStatic = hasStaticResults(op);
   if (!isa<DestinationStyleOpInterface>(op) && !isStatic &&
       !isa<ReifyRankedShapedTypeOpInterface>(op))
     return false;
@@ -131,8 +137,7 @@ static bool isEquivalentOp(Operation *lhs, Operation *rhs) {
   return lhs->getOperandTypes() == rhs->getOperandTypes() &&
          OperationEquivalence::isEquivalentTo(
              lhs, rhs, OperationEquivalence::ignoreValueEquivalence,
-             /*markEquivalent=*/nullptr,
-             OperationEquivalence::IgnoreLocations);
+             /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
 }
 
 static bool isEquivalentKernel(const Kernel &lhs, const Kernel &rhs) {
@@ -193,8 +198,8 @@ static func::FuncOp createKernelFunction(const Kernel &kernel,
   Operation *clone = builder.clone(*root, mapping);
   SmallVector<Value> results = clone->getResults();
   if (kernel.takesDestinations()) {
-    for (auto [result, destination] : llvm::zip(
-             results, body->getArguments().drop_front(arguments.size())))
+    for (auto [result, destination] :
+         llvm::zip(results, body->getArguments().drop_front(arguments.size())))
       result = bufferization::MaterializeInDestinationOp::create(
                    builder, root->getLoc(), result, destination)
                    .getResult();
@@ -209,9 +214,7 @@ static func::FuncOp createKernelFunction(const Kernel &kernel,
 static FailureOr<SmallVector<Value>> createDestinations(OpBuilder &builder,
                                                         Operation *root) {
   ReifiedRankedShapedTypeDims shapes;
-  bool isStatic = llvm::all_of(root->getResultTypes(), [](Type type) {
-    return cast<RankedTensorType>(type).hasStaticShape();
-  });
+  bool isStatic = hasStaticResults(root);
   if (!isStatic && failed(reifyResultShapes(builder, root, shapes)))
     return failure();
   SmallVector<Value> destinations;
@@ -298,8 +301,7 @@ struct NormOutlineKernelsPass
       }
       func::FuncOp function =
           createKernelFunction(group.front(), symbols, module);
-      for (auto [kernel, kernelDestinations] :
-           llvm::zip(group, destinations)) {
+      for (auto [kernel, kernelDestinations] : llvm::zip(group, destinations)) {
         OpBuilder builder(kernel.root);
         SmallVector<Value> operands = kernel.getArguments();
         llvm::append_range(operands, kernelDestinations);
@@ -332,8 +334,8 @@ static Value getReturnedBuffer(Value value) {
     if (!loop)
       return value;
     BlockArgument iterArg = loop.getTiedLoopRegionIterArg(result);
-    OpOperand *yielded = iterArg ? loop.getTiedLoopYieldedValue(iterArg)
-                                 : nullptr;
+    OpOperand *yielded =
+        iterArg ? loop.getTiedLoopYieldedValue(iterArg) : nullptr;
     if (!yielded || getReturnedBuffer(yielded->get()) != iterArg)
       return value;
     value = loop.getTiedLoopInit(iterArg)->get();

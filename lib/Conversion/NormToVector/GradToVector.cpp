@@ -7,9 +7,10 @@
 // sweep sums g * xh (and g) and a second writes dx and adds dy * xh (and dy)
 // into the block's partial parameter gradients, one row of a [blocks, P, N]
 // tensor in the compute type; dyt_grad needs one sweep, and adds dalpha's
-// terms into the block's partial lanes. The partials are then summed over the blocks in block
-// order, in f64, and rounded once. The block size does not depend on the
-// thread count, so the results are the same bits for any number of threads.
+// terms into the block's partial lanes. The partials are then summed over the
+// blocks in block order, in f64, and rounded once. The block size does not
+// depend on the thread count, so the results are the same bits for any number
+// of threads.
 //
 //===----------------------------------------------------------------------===//
 

@@ -7,9 +7,9 @@
 #include "norm/Dialect/Norm/IR/NormDialect.h"
 #include "norm/Dialect/Norm/IR/NormOps.h"
 
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -55,8 +55,8 @@ LogicalResult NormDialect::verifyOperationAttribute(Operation *op,
              << attribute.getValue();
     if (!isa<FunctionOpInterface>(op))
       return op->emitError("attribute '")
-             << name << "' is only valid on functions, got '"
-             << op->getName() << "'";
+             << name << "' is only valid on functions, got '" << op->getName()
+             << "'";
     return success();
   }
   if (name != SequentialAttrHelper::getNameStr() &&

@@ -343,8 +343,7 @@ TensorExpr *TensorExprBuilder::getSum(TensorExpr *operand,
   // A sum of partial sums over other dims (one TOSA reduce_sum per axis)
   // is one sum. Summed again along its own reduced dims, a sum is a row
   // value repeated along them (N times itself), not one sum.
-  if (operand->is(TensorExprKind::Sum) &&
-      !(operand->reducedDims & reducedDims))
+  if (operand->is(TensorExprKind::Sum) && !(operand->reducedDims & reducedDims))
     return getSum(operand->getOperand(0), reducedDims | operand->reducedDims);
   return intern(TensorExprKind::Sum, operand->type, {operand}, {}, {}, 0.0,
                 reducedDims);
