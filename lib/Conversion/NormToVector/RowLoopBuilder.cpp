@@ -404,28 +404,12 @@ SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
   return SmallVector<Value>(forall.getResults());
 }
 
-FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(op ? getFusedInsertionPoint(op, quant)
-                         : quant.getOperation());
-  // Dims that x's type leaves dynamic but that are known statically (x is
-  // a tensor.cast of a more static tensor, or a size folds to a constant)
-  // are made static first: the reshapes and row types below are built from
-  // the folded sizes, and must agree with the types they are given.
-  TypedValue<RankedTensorType> opInput = op ? op.getX() : quant.getInput();
-  Value input = refineStaticSizes(b, loc, opInput);
-  xType = cast<RankedTensorType>(input.getType());
-  rank = xType.getRank();
-  axis = op ? op.getNormalizedDim() : rank - 1;
-  inputType = xType.getElementType();
-  computeType = op ? op.getComputeElementType() : b.getF32Type();
-  xSizes = tensor::getMixedSizes(b, loc, input);
-  RankedTensorType opXType = opInput.getType();
-
+unsigned RowLoopBuilder::getReplacementTypes(
+    RankedTensorType opXType,
+    SmallVectorImpl<RankedTensorType> &replacementTypes,
+    SmallVectorImpl<SmallVector<OpFoldResult>> &resultSizes) {
   // The results: y (or q and the scales) and residual_out, with the types
   // the replacements must have and the sizes they are built with.
-  SmallVector<RankedTensorType> replacementTypes;
-  SmallVector<SmallVector<OpFoldResult>> resultSizes;
   if (quant) {
     quantizedType = quant.getQuantizedElementType();
     replacementTypes.push_back(quant.getQ().getType());
@@ -455,6 +439,80 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
     resultSizes.push_back(
         SmallVector<OpFoldResult>(ArrayRef(xSizes).take_front(axis)));
   }
+  return numRowResults;
+}
+
+void RowLoopBuilder::chooseNontemporalStores(
+    ArrayRef<RankedTensorType> rowResultTypes) {
+  // Large write-once outputs bypass the caches. All results count: y (or q
+  // and the scales) and residual_out compete for the same cache. With a
+  // dynamic row count and a static row length, the loop decides at run
+  // time from its row count (norm.nontemporal_min_trips), so that
+  // decode-sized calls keep their outputs in cache; with a dynamic row
+  // length, non-temporal stores are used whenever the rows are aligned.
+  if (options.nontemporalThreshold >= 0) {
+    int64_t bytesPerElement = 0;
+    for (RankedTensorType type : rowResultTypes)
+      bytesPerElement += type.getElementTypeBitWidth() / 8;
+    if (xType.hasStaticShape()) {
+      nontemporal = xType.getNumElements() * bytesPerElement >=
+                    options.nontemporalThreshold;
+    } else {
+      nontemporal = true;
+      if (!ShapedType::isDynamic(staticRowSize) && staticRowSize > 0)
+        nontemporalMinRows = llvm::divideCeil(options.nontemporalThreshold,
+                                              staticRowSize * bytesPerElement);
+    }
+  }
+}
+
+SmallVector<Value> RowLoopBuilder::buildRowLoops() {
+  int64_t staticElements =
+      xType.hasStaticShape() ? xType.getNumElements() : ShapedType::kDynamic;
+  if (options.threads <= 1 || (!ShapedType::isDynamic(staticElements) &&
+                               staticElements < options.parallelThreshold))
+    return buildRowLoop(/*sequential=*/true);
+  if (!ShapedType::isDynamic(staticElements))
+    return buildRowLoop(/*sequential=*/false);
+  // Decided at run time, after bufferization, by norm-forall-to-loops:
+  // parallel from ceil(threshold / N) rows on. (An scf.if between two
+  // loops here would give each its own destination, and bufferization
+  // would compute into a temporary and copy it out.) With a dynamic N
+  // the loop is always parallel.
+  SmallVector<Value> results = buildRowLoop(/*sequential=*/false);
+  if (!ShapedType::isDynamic(staticRowSize) && staticRowSize > 0) {
+    int64_t minRows =
+        llvm::divideCeil(options.parallelThreshold, staticRowSize);
+    if (minRows > 1)
+      results.front().getDefiningOp()->setAttr(
+          NormDialect::ParallelMinTripsAttrHelper::getNameStr(),
+          b.getI64IntegerAttr(minRows));
+  }
+  return results;
+}
+
+FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op ? getFusedInsertionPoint(op, quant)
+                         : quant.getOperation());
+  // Dims that x's type leaves dynamic but that are known statically (x is
+  // a tensor.cast of a more static tensor, or a size folds to a constant)
+  // are made static first: the reshapes and row types below are built from
+  // the folded sizes, and must agree with the types they are given.
+  TypedValue<RankedTensorType> opInput = op ? op.getX() : quant.getInput();
+  Value input = refineStaticSizes(b, loc, opInput);
+  xType = cast<RankedTensorType>(input.getType());
+  rank = xType.getRank();
+  axis = op ? op.getNormalizedDim() : rank - 1;
+  inputType = xType.getElementType();
+  computeType = op ? op.getComputeElementType() : b.getF32Type();
+  xSizes = tensor::getMixedSizes(b, loc, input);
+  RankedTensorType opXType = opInput.getType();
+
+  SmallVector<RankedTensorType> replacementTypes;
+  SmallVector<SmallVector<OpFoldResult>> resultSizes;
+  unsigned numRowResults =
+      getReplacementTypes(opXType, replacementTypes, resultSizes);
   // The types the lowering builds: as static as the sizes.
   SmallVector<RankedTensorType> resultTypes;
   for (auto [type, sizes] : llvm::zip_equal(replacementTypes, resultSizes)) {
@@ -512,53 +570,9 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
                         tensor::ExtractOp::create(b, loc, scale, indices)));
   }
 
-  // Large write-once outputs bypass the caches. All results count: y (or q
-  // and the scales) and residual_out compete for the same cache. With a
-  // dynamic row count and a static row length, the loop decides at run
-  // time from its row count (norm.nontemporal_min_trips), so that
-  // decode-sized calls keep their outputs in cache; with a dynamic row
-  // length, non-temporal stores are used whenever the rows are aligned.
-  if (options.nontemporalThreshold >= 0) {
-    int64_t bytesPerElement = 0;
-    for (RankedTensorType type :
-         ArrayRef(resultTypes).take_front(numRowResults))
-      bytesPerElement += type.getElementTypeBitWidth() / 8;
-    if (xType.hasStaticShape()) {
-      nontemporal = xType.getNumElements() * bytesPerElement >=
-                    options.nontemporalThreshold;
-    } else {
-      nontemporal = true;
-      if (!ShapedType::isDynamic(staticRowSize) && staticRowSize > 0)
-        nontemporalMinRows = llvm::divideCeil(options.nontemporalThreshold,
-                                              staticRowSize * bytesPerElement);
-    }
-  }
+  chooseNontemporalStores(ArrayRef(resultTypes).take_front(numRowResults));
 
-  SmallVector<Value> results;
-  int64_t staticElements =
-      xType.hasStaticShape() ? xType.getNumElements() : ShapedType::kDynamic;
-  if (options.threads <= 1 || (!ShapedType::isDynamic(staticElements) &&
-                               staticElements < options.parallelThreshold)) {
-    results = buildRowLoop(/*sequential=*/true);
-  } else if (!ShapedType::isDynamic(staticElements)) {
-    results = buildRowLoop(/*sequential=*/false);
-  } else {
-    // Decided at run time, after bufferization, by norm-forall-to-loops:
-    // parallel from ceil(threshold / N) rows on. (An scf.if between two
-    // loops here would give each its own destination, and bufferization
-    // would compute into a temporary and copy it out.) With a dynamic N
-    // the loop is always parallel.
-    results = buildRowLoop(/*sequential=*/false);
-    if (!ShapedType::isDynamic(staticRowSize) && staticRowSize > 0) {
-      int64_t minRows =
-          llvm::divideCeil(options.parallelThreshold, staticRowSize);
-      if (minRows > 1)
-        results.front().getDefiningOp()->setAttr(
-            NormDialect::ParallelMinTripsAttrHelper::getNameStr(),
-            b.getI64IntegerAttr(minRows));
-    }
-  }
-
+  SmallVector<Value> results = buildRowLoops();
   SmallVector<Value> replacements;
   for (auto [index, result, type, replacementType, sizes] :
        llvm::enumerate(results, resultTypes, replacementTypes, resultSizes)) {

@@ -154,6 +154,19 @@ private:
   };
   SmallVector<OutputSpec> getOutputSpecs();
 
+  /// The types of the replacements (y, or q and the scales, then
+  /// residual_out, then the statistics) and the sizes they are built with;
+  /// returns how many of them are row results (before the statistics).
+  unsigned
+  getReplacementTypes(RankedTensorType opXType,
+                      SmallVectorImpl<RankedTensorType> &replacementTypes,
+                      SmallVectorImpl<SmallVector<OpFoldResult>> &resultSizes);
+  /// Sets `nontemporal` (and `nontemporalMinRows`) from the sizes of the
+  /// row results.
+  void chooseNontemporalStores(ArrayRef<RankedTensorType> rowResultTypes);
+  /// The row loop: sequential, parallel, or parallel from a row count
+  /// decided at run time.
+  SmallVector<Value> buildRowLoops();
   /// Emits the scf.forall over rows; `sequential` marks it so.
   SmallVector<Value> buildRowLoop(bool sequential);
   /// The body of one row without a loop, writing [1, N] results (a
