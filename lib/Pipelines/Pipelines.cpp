@@ -258,9 +258,12 @@ static void addFrontendPasses(OpPassManager &pm) {
 
 /// Elementwise tensor ops to linalg, then bufferization of the whole module
 /// (function boundaries with identity layouts; with
-/// `identityUnknownLayouts`, unknown types too) and buffer deallocation.
+/// `identityUnknownLayouts`, unknown types too) and buffer deallocation
+/// (with `freeAfterLastUse`, local buffers freed right after their last use
+/// first).
 static void addBufferizationPasses(OpPassManager &pm,
-                                   bool identityUnknownLayouts) {
+                                   bool identityUnknownLayouts,
+                                   bool freeAfterLastUse) {
   OpPassManager &funcPM = pm.nest<func::FuncOp>();
   funcPM.addPass(createConvertElementwiseToLinalgPass());
   funcPM.addPass(createLinalgElementwiseOpFusionPass());
@@ -280,8 +283,29 @@ static void addBufferizationPasses(OpPassManager &pm,
         bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createNormDropKernelResultsPass());
-  bufferization::BufferDeallocationPipelineOptions deallocation;
-  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  if (!freeAfterLastUse) {
+    bufferization::BufferDeallocationPipelineOptions deallocation;
+    bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  } else {
+    // Upstream's buffer-deallocation-pipeline, with the local buffers freed
+    // after their last use right before the ownership-based deallocation
+    // (no canonicalizer in between may replace the allocations it marks).
+    OpPassManager &dealloc = pm.nest<func::FuncOp>();
+    memref::ExpandReallocPassOptions realloc;
+    realloc.emitDeallocs = false;
+    dealloc.addPass(memref::createExpandReallocPass(realloc));
+    dealloc.addPass(createCanonicalizerPass());
+    dealloc.addPass(createNormDeallocAfterLastUsePass());
+    dealloc.addPass(
+        bufferization::createOwnershipBasedBufferDeallocationPass());
+    dealloc.addPass(createCanonicalizerPass());
+    dealloc.addPass(
+        bufferization::createBufferDeallocationSimplificationPass());
+    pm.addPass(bufferization::createLowerDeallocationsPass());
+    OpPassManager &cleanup = pm.nest<func::FuncOp>();
+    cleanup.addPass(createCSEPass());
+    cleanup.addPass(createCanonicalizerPass());
+  }
   pm.addPass(createConvertBufferizationToMemRefPass());
 }
 
@@ -375,7 +399,8 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
     lower.addPass(createNormVectorizeMatmulPass(matmulOptions));
   }
 
-  addBufferizationPasses(pm, /*identityUnknownLayouts=*/true);
+  addBufferizationPasses(pm, /*identityUnknownLayouts=*/true,
+                         /*freeAfterLastUse=*/true);
 
   // Loops: the norm ops' scf.forall, the remaining linalg ops (in parallel
   // with threads), vector transfers.
@@ -551,7 +576,8 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
   // bufferization, the remaining host loops, and streams for the host-side
   // GPU ops.
   pm.addPass(createGpuKernelOutliningPass());
-  addBufferizationPasses(pm, /*identityUnknownLayouts=*/false);
+  addBufferizationPasses(pm, /*identityUnknownLayouts=*/false,
+                         /*freeAfterLastUse=*/false);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
 

@@ -449,6 +449,41 @@ def NormOutlineKernelsPass
   ];
 }
 
+def NormDeallocAfterLastUsePass
+    : Pass<"norm-dealloc-after-last-use", "::mlir::func::FuncOp"> {
+  let summary = "Free each local buffer right after its last use";
+  let description = [{
+    Runs after bufferization, before the ownership-based deallocation
+    pipeline. A `memref.alloc` whose aliases (every memref result of an op
+    that takes it or one of its aliases: views, casts, calls, selects) never
+    leave its block (no terminator takes one: not returned, yielded or
+    branched with; not stored as a value) is freed by a `memref.dealloc`
+    right after the last op of its block that uses it or an alias, and both
+    ops are marked `bufferization.manual_deallocation`, so that the
+    deallocation pipeline leaves them alone. The other allocations are left
+    to that pipeline, which frees them at the end of their block with one
+    `bufferization.dealloc` whose simplification compares every pair of its
+    operands. A chain of N transformer blocks then frees each intermediate
+    buffer after the block that reads it: peak memory no longer grows with
+    N, and the pipeline's compile time stays linear in N.
+
+    ```mlir
+    %a = memref.alloc() : memref<8x64xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<8x64xf32>)
+    call @use(%a) : (memref<8x64xf32>) -> ()
+    // becomes
+    %a = memref.alloc() {bufferization.manual_deallocation} : memref<8x64xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<8x64xf32>)
+    call @use(%a) : (memref<8x64xf32>) -> ()
+    memref.dealloc %a {bufferization.manual_deallocation} : memref<8x64xf32>
+    ```
+
+    Allocations already marked `bufferization.manual_deallocation` (freed
+    by their producer) are left alone. `norm-cpu-pipeline` runs it.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def NormDropKernelResultsPass
     : Pass<"norm-drop-kernel-results", "::mlir::ModuleOp"> {
   let summary = "Drop the results of outlined kernels that return their destination";
