@@ -573,11 +573,15 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
 
   // Kernels are outlined into a gpu.module right away, so that buffer
   // deallocation (which cannot look into kernels) sees only launches. Then
-  // bufferization, the remaining host loops, and streams for the host-side
-  // GPU ops.
+  // bufferization, the host/device copies, the remaining host loops, and
+  // streams for the host-side GPU ops.
   pm.addPass(createGpuKernelOutliningPass());
   addBufferizationPasses(pm, /*identityUnknownLayouts=*/false,
                          /*freeAfterLastUse=*/false);
+  // memory=copy: the kernels' host buffers copied to and from the device
+  // around each run of launches.
+  if (lowerOptions.memory == GPUMemory::Copy)
+    pm.addPass(createNormGPUHostCopiesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
 

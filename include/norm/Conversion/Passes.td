@@ -131,9 +131,11 @@ def NormLowerGPUPass : Pass<"norm-lower-gpu"> {
     says where the tensors live at run time:
 
     - `copy` (default): in host memory, as in a module whose inputs are
-      constants and whose results are printed. Operands are copied into
-      `gpu.alloc` buffers with `gpu.memcpy` and results copied back into
-      `memref.alloc` buffers; the device buffers are freed after the kernel.
+      constants and whose results are printed. The kernels take the
+      operands' buffers and a `memref.alloc` per result as they are; after
+      bufferization, `norm-gpu-host-copies` copies them to and from
+      `gpu.alloc` buffers around each run of launches (`norm-gpu-pipeline`
+      runs it).
     - `device`: in device memory (16-byte aligned), as when a caller passes
       device buffers. The kernel reads the operands' buffers; a result whose
       only use is `bufferization.materialize_in_destination` into a memref
@@ -145,8 +147,9 @@ def NormLowerGPUPass : Pass<"norm-lower-gpu"> {
     %y = norm.rms_norm %x weight(%w) : (tensor<?x4096xbf16>, tensor<4096xbf16>) -> tensor<?x4096xbf16>
     // After (sketch, memory=copy)
     %xh = bufferization.to_buffer %x read_only : tensor<?x4096xbf16> to memref<?x4096xbf16>
-    %xd = gpu.alloc(%len) : memref<?xbf16>
-    gpu.memcpy %xd, %xflat : memref<?xbf16>, memref<?xbf16>
+    %xd = memref.collapse_shape %xh [[0, 1]] : memref<?x4096xbf16> into memref<?xbf16>
+    %yh = memref.alloc(%m) : memref<?x4096xbf16>
+    %yd = memref.collapse_shape %yh [[0, 1]] : memref<?x4096xbf16> into memref<?xbf16>
     gpu.launch blocks(%b, %1, %1) in (%gx = %m, ...) threads(%t, ...) in (%bx = %c128, ...)
         workgroup(%partial : memref<32xf32, #gpu.address_space<workgroup>>) {
       %v = vector.load %xd[%i] {alignment = 16} : memref<?xbf16>, vector<8xbf16>
@@ -154,7 +157,6 @@ def NormLowerGPUPass : Pass<"norm-lower-gpu"> {
       gpu.barrier
       vector.store %yv, %yd[%i] {alignment = 16} : memref<?xbf16>, vector<8xbf16>
     }
-    gpu.memcpy %yflat, %yd : memref<?xbf16>, memref<?xbf16>
     %y = bufferization.to_tensor %yh restrict writable : memref<?x4096xbf16> to tensor<?x4096xbf16>
     ```
   }];
@@ -162,10 +164,10 @@ def NormLowerGPUPass : Pass<"norm-lower-gpu"> {
     Option<"memory", "memory", "::mlir::norm::GPUMemory",
            /*default=*/"::mlir::norm::GPUMemory::Copy",
            "Where tensors live at run time: 'copy' (host memory, copied to "
-           "and from the device around each kernel) or 'device'",
+           "and from the device by norm-gpu-host-copies) or 'device'",
            [{::llvm::cl::values(
              clEnumValN(::mlir::norm::GPUMemory::Copy, "copy",
-                        "host memory, copied around each kernel"),
+                        "host memory, copied by norm-gpu-host-copies"),
              clEnumValN(::mlir::norm::GPUMemory::Device, "device",
                         "device memory, used in place"))}]>,
     Option<"warpMaxElements", "warp-max-elements", "int64_t",
@@ -222,6 +224,45 @@ def NormAnnotateKernelArgsPass : Pass<"norm-annotate-kernel-args",
     from memref arguments to descriptors, hence this pass. Other functions
     are left alone.
   }];
+}
+
+def NormGPUHostCopiesPass : Pass<"norm-gpu-host-copies", "::mlir::ModuleOp"> {
+  let summary = "Copy the host buffers of GPU kernel launches to and from "
+                "device memory";
+  let description = [{
+    The host/device transfer stage of `norm-gpu-pipeline{memory=copy}`, after
+    bufferization: `norm-lower-gpu{memory=copy}` launches its kernels on the
+    host buffers of the tensors (their `bufferization.to_buffer`, the
+    `memref.alloc` of each result), and this pass places them in device
+    memory. A run of launches in a block (only launches, device allocations
+    and side-effect-free ops in between) gets one `gpu.alloc` per host
+    memref operand: copied in with `gpu.memcpy` before the first launch that
+    takes it when that launch reads it, copied back after the run when a
+    launch of the run writes it, and freed after the run. A memref is in
+    device memory when it is a view of a `gpu.alloc` or has a memory space;
+    those are left alone. What a kernel reads and writes is taken from the
+    memory effects of the ops of its `gpu.func` on the argument (and its
+    views); a kernel without a body here reads and writes every operand. A
+    kernel of `norm-lower-gpu` writes every element of an output it does
+    not read, so such an output is not copied in; for other kernels every
+    host operand is copied in. Two views of one host buffer in a run, one of
+    them written, end the run. A host operand without the identity layout is
+    an error (`gpu.memcpy` copies contiguous memrefs).
+
+    ```mlir
+    gpu.launch_func @k::@k blocks in (...) threads in (...) args(%x : memref<?xf32>, %y : memref<?xf32>)
+    // becomes
+    %dx = gpu.alloc (%n) : memref<?xf32>
+    gpu.memcpy %dx, %x : memref<?xf32>, memref<?xf32>
+    %dy = gpu.alloc (%n) : memref<?xf32>
+    gpu.launch_func @k::@k blocks in (...) threads in (...) args(%dx : memref<?xf32>, %dy : memref<?xf32>)
+    gpu.memcpy %y, %dy : memref<?xf32>, memref<?xf32>
+    gpu.dealloc %dx : memref<?xf32>
+    gpu.dealloc %dy : memref<?xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 #endif // NORM_CONVERSION_PASSES_TD

@@ -85,7 +85,6 @@ private:
   Value index(int64_t value) {
     return arith::ConstantIndexOp::create(b, loc, value);
   }
-  Value deviceInput(Value tensor);
   void emitRowKernel(Value dx, Value partialW, Value partialB, Value partialA);
   void emitColumnKernel(Value partialW, Value partialB, Value partialA,
                         Value dweight, Value dbias, Value dalpha);
@@ -106,11 +105,6 @@ private:
   Value dyBuf, xBuf, meanBuf, rstdBuf, weightBuf, alphaBuf;
   SmallVector<Value> temporaries;
 };
-
-Value GradLowering::deviceInput(Value tensor) {
-  return buildDeviceInput(b, loc, tensor, options.memory == GPUMemory::Device,
-                          temporaries);
-}
 
 gpu::LaunchOp GradLowering::launch(Value grid, unsigned numScratch) {
   SmallVector<Type> scratchTypes(
@@ -361,16 +355,16 @@ FailureOr<SmallVector<Value>> GradLowering::build() {
   numBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, numRows,
                                                  index(kGradRowsPerBlock));
 
-  dyBuf = deviceInput(g.dy);
-  xBuf = deviceInput(g.x);
+  dyBuf = buildKernelInput(b, loc, g.dy);
+  xBuf = buildKernelInput(b, loc, g.x);
   if (g.mean)
-    meanBuf = deviceInput(g.mean);
+    meanBuf = buildKernelInput(b, loc, g.mean);
   if (g.rstd)
-    rstdBuf = deviceInput(g.rstd);
+    rstdBuf = buildKernelInput(b, loc, g.rstd);
   if (g.weight)
-    weightBuf = deviceInput(g.weight);
+    weightBuf = buildKernelInput(b, loc, g.weight);
   if (g.alpha)
-    alphaBuf = deviceInput(g.alpha);
+    alphaBuf = buildKernelInput(b, loc, g.alpha);
 
   // Outputs, in the op's result order.
   // Their sizes come from the operands (dx: x; dweight, dbias: the weight

@@ -1,9 +1,12 @@
 //===- HostBuffers.cpp - Host side of the GPU lowerings -------*- C++ -*-===//
 //
 // The host code every GPU lowering (norm ops, norm.quantize, gradient ops)
-// builds around its kernels: device buffers and their copies, direct writes
-// into a result's destination, the result buffers handed back as tensors,
-// and the gpu.launch op (KernelBuilder.h declares them).
+// builds around its kernels: the kernels' input buffers, the device buffers
+// of memory=device and their copies into destinations, direct writes into a
+// result's destination, the result buffers handed back as tensors, and the
+// gpu.launch op (KernelBuilder.h declares them). With memory=copy, the
+// buffers are the host's; norm-gpu-host-copies (HostCopies.cpp) places them
+// on the device after bufferization.
 //
 //===----------------------------------------------------------------------===//
 
@@ -183,21 +186,10 @@ Value gpu_lowering::getNumElements(OpBuilder &b, Location loc, Value buffer) {
   return count;
 }
 
-Value gpu_lowering::buildDeviceInput(OpBuilder &b, Location loc, Value tensor,
-                                     bool deviceMemory,
-                                     SmallVectorImpl<Value> &temporaries) {
-  Value host = bufferization::ToBufferOp::create(b, loc, getBufferType(tensor),
-                                                 tensor, /*read_only=*/true);
-  Value flat = flattenBuffer(b, loc, host);
-  if (deviceMemory)
-    return flat;
-  Value length = getNumElements(b, loc, host);
-  auto deviceType = cast<MemRefType>(flat.getType());
-  Value device = allocateDevice(b, loc, deviceType, ValueRange{length});
-  gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{}, device,
-                        flat);
-  temporaries.push_back(device);
-  return device;
+Value gpu_lowering::buildKernelInput(OpBuilder &b, Location loc, Value tensor) {
+  Value buffer = bufferization::ToBufferOp::create(
+      b, loc, getBufferType(tensor), tensor, /*read_only=*/true);
+  return flattenBuffer(b, loc, buffer);
 }
 
 gpu::LaunchOp gpu_lowering::createKernelLaunch(OpBuilder &b, Location loc,
@@ -224,7 +216,7 @@ Value ResultBuffers::add(Value result, ArrayRef<OpFoldResult> sizes) {
   for (int64_t d = 0; d < type.getRank(); ++d)
     if (type.isDynamicDim(d))
       dynamicSizes.push_back(getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
-  Value buffer, flat;
+  Value buffer;
   if (deviceMemory) {
     // Straight into the memref the result is materialized into, else a
     // device buffer.
@@ -234,28 +226,15 @@ Value ResultBuffers::add(Value result, ArrayRef<OpFoldResult> sizes) {
       absorbed.push_back(materialize);
     else
       buffer = allocateDevice(b, loc, type, dynamicSizes);
-    flat = flattenBuffer(b, loc, buffer);
   } else {
     buffer = memref::AllocOp::create(b, loc, type, dynamicSizes);
-    Value host = flattenBuffer(b, loc, buffer);
-    flat = allocateDevice(b, loc, cast<MemRefType>(host.getType()),
-                          ValueRange{getNumElements(b, loc, buffer)});
   }
   results.push_back(result);
   shaped.push_back(buffer);
-  device.push_back(flat);
-  return flat;
+  return flattenBuffer(b, loc, buffer);
 }
 
 SmallVector<Value> ResultBuffers::finish(ArrayRef<Value> temporaries) {
-  // Copy back (memory=copy) and free the temporaries.
-  if (!deviceMemory) {
-    for (auto [buffer, flat] : llvm::zip_equal(shaped, device)) {
-      gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
-                            flattenBuffer(b, loc, buffer), flat);
-      freeDevice(b, loc, flat);
-    }
-  }
   for (Value temporary : temporaries)
     freeDevice(b, loc, temporary);
   SmallVector<Value> replacements;

@@ -124,7 +124,7 @@ struct KernelBuffers {
 };
 
 //===----------------------------------------------------------------------===//
-// Host-side buffers (NormToGPU.cpp)
+// Host-side buffers (HostBuffers.cpp)
 //===----------------------------------------------------------------------===//
 
 /// `buffer` as a flat `memref<?xT>` (a rank-0 buffer as one element).
@@ -160,17 +160,17 @@ void freeDevice(OpBuilder &b, Location loc, Value buffer);
 MemRefType getBufferType(Value tensor);
 /// Number of elements of the shaped value `buffer` as an index.
 Value getNumElements(OpBuilder &b, Location loc, Value buffer);
-/// The flat device buffer a kernel reads `tensor` from: the tensor's own
-/// memory with `deviceMemory`, else a device copy (appended to
-/// `temporaries`, to be freed after the kernels).
-Value buildDeviceInput(OpBuilder &b, Location loc, Value tensor,
-                       bool deviceMemory, SmallVectorImpl<Value> &temporaries);
+/// The flat buffer a kernel reads `tensor` from: the tensor's own buffer
+/// (`bufferization.to_buffer`, read-only), in device memory with
+/// memory=device; with memory=copy a host buffer that norm-gpu-host-copies
+/// copies to the device after bufferization.
+Value buildKernelInput(OpBuilder &b, Location loc, Value tensor);
 
 /// The result buffers of an op whose kernels write each of its results
 /// whole (the gradient ops, a norm.quantize alone). memory=device: the
 /// memref the result is materialized into (getDirectDestination) or a new
-/// device buffer; memory=copy: a host buffer and a device temporary copied
-/// into it after the kernels.
+/// device buffer; memory=copy: a host buffer (norm-gpu-host-copies places
+/// it on the device after bufferization).
 class ResultBuffers {
 public:
   ResultBuffers(RewriterBase &b, Operation *op, bool deviceMemory)
@@ -179,8 +179,7 @@ public:
   /// Adds `result`, of sizes `sizes`, and returns the flat device buffer the
   /// kernels write it to.
   Value add(Value result, ArrayRef<OpFoldResult> sizes);
-  /// After the kernels: copies the results back (memory=copy), frees
-  /// `temporaries`, the copy temporaries and the device buffers nothing
+  /// After the kernels: frees `temporaries` and the device buffers nothing
   /// keeps, erases the materializations written in place, and returns the
   /// replacements of the results, in the order they were added.
   SmallVector<Value> finish(ArrayRef<Value> temporaries);
@@ -190,7 +189,7 @@ private:
   Operation *op;
   Location loc;
   bool deviceMemory;
-  SmallVector<Value> results, shaped, device;
+  SmallVector<Value> results, shaped;
   /// materialize_in_destination ops made redundant by direct writes.
   SmallVector<Operation *> absorbed;
 };

@@ -52,14 +52,12 @@ public:
 private:
   /// Views an identity-layout buffer as `memref<?xT>`.
   Value flatten(Value buffer);
-  /// A buffer holding `tensor` that the device can read: the tensor's own
-  /// buffer (device memory) or a device copy of it (copy mode).
-  Value deviceInput(Value tensor);
   /// Prepares a weight/bias/alpha operand.
   KernelParam prepareParam(Value tensor);
-  /// The output buffer (shaped like x) for `result`, and in `direct`
-  /// whether the kernel writes it in place (no copy back).
-  Value outputBuffer(Value result, bool &direct);
+  /// The output buffer (shaped like x) the kernel writes `result` into:
+  /// memory=device: the memref it is materialized into or a device buffer;
+  /// memory=copy: a host buffer (norm-gpu-host-copies places it).
+  Value outputBuffer(Value result);
   /// Emits the launch(es) over `buffers`, choosing the variant at run time
   /// when the row length is dynamic.
   void emitLaunches(const KernelBuffers &buffers);
@@ -93,8 +91,6 @@ private:
   SmallVector<OpFoldResult> xSizes;
   Value numRows, rowSize, numElements;
   int64_t staticRowSize = ShapedType::kDynamic;
-  /// Device buffers allocated by this lowering and freed after the kernel.
-  SmallVector<Value> temporaries;
   /// materialize_in_destination ops made redundant by direct writes.
   SmallVector<Operation *> absorbed;
 };
@@ -135,11 +131,6 @@ static int64_t getSplitParts(int64_t rowSize, int64_t vectorLength,
   return 1;
 }
 
-Value GPULoweringBuilder::deviceInput(Value tensor) {
-  return buildDeviceInput(b, loc, tensor, options.memory == GPUMemory::Device,
-                          temporaries);
-}
-
 KernelParam GPULoweringBuilder::prepareParam(Value tensor) {
   KernelParam param;
   ParameterAccess access = RowView::getParameterAccess(tensor);
@@ -147,12 +138,11 @@ KernelParam GPULoweringBuilder::prepareParam(Value tensor) {
     return param;
   // Scalars are read as element 0 of the flat buffer.
   param.isScalar = access == ParameterAccess::Scalar;
-  param.buffer = deviceInput(tensor);
+  param.buffer = buildKernelInput(b, loc, tensor);
   return param;
 }
 
-Value GPULoweringBuilder::outputBuffer(Value result, bool &direct) {
-  direct = false;
+Value GPULoweringBuilder::outputBuffer(Value result) {
   MemRefType type = getBufferType(result);
   if (options.memory == GPUMemory::Device) {
     // Write straight into the memref the result is materialized into.
@@ -162,7 +152,6 @@ Value GPULoweringBuilder::outputBuffer(Value result, bool &direct) {
       lowered.push_back(quant);
     if (Value dest = getDirectDestination(
             result, getFusedInsertionPoint(op, quant), lowered, materialize)) {
-      direct = true;
       absorbed.push_back(materialize);
       return dest;
     }
@@ -174,10 +163,8 @@ Value GPULoweringBuilder::outputBuffer(Value result, bool &direct) {
     if (type.isDynamicDim(d))
       dynamicSizes.push_back(
           getValueOrCreateConstantIndexOp(b, loc, xSizes[d]));
-  if (options.memory == GPUMemory::Device) {
-    direct = true;
+  if (options.memory == GPUMemory::Device)
     return allocateDevice(b, loc, type, dynamicSizes);
-  }
   return memref::AllocOp::create(b, loc, type, dynamicSizes);
 }
 
@@ -432,9 +419,9 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
   numElements = b.createOrFold<arith::MulIOp>(loc, numRows, rowSize);
 
   KernelBuffers buffers;
-  buffers.x = deviceInput(op.getX());
+  buffers.x = buildKernelInput(b, loc, op.getX());
   if (Value residual = op.getResidual())
-    buffers.residual = deviceInput(residual);
+    buffers.residual = buildKernelInput(b, loc, residual);
   buffers.weight = prepareParam(op.getWeight());
   buffers.bias = prepareParam(op.getBias());
   buffers.alpha = prepareParam(op.getAlpha());
@@ -454,29 +441,10 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
   if (rstdResult)
     results.push_back(rstdResult);
   SmallVector<Value> shapedOutputs, deviceOutputs;
-  SmallVector<bool> directOutputs;
   for (Value result : results) {
-    bool direct = false;
-    Value shaped = outputBuffer(result, direct);
-    Value flat = flatten(shaped);
-    if (!direct) {
-      Value count = numElements;
-      if (result == meanResult || result == rstdResult)
-        count = numRows;
-      if (quant && result == quant.getScales())
-        count = b.createOrFold<arith::MulIOp>(
-            loc, numRows,
-            arith::ConstantIndexOp::create(
-                b, loc,
-                cast<RankedTensorType>(result.getType()).getShape().back()));
-      Value device = allocateDevice(b, loc, cast<MemRefType>(flat.getType()),
-                                    ValueRange{count});
-      temporaries.push_back(device);
-      flat = device;
-    }
+    Value shaped = outputBuffer(result);
     shapedOutputs.push_back(shaped);
-    deviceOutputs.push_back(flat);
-    directOutputs.push_back(direct);
+    deviceOutputs.push_back(flatten(shaped));
   }
   unsigned next = 0;
   buffers.y = deviceOutputs[next++];
@@ -486,7 +454,7 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
     if (quant.isDynamic())
       buffers.scales = deviceOutputs[next++];
     else
-      buffers.scale = flatten(deviceInput(quant.getScale()));
+      buffers.scale = buildKernelInput(b, loc, quant.getScale());
   }
   if (op.getResidualOut())
     buffers.residualOut = deviceOutputs[next++];
@@ -497,16 +465,7 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
 
   emitLaunches(buffers);
 
-  // Copy results back (copy mode) and free the device temporaries.
   SmallVector<Value> replacements;
-  for (auto [result, shaped, device, direct] :
-       llvm::zip_equal(results, shapedOutputs, deviceOutputs, directOutputs)) {
-    if (!direct)
-      gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
-                            flatten(shaped), device);
-  }
-  for (Value temporary : temporaries)
-    freeDevice(b, loc, temporary);
   // memory=device: a result buffer that nothing uses is freed after the
   // kernel, one that only feeds other norm ops after the last of them;
   // others belong to the caller.

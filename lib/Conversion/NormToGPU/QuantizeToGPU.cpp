@@ -207,13 +207,10 @@ SmallVector<Value> QuantizeLowering::build() {
                    b.createOrFold<arith::DivUIOp>(loc, rowSize, segmentSize))
              : numRows;
 
-  bool deviceMemory = options.memory == GPUMemory::Device;
-  SmallVector<Value> temporaries;
-  inputBuf = buildDeviceInput(b, loc, op.getInput(), deviceMemory, temporaries);
+  inputBuf = buildKernelInput(b, loc, op.getInput());
   if (!op.isDynamic())
-    scaleBuf =
-        buildDeviceInput(b, loc, op.getScale(), deviceMemory, temporaries);
-  ResultBuffers outputs(b, op, deviceMemory);
+    scaleBuf = buildKernelInput(b, loc, op.getScale());
+  ResultBuffers outputs(b, op, options.memory == GPUMemory::Device);
   qBuf = outputs.add(op.getQ(), sizes);
   if (op.isDynamic()) {
     SmallVector<OpFoldResult> scalesSizes(sizes);
@@ -258,7 +255,7 @@ SmallVector<Value> QuantizeLowering::build() {
       emitKernel(1, kQuantizeThreads);
     }
   }
-  return outputs.finish(temporaries);
+  return outputs.finish({});
 }
 
 } // namespace

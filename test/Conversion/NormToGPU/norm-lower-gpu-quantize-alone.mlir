@@ -10,9 +10,12 @@
 // writes its scale, a second sweep writes q.
 // CHECK-LABEL: func @alone_group_i8
 //   CHECK-NOT: norm.quantize
-//       CHECK: gpu.memcpy
-//       CHECK: %[[Q:.*]] = gpu.alloc (%{{.*}}) {{.*}} : memref<?xi8>
-//       CHECK: %[[S:.*]] = gpu.alloc (%{{.*}}) {{.*}} : memref<?xf32>
+//   CHECK-NOT: gpu.alloc
+//   CHECK-NOT: gpu.memcpy
+//       CHECK: %[[QH:.*]] = memref.alloc() : memref<4x256xi8>
+//       CHECK: %[[Q:.*]] = memref.cast %{{.*}} : memref<1024xi8> to memref<?xi8>
+//       CHECK: %[[SH:.*]] = memref.alloc() : memref<4x2xf32>
+//       CHECK: %[[S:.*]] = memref.cast %{{.*}} : memref<8xf32> to memref<?xf32>
 //       CHECK: scf.if
 //       CHECK:   gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256{{.*}}, {{.*}})
 //       CHECK:     arith.cmpi ult, %{{.*}}, %c8
@@ -28,8 +31,9 @@
 //       CHECK:       math.roundeven
 //       CHECK:       arith.fptosi %{{.*}} : vector<4xf32> to vector<4xi8>
 //       CHECK:       vector.store %{{.*}}, %[[Q]][%{{.*}}] {alignment = 4 : i64} : memref<?xi8>, vector<4xi8>
-//       CHECK: gpu.memcpy %{{.*}}, %[[Q]]
-//       CHECK: gpu.memcpy %{{.*}}, %[[S]]
+//   CHECK-NOT: gpu.memcpy
+//       CHECK: bufferization.to_tensor %[[QH]]
+//       CHECK: bufferization.to_tensor %[[SH]]
 //       CHECK: return
 // DEVICE-LABEL: func @alone_group_i8
 //   DEVICE-NOT: gpu.memcpy

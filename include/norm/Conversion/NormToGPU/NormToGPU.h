@@ -1,5 +1,4 @@
-//===- NormToGPU.h - Lower norm ops to GPU kernels ---------------*- C++
-//-*-===//
+//===- NormToGPU.h - Lower norm ops to GPU kernels --------------*- C++ -*-===//
 //
 // The GPU lowering of norm ops (norm-lower-gpu): one gpu.launch per op with
 // a warp or a block per row.
@@ -20,8 +19,9 @@ namespace norm {
 
 /// Where the tensors a norm op reads and writes live at run time.
 enum class GPUMemory {
-  /// In host memory: operands are copied to device buffers before the
-  /// kernel and results back into host buffers after it.
+  /// In host memory: the kernels take host buffers, which
+  /// norm-gpu-host-copies copies to and from device buffers after
+  /// bufferization.
   Copy,
   /// In device memory: the kernel reads the operands' buffers directly and
   /// writes results into device buffers (or into the memref a result is
