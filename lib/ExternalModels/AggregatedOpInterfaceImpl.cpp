@@ -46,7 +46,7 @@ struct GradAggregatedOpModel
           GradAggregatedOpModel<OpTy>, OpTy> {
   FailureOr<SmallVector<Value>> decomposeOperation(Operation *op,
                                                    OpBuilder &b) const {
-    return decomposeGradOp(b, op);
+    return decomposeGradOp(b, cast<NormGradOpInterface>(op));
   }
 };
 

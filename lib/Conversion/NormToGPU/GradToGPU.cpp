@@ -74,10 +74,10 @@ GradOperands getGradOperands(NormGradOpInterface op) {
 /// Emits the two kernels and their buffers for one gradient op.
 class GradLowering {
 public:
-  GradLowering(RewriterBase &b, Operation *op,
+  GradLowering(RewriterBase &b, NormGradOpInterface op,
                const NormLowerGPUPassOptions &options)
       : b(b), op(op), loc(op->getLoc()), options(options),
-        g(getGradOperands(cast<NormGradOpInterface>(op))) {}
+        g(getGradOperands(op)) {}
 
   FailureOr<SmallVector<Value>> build();
 
@@ -432,8 +432,8 @@ FailureOr<SmallVector<Value>> GradLowering::build() {
 
 } // namespace
 
-std::string mlir::norm::getGPUGradBlocker(Operation *op) {
-  GradOperands g = getGradOperands(cast<NormGradOpInterface>(op));
+std::string mlir::norm::getGPUGradBlocker(NormGradOpInterface op) {
+  GradOperands g = getGradOperands(op);
   auto xType = dyn_cast<RankedTensorType>(g.x.getType());
   if (!xType || xType.getRank() == 0)
     return "x must be a ranked tensor of rank >= 1";
@@ -446,9 +446,10 @@ std::string mlir::norm::getGPUGradBlocker(Operation *op) {
 }
 
 FailureOr<SmallVector<Value>>
-mlir::norm::lowerGradOpToGPUKernels(RewriterBase &rewriter, Operation *op,
+mlir::norm::lowerGradOpToGPUKernels(RewriterBase &rewriter,
+                                    NormGradOpInterface op,
                                     const NormLowerGPUPassOptions &options) {
-  if (!isGradientOp(op) || !getGPUGradBlocker(op).empty())
+  if (!getGPUGradBlocker(op).empty())
     return failure();
   return GradLowering(rewriter, op, options).build();
 }

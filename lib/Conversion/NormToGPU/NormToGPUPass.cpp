@@ -90,9 +90,9 @@ void mlir::norm::populateNormToGPUPatterns(
         return lowerQuantizeOpToGPUKernel(rewriter, op, options);
       });
   // A gradient op: buffers and its two kernel launches.
-  addLowerOpPatterns<LayerNormGradOp, RMSNormGradOp, DyTGradOp>(
-      patterns, "GradOpToGPUKernels",
-      [options](RewriterBase &rewriter, Operation *op) {
+  patterns.add<LowerGradOpPattern>(
+      patterns.getContext(), "GradOpToGPUKernels",
+      [options](RewriterBase &rewriter, NormGradOpInterface op) {
         return lowerGradOpToGPUKernels(rewriter, op, options);
       });
 }
@@ -134,9 +134,7 @@ void NormLowerGPUPass::runOnOperation() {
                   "the op with its statistics for the host)");
     blocked = true;
   });
-  getOperation()->walk([&](Operation *op) {
-    if (!isGradientOp(op))
-      return;
+  getOperation()->walk([&](NormGradOpInterface op) {
     std::string reason = getGPUGradBlocker(op);
     if (reason.empty())
       return;

@@ -353,13 +353,10 @@ SmallVector<Value> decomposeDyTGrad(OpBuilder &b, NormGradOpInterface op) {
 
 } // namespace
 
-FailureOr<SmallVector<Value>> mlir::norm::decomposeGradOp(OpBuilder &b,
-                                                          Operation *op) {
+FailureOr<SmallVector<Value>>
+mlir::norm::decomposeGradOp(OpBuilder &b, NormGradOpInterface grad) {
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(op);
-  auto grad = dyn_cast<NormGradOpInterface>(op);
-  if (!grad)
-    return failure();
+  b.setInsertionPoint(grad);
   if (grad.getAlpha())
     return decomposeDyTGrad(b, grad);
   return decomposeNormGrad(b, grad);

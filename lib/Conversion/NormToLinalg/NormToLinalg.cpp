@@ -606,8 +606,9 @@ void mlir::norm::populateNormToLinalgPatterns(RewritePatternSet &patterns) {
 }
 
 void mlir::norm::populateGradToLinalgPatterns(RewritePatternSet &patterns) {
-  addLowerOpPatterns<LayerNormGradOp, RMSNormGradOp, DyTGradOp>(
-      patterns, "GradOpToLinalg", [](RewriterBase &rewriter, Operation *op) {
+  patterns.add<LowerGradOpPattern>(
+      patterns.getContext(), "GradOpToLinalg",
+      [](RewriterBase &rewriter, NormGradOpInterface op) {
         return decomposeGradOp(rewriter, op);
       });
 }

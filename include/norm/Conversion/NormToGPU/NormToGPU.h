@@ -61,14 +61,14 @@ lowerQuantizeOpToGPUKernel(RewriterBase &rewriter, QuantizeOp op,
 
 /// Why the gradient op `op` cannot be lowered to the GPU, or an empty string
 /// when it can.
-std::string getGPUGradBlocker(Operation *op);
+std::string getGPUGradBlocker(NormGradOpInterface op);
 
 /// Lowers the gradient op `op` (norm.layer_norm_grad, norm.rms_norm_grad,
 /// norm.dyt_grad) to buffers and two gpu.launch ops (the rows, then the
 /// deterministic column sums of the parameter gradients) and returns the
 /// replacement values of its results.
 FailureOr<SmallVector<Value>>
-lowerGradOpToGPUKernels(RewriterBase &rewriter, Operation *op,
+lowerGradOpToGPUKernels(RewriterBase &rewriter, NormGradOpInterface op,
                         const NormLowerGPUPassOptions &options);
 
 /// Adds the patterns rewriting every norm op with lowerNormOpToGPUKernel,

@@ -54,7 +54,8 @@ FailureOr<SmallVector<Value>> decomposeQuantizeOp(OpBuilder &b, QuantizeOp op);
 /// f64 row sums, the elementwise `dx`, f64 column sums for the parameter
 /// gradients, each rounded once. Returns the replacements of its results;
 /// failure for any other op.
-FailureOr<SmallVector<Value>> decomposeGradOp(OpBuilder &b, Operation *op);
+FailureOr<SmallVector<Value>> decomposeGradOp(OpBuilder &b,
+                                              NormGradOpInterface op);
 
 /// Adds the patterns rewriting a gradient op into its decomposition.
 void populateGradToLinalgPatterns(RewritePatternSet &patterns);

@@ -81,23 +81,6 @@ using LowerGradOpPattern =
     LowerOpPattern<NormGradOpInterface,
                    OpInterfaceRewritePattern<NormGradOpInterface>>;
 
-/// Adds a LowerOpPattern for each of `OpTys` that lowers it with `lower`
-/// (one function for ops that one builder lowers, e.g. the gradient ops).
-template <typename... OpTys>
-void addLowerOpPatterns(
-    RewritePatternSet &patterns, StringRef debugName,
-    std::function<FailureOr<SmallVector<Value>>(RewriterBase &, Operation *)>
-        lower,
-    PatternBenefit benefit = 1) {
-  (patterns.add<LowerOpPattern<OpTys>>(
-       patterns.getContext(), debugName,
-       [lower](RewriterBase &rewriter, OpTys op) {
-         return lower(rewriter, op.getOperation());
-       },
-       benefit),
-   ...);
-}
-
 /// Replaces `op`, lowered together with `quant` (a norm.quantize of its y,
 /// or null), by `replacements`: those of `op`'s results without `quant`;
 /// with it, those of `quant`'s results followed by `op`'s residual_out and
