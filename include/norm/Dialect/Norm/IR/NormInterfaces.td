@@ -100,8 +100,8 @@ def Norm_NormOpInterface : OpInterface<"NormOpInterface"> {
     }
     /// First normalized dimension, in [0, rank).
     int64_t getNormalizedDim() {
-      int64_t axis = $_op.getAxis();
-      return axis < 0 ? axis + getInputType().getRank() : axis;
+      return ::mlir::norm::detail::getNormalizedDim($_op.getAxis(),
+                                                    getInputType().getRank());
     }
     /// Number of normalized (trailing) dimensions.
     int64_t getNumNormalizedDims() {
@@ -110,12 +110,8 @@ def Norm_NormOpInterface : OpInterface<"NormOpInterface"> {
     /// The type arithmetic happens in: `compute_type`, or f32 for
     /// f16/bf16/f32 inputs and f64 for f64 inputs.
     ::mlir::Type getComputeElementType() {
-      if (::mlir::Type explicitType = $_op.getExplicitComputeType())
-        return explicitType;
-      ::mlir::Type elementType = getInputType().getElementType();
-      if (elementType.isF64())
-        return elementType;
-      return ::mlir::Float32Type::get(elementType.getContext());
+      return ::mlir::norm::detail::getComputeElementType(
+          $_op.getExplicitComputeType(), getInputType().getElementType());
     }
   }];
 }
@@ -206,8 +202,8 @@ def Norm_NormGradOpInterface : OpInterface<"NormGradOpInterface"> {
     }
     /// First normalized dimension, in [0, rank).
     int64_t getNormalizedDim() {
-      int64_t axis = getAxis();
-      return axis < 0 ? axis + getInputType().getRank() : axis;
+      return ::mlir::norm::detail::getNormalizedDim(getAxis(),
+                                                    getInputType().getRank());
     }
     /// Number of normalized (trailing) dimensions.
     int64_t getNumNormalizedDims() {
@@ -216,12 +212,8 @@ def Norm_NormGradOpInterface : OpInterface<"NormGradOpInterface"> {
     /// The type arithmetic happens in: `compute_type`, or f32 for
     /// f16/bf16/f32 inputs and f64 for f64 inputs.
     ::mlir::Type getComputeElementType() {
-      if (::mlir::Type explicitType = getExplicitComputeType())
-        return explicitType;
-      ::mlir::Type elementType = getInputType().getElementType();
-      if (elementType.isF64())
-        return elementType;
-      return ::mlir::Float32Type::get(elementType.getContext());
+      return ::mlir::norm::detail::getComputeElementType(
+          getExplicitComputeType(), getInputType().getElementType());
     }
     /// True for layer_norm_grad: x is centered by the forward's mean.
     bool subtractsMean() { return static_cast<bool>(getMean()); }

@@ -48,6 +48,22 @@ template <typename OpTy>
 using HasGetDalpha = llvm::is_detected<GetDalphaT, OpTy>;
 template <typename OpTy>
 using HasGetWeightOffset = llvm::is_detected<GetWeightOffsetT, OpTy>;
+
+/// First normalized dimension of an op on a rank-`rank` input with `axis`
+/// (possibly negative), in [0, rank). Shared by both op interfaces and the
+/// gradient op classes.
+inline int64_t getNormalizedDim(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+/// The type arithmetic happens in: `explicitType` when set, else f32 for
+/// f16/bf16/f32 inputs and f64 for f64 inputs.
+inline Type getComputeElementType(Type explicitType, Type inputElementType) {
+  if (explicitType)
+    return explicitType;
+  if (inputElementType.isF64())
+    return inputElementType;
+  return Float32Type::get(inputElementType.getContext());
+}
 } // namespace detail
 } // namespace norm
 } // namespace mlir

@@ -457,18 +457,16 @@ class Norm_GradOp<string mnemonic, string operandFormat>
     }
     /// First normalized dimension, in [0, rank).
     int64_t getNormalizedDim() {
-      int64_t rank = getX().getType().getRank();
-      int64_t axis = static_cast<int64_t>(getAxis());
-      return axis < 0 ? axis + rank : axis;
+      return ::mlir::norm::detail::getNormalizedDim(
+          static_cast<int64_t>(getAxis()), getX().getType().getRank());
     }
     /// `compute_type`, or the default: f32 for f16/bf16/f32 inputs, f64 for
     /// f64.
     ::mlir::Type getComputeElementType() {
-      if (auto type = getComputeType())
-        return *type;
-      ::mlir::Type element = getX().getType().getElementType();
-      return element.isF64() ? element
-                             : ::mlir::Float32Type::get(getContext());
+      auto explicitType = getComputeType();
+      return ::mlir::norm::detail::getComputeElementType(
+          explicitType ? ::mlir::Type(*explicitType) : ::mlir::Type(),
+          getX().getType().getElementType());
     }
   }];
 }
