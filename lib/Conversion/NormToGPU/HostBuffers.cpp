@@ -177,15 +177,6 @@ MemRefType gpu_lowering::getBufferType(Value tensor) {
   return MemRefType::get(type.getShape(), type.getElementType());
 }
 
-Value gpu_lowering::getNumElements(OpBuilder &b, Location loc, Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
-  Value count = arith::ConstantIndexOp::create(b, loc, 1);
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    count = b.createOrFold<arith::MulIOp>(
-        loc, count, b.createOrFold<memref::DimOp>(loc, buffer, d));
-  return count;
-}
-
 Value gpu_lowering::buildKernelInput(OpBuilder &b, Location loc, Value tensor) {
   Value buffer = bufferization::ToBufferOp::create(
       b, loc, getBufferType(tensor), tensor, /*read_only=*/true);

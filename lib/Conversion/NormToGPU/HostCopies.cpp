@@ -13,9 +13,9 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir {
 namespace norm {
@@ -49,24 +49,14 @@ struct HostOperand {
 
 } // namespace
 
-/// The buffer `value` is a view of (through view-like ops), or `value`.
-static Value getRootBuffer(Value value) {
-  while (Operation *producer = value.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(producer);
-    if (!view || view.getViewSource() == value)
-      break;
-    value = view.getViewSource();
-  }
-  return value;
-}
-
 /// Whether `value` is in device memory: a memref with a memory space, or a
 /// view of a gpu.alloc.
 static bool isDeviceMemRef(Value value) {
   auto type = dyn_cast<BaseMemRefType>(value.getType());
   if (!type || type.getMemorySpace())
     return true;
-  return getRootBuffer(value).getDefiningOp<gpu::AllocOp>() != nullptr;
+  return memref::skipViewLikeOps(cast<MemrefValue>(value))
+             .getDefiningOp<gpu::AllocOp>() != nullptr;
 }
 
 /// What the ops of `kernel` do with `arg` and its views: read and write
@@ -148,9 +138,9 @@ private:
 
 bool RunCopier::add(gpu::LaunchFuncOp launch) {
   bool normKernel = isNormKernelName(launch.getKernelName().getValue());
-  // Collected first, taken only when there is no conflict.
-  SmallVector<HostOperand> added;
-  SmallVector<std::pair<unsigned, Access>> updates;
+  // The launch's host operands, each once, with what its kernel does with
+  // them.
+  SmallVector<HostOperand> taken;
   for (auto [index, operand] : llvm::enumerate(launch.getKernelOperands())) {
     if (isDeviceMemRef(operand))
       continue;
@@ -159,33 +149,32 @@ bool RunCopier::add(gpu::LaunchFuncOp launch) {
     // another kernel may write part of it.
     if (!normKernel)
       access.read = true;
-    Value root = getRootBuffer(operand);
-    auto *known = llvm::find_if(operands, [&](const HostOperand &entry) {
-      return entry.host == operand;
-    });
-    if (known != operands.end()) {
-      updates.push_back(
-          {static_cast<unsigned>(known - operands.begin()), access});
+    auto *entry = llvm::find_if(
+        taken, [&](const HostOperand &other) { return other.host == operand; });
+    if (entry != taken.end()) {
+      entry->readFirst |= access.read;
+      entry->written |= access.write;
       continue;
     }
-    for (const HostOperand &entry : operands)
-      if (entry.root == root && (entry.written || access.write))
-        return false;
-    auto *pending = llvm::find_if(
-        added, [&](const HostOperand &entry) { return entry.host == operand; });
-    if (pending != added.end()) {
-      pending->readFirst |= access.read;
-      pending->written |= access.write;
-      continue;
-    }
-    for (const HostOperand &entry : added)
-      if (entry.root == root && (entry.written || access.write))
-        return false;
-    added.push_back({operand, root, launch, access.read, access.write});
+    Value root = memref::skipViewLikeOps(cast<MemrefValue>(operand));
+    taken.push_back({operand, root, launch, access.read, access.write});
   }
-  for (auto [index, access] : updates)
-    operands[index].written |= access.write;
-  llvm::append_range(operands, added);
+  // Two views of one buffer, one of them written, cannot share the run.
+  for (const HostOperand &entry : taken)
+    for (const HostOperand &other : llvm::concat<const HostOperand>(
+             ArrayRef<HostOperand>(taken), ArrayRef<HostOperand>(operands)))
+      if (other.root == entry.root && other.host != entry.host &&
+          (other.written || entry.written))
+        return false;
+  for (HostOperand &entry : taken) {
+    auto *known = llvm::find_if(operands, [&](const HostOperand &other) {
+      return other.host == entry.host;
+    });
+    if (known != operands.end())
+      known->written |= entry.written;
+    else
+      operands.push_back(entry);
+  }
   launches.push_back(launch);
   return true;
 }

@@ -158,8 +158,6 @@ bool copyMaterializationsFromDevice(RewriterBase &b, Value result,
 void freeDevice(OpBuilder &b, Location loc, Value buffer);
 /// The memref type with `tensor`'s shape and element type, identity layout.
 MemRefType getBufferType(Value tensor);
-/// Number of elements of the shaped value `buffer` as an index.
-Value getNumElements(OpBuilder &b, Location loc, Value buffer);
 /// The flat buffer a kernel reads `tensor` from: the tensor's own buffer
 /// (`bufferization.to_buffer`, read-only), in device memory with
 /// memory=device; with memory=copy a host buffer that norm-gpu-host-copies

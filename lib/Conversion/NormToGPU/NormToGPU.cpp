@@ -426,7 +426,7 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
   buffers.bias = prepareParam(op.getBias());
   buffers.alpha = prepareParam(op.getAlpha());
 
-  // Outputs: shaped buffers, and flat device views the kernel writes: y
+  // Outputs: shaped buffers, and the flat views the kernel writes: y
   // (or q and the scales of a fused quantization) and residual_out.
   SmallVector<Value> results{quant ? quant.getQ() : op.getY()};
   if (quant && quant.isDynamic())
@@ -440,28 +440,28 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
     results.push_back(meanResult);
   if (rstdResult)
     results.push_back(rstdResult);
-  SmallVector<Value> shapedOutputs, deviceOutputs;
+  SmallVector<Value> shapedOutputs, kernelOutputs;
   for (Value result : results) {
     Value shaped = outputBuffer(result);
     shapedOutputs.push_back(shaped);
-    deviceOutputs.push_back(flatten(shaped));
+    kernelOutputs.push_back(flatten(shaped));
   }
   unsigned next = 0;
-  buffers.y = deviceOutputs[next++];
+  buffers.y = kernelOutputs[next++];
   if (quant) {
     buffers.quant = quant;
     buffers.useCvt = options.fp8Cvt;
     if (quant.isDynamic())
-      buffers.scales = deviceOutputs[next++];
+      buffers.scales = kernelOutputs[next++];
     else
       buffers.scale = buildKernelInput(b, loc, quant.getScale());
   }
   if (op.getResidualOut())
-    buffers.residualOut = deviceOutputs[next++];
+    buffers.residualOut = kernelOutputs[next++];
   if (meanResult)
-    buffers.mean = deviceOutputs[next++];
+    buffers.mean = kernelOutputs[next++];
   if (rstdResult)
-    buffers.rstd = deviceOutputs[next++];
+    buffers.rstd = kernelOutputs[next++];
 
   emitLaunches(buffers);
 
