@@ -285,7 +285,15 @@ struct QuantizeShardingModel
     SmallVector<AffineMap> maps{identity};
     if (quantizeOp.getScale())
       maps.push_back(AffineMap::get(rank, 0, context));
+    if (quantizeOp.getGlobalScale())
+      maps.push_back(AffineMap::get(rank, 0, context));
     maps.push_back(identity);
+    // Swizzled scales are one flat dim over all rows: tied to the first
+    // loop here; partition declines them.
+    if (quantizeOp.getScaleLayout() == ScaleLayout::swizzled_128x4) {
+      maps.push_back(dimRangeMap(context, rank, 0, 1));
+      return maps;
+    }
     if (quantizeOp.isDynamic())
       // Per group, the scales' last dim (N / G groups) is split like the
       // input's; per token it is 1 and never split.
@@ -303,6 +311,10 @@ struct QuantizeShardingModel
                           OpBuilder &builder) const {
     auto quantizeOp = cast<QuantizeOp>(op);
     ArrayRef<int64_t> shape = quantizeOp.getInputType().getShape();
+    if (quantizeOp.getScaleLayout() == ScaleLayout::swizzled_128x4)
+      return op->emitOpError()
+             << "cannot be partitioned: swizzled_128x4 scales interleave "
+                "the scales of 128 rows (use the row_major layout)";
     auto analysis = analyzeSplits(op, shape, operandShardings, resultShardings,
                                   symbolTable);
     if (failed(analysis))

@@ -231,6 +231,9 @@ struct QuantizeTilingInterface
                          ArrayRef<OpFoldResult> offsets,
                          ArrayRef<OpFoldResult> sizes) const {
     auto quantize = cast<QuantizeOp>(op);
+    // Swizzled scales of a tile of rows are not a slice of the scales.
+    if (quantize.getScaleLayout() == ScaleLayout::swizzled_128x4)
+      return failure();
     Location loc = op->getLoc();
     SmallVector<OpFoldResult> fullOffsets, fullSizes;
     extendToFullRank(b, loc, quantize.getInput(), offsets, sizes, fullOffsets,
@@ -244,11 +247,14 @@ struct QuantizeTilingInterface
     if (TypedValue<RankedTensorType> scales = quantize.getScales()) {
       SmallVector<int64_t> shape(tileType.getShape());
       shape.back() = scales.getType().getShape().back();
-      resultTypes.push_back(tileType.clone(shape, b.getF32Type()));
+      resultTypes.push_back(
+          tileType.clone(shape, scales.getType().getElementType()));
     }
     SmallVector<Value> operands{slice.getResult()};
     if (Value scale = quantize.getScale())
       operands.push_back(scale);
+    if (Value globalScale = quantize.getGlobalScale())
+      operands.push_back(globalScale);
     Operation *tiled = mlir::clone(b, op, resultTypes, operands);
     return TilingResult{{tiled},
                         SmallVector<Value>(tiled->getResults()),

@@ -263,7 +263,7 @@ SmallVector<Value> QuantizeLowering::build() {
 FailureOr<SmallVector<Value>>
 mlir::norm::lowerQuantizeOpToGPUKernel(RewriterBase &rewriter, QuantizeOp op,
                                        const NormLowerGPUPassOptions &options) {
-  if (isQuantizeFusedOnGPU(op, options))
+  if (isQuantizeFusedOnGPU(op, options) || op.isBlockScaled())
     return failure();
   return QuantizeLowering(rewriter, op, options).build();
 }

@@ -94,6 +94,16 @@ void mlir::norm::populateNormToVectorPatterns(
       patterns.getContext(), "QuantizeOpToVectorLoops",
       [options](RewriterBase &rewriter, QuantizeOp op) {
         return lowerQuantizeOpToVectorLoops(rewriter, op, options);
+      },
+      /*benefit=*/2);
+  // The block-scaled forms: their linalg decomposition.
+  patterns.add<LowerOpPattern<QuantizeOp>>(
+      patterns.getContext(), "BlockScaledQuantizeOpToLinalg",
+      [](RewriterBase &rewriter,
+         QuantizeOp op) -> FailureOr<SmallVector<Value>> {
+        if (!op.isBlockScaled())
+          return failure();
+        return decomposeQuantizeOp(rewriter, op);
       });
 }
 

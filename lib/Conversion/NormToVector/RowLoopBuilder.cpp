@@ -628,5 +628,7 @@ mlir::norm::lowerNormOpToVectorLoops(RewriterBase &rewriter, NormOpInterface op,
 FailureOr<SmallVector<Value>> mlir::norm::lowerQuantizeOpToVectorLoops(
     RewriterBase &rewriter, QuantizeOp op,
     const NormLowerCPUPassOptions &options) {
+  if (op.isBlockScaled())
+    return failure();
   return RowLoopBuilder(rewriter, NormOpInterface(), op, options).build();
 }

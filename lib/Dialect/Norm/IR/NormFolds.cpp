@@ -501,6 +501,8 @@ static int8_t quantizeToInt8(float value) {
 /// scale in the static form).
 LogicalResult QuantizeOp::fold(FoldAdaptor adaptor,
                                SmallVectorImpl<OpFoldResult> &results) {
+  if (isBlockScaled())
+    return failure();
   std::optional<FloatConstant> input =
       readFloatConstant(getInput(), kMaxFoldedElements);
   if (!input)

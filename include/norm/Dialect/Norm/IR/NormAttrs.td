@@ -55,6 +55,49 @@ def Norm_CastModeAttr : EnumAttr<Norm_Dialect, Norm_CastModeEnum, "cast_mode"> {
 }
 
 //===----------------------------------------------------------------------===//
+// ScaleRounding
+//===----------------------------------------------------------------------===//
+
+def Norm_ScaleRoundingFloor : I32EnumAttrCase<"floor", 0>;
+def Norm_ScaleRoundingUp : I32EnumAttrCase<"up", 1>;
+
+def Norm_ScaleRoundingEnum : I32EnumAttr<"ScaleRounding",
+    "how a power-of-two (UE8M0) group scale is chosen",
+    [Norm_ScaleRoundingFloor, Norm_ScaleRoundingUp]> {
+  let cppNamespace = "::mlir::norm";
+  let genSpecializedAttr = 0;
+}
+
+/// `#norm<scale_rounding floor|up>`: OCP MX's `2^(floor(log2(amax)) - emax)`
+/// or the smallest power of two `>= amax / QMAX`.
+def Norm_ScaleRoundingAttr
+    : EnumAttr<Norm_Dialect, Norm_ScaleRoundingEnum, "scale_rounding"> {
+  let assemblyFormat = "$value";
+}
+
+//===----------------------------------------------------------------------===//
+// ScaleLayout
+//===----------------------------------------------------------------------===//
+
+def Norm_ScaleLayoutRowMajor : I32EnumAttrCase<"row_major", 0>;
+def Norm_ScaleLayoutSwizzled128x4 : I32EnumAttrCase<"swizzled_128x4", 1>;
+
+def Norm_ScaleLayoutEnum : I32EnumAttr<"ScaleLayout",
+    "the memory layout of block scales",
+    [Norm_ScaleLayoutRowMajor, Norm_ScaleLayoutSwizzled128x4]> {
+  let cppNamespace = "::mlir::norm";
+  let genSpecializedAttr = 0;
+}
+
+/// `#norm<scale_layout row_major|swizzled_128x4>`: the scales shaped like
+/// the input with the last dim `N / G`, or the flat tile layout of the
+/// block-scaled matmuls (128 rows x 4 scales per 512-byte tile).
+def Norm_ScaleLayoutAttr
+    : EnumAttr<Norm_Dialect, Norm_ScaleLayoutEnum, "scale_layout"> {
+  let assemblyFormat = "$value";
+}
+
+//===----------------------------------------------------------------------===//
 // Attribute constraints
 //===----------------------------------------------------------------------===//
 

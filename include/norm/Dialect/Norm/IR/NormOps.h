@@ -14,6 +14,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "norm/Dialect/Norm/IR/NormDialect.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <limits>
 
@@ -84,6 +85,20 @@ SmallVector<Type, 2> inferNormResultTypes(Value x, Value residual);
 SmallVector<Type, 2> inferQuantizeResultTypes(Value input, Value scale,
                                               Type quantizedType,
                                               int64_t groupSize);
+
+/// Rows and groups of the `swizzled_128x4` scale layout (DESIGN 2d): the
+/// scale of row `m`, group `k` of `numGroups` per row is at
+/// `(m / 128) * (K4 * 512) + (k / 4) * 512 + (m % 32) * 16 +
+/// ((m % 128) / 32) * 4 + k % 4` with `K4 = roundup(numGroups, 4) / 4`.
+inline int64_t getSwizzled128x4Size(int64_t numRows, int64_t numGroups) {
+  return llvm::alignTo(numRows, 128) * llvm::alignTo(numGroups, 4);
+}
+inline int64_t getSwizzled128x4Offset(int64_t row, int64_t group,
+                                      int64_t numGroups) {
+  int64_t k4 = llvm::alignTo(numGroups, 4) / 4;
+  return (row / 128) * (k4 * 512) + (group / 4) * 512 + (row % 32) * 16 +
+         ((row % 128) / 32) * 4 + group % 4;
+}
 
 /// The scalar-parameter rule: a `weight`, `bias` or `alpha` operand of shape
 /// `[]` or `[1]` is one value applied to every normalized element (DyT's

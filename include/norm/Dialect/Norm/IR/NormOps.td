@@ -47,9 +47,16 @@ def Norm_QuantizeInputTensor
   let summary = "ranked tensor of rank >= 1 of f16, bf16 or f32";
 }
 
-/// The quantized values of norm.quantize (section 2a).
-def Norm_QuantizedTensor : RankedTensorOf<[F8E4M3FN, I8]> {
-  let summary = "ranked tensor of f8E4M3FN or i8";
+/// The quantized values of norm.quantize (sections 2a and 2d).
+def Norm_QuantizedTensor : RankedTensorOf<[F8E4M3FN, F4E2M1FN, I8]> {
+  let summary = "ranked tensor of f8E4M3FN, f4E2M1FN or i8";
+}
+
+/// The scales norm.quantize computes: f32, or the block scales of the MX
+/// (f8E8M0FNU) and NVFP4 (f8E4M3FN) forms.
+def Norm_QuantizeScalesTensor
+    : RankedTensorOf<[F32, F8E8M0FNU, F8E4M3FN]> {
+  let summary = "ranked tensor of f32, f8E8M0FNU or f8E4M3FN";
 }
 
 def Norm_F32Tensor : RankedTensorOf<[F32]> {
@@ -332,10 +339,10 @@ def Norm_DyTOp : Norm_NormalizationOp<"dyt",
 //===----------------------------------------------------------------------===//
 
 def Norm_QuantizeOp : Norm_Op<"quantize", [
-    Pure,
+    Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
                               ["reifyResultShapes"]>]> {
-  let summary = "FP8 (e4m3fn) or int8 quantization along the last dim";
+  let summary = "FP8, FP4 or int8 quantization along the last dim";
   let description = [{
     Quantizes `input` (f16, bf16 or f32) along its last dim to `f8E4M3FN`
     (QMAX = 448) or `i8` (QMAX = 127, stored range [-128, 127]).
@@ -355,6 +362,28 @@ def Norm_QuantizeOp : Norm_Op<"quantize", [
     other values are rounded to nearest even and clamped to [-128, 127]. A
     NaN in a dynamic group makes its `amax` and scale NaN.
 
+    Block-scaled forms (dynamic, chosen by the result element types and
+    `group_size`):
+
+    | form | `q` | `group_size` | scales |
+    |---|---|---|---|
+    | MXFP8 | `f8E4M3FN` | 32 | `f8E8M0FNU` |
+    | FP8 1x128 | `f8E4M3FN` | 128 | `f8E8M0FNU` |
+    | MXFP4 | `f4E2M1FN` | 32 | `f8E8M0FNU` |
+    | NVFP4 | `f4E2M1FN` | 16 | `f8E4M3FN`, with `global_scale(%g)` |
+
+    A `f8E8M0FNU` scale is the power of two `2^X`: `scale_rounding = floor`
+    (OCP MX: `X = floor(log2(amax)) - emax`, emax 8 for e4m3, 2 for e2m1) or
+    `up` (the smallest power of two `>= amax / QMAX`), X clamped to
+    [-127, 127], -127 for an all-zero group; elements `y / 2^X` rounded to
+    nearest even with saturation. NVFP4 (`%g : tensor<f32>`, the per-tensor
+    encode scale): `sf = e4m3(g * (amax / 6))`, `q = e2m1(y * (g / sf))`
+    (0 when `sf` is 0). A NaN in a group makes its scale NaN, its e4m3
+    elements NaN and its e2m1 elements 0. `scale_layout = swizzled_128x4`
+    stores the scales as the flat tiles of the block-scaled matmuls:
+    `roundup(M, 128) * roundup(N / G, 4)` scales, M the product of the
+    leading dims, padding 0.
+
     Example:
 
     ```mlir
@@ -362,18 +391,28 @@ def Norm_QuantizeOp : Norm_Op<"quantize", [
          : (tensor<?x4096xbf16>, tensor<f32>) -> tensor<?x4096xf8E4M3FN>
     %q, %sc = norm.quantize %y {group_size = 128 : i64}
          : (tensor<8x4096xbf16>) -> (tensor<8x4096xf8E4M3FN>, tensor<8x32xf32>)
+    %q, %sc = norm.quantize %y global_scale(%g) {group_size = 16 : i64,
+             scale_layout = #norm<scale_layout swizzled_128x4>}
+         : (tensor<8x4096xbf16>, tensor<f32>)
+        -> (tensor<8x4096xf4E2M1FN>, tensor<32768xf8E4M3FN>)
     ```
   }];
   let arguments = (ins
     Norm_Named<Norm_QuantizeInputTensor, "input">:$input,
     Optional<Norm_Named<Norm_F32ScalarTensor, "scale">>:$scale,
+    Optional<Norm_Named<Norm_F32ScalarTensor, "global_scale">>:$global_scale,
     DefaultValuedAttr<I64Attr, "0">:$group_size,
     DefaultValuedAttr<F32Attr,
                       "std::numeric_limits<double>::infinity()">:$scale_ub,
-    OptionalAttr<F32Attr>:$min_scale
+    OptionalAttr<F32Attr>:$min_scale,
+    DefaultValuedAttr<Norm_ScaleRoundingAttr,
+                      "::mlir::norm::ScaleRounding::floor">:$scale_rounding,
+    DefaultValuedAttr<Norm_ScaleLayoutAttr,
+                      "::mlir::norm::ScaleLayout::row_major">:$scale_layout
   );
   let results = (outs Norm_Named<Norm_QuantizedTensor, "q">:$q,
-                      Optional<Norm_Named<Norm_F32Tensor, "scales">>:$scales);
+                      Optional<Norm_Named<Norm_QuantizeScalesTensor,
+                                          "scales">>:$scales);
   let builders = [
     // Result types from `input`: q of `quantizedType` and, without `scale`,
     // the f32 scales of groups of `groupSize` (0: per token).
@@ -383,24 +422,41 @@ def Norm_QuantizeOp : Norm_Op<"quantize", [
       build($_builder, $_state,
             ::mlir::norm::inferQuantizeResultTypes(input, scale,
                                                    quantizedType, groupSize),
-            input, scale, $_builder.getI64IntegerAttr(groupSize),
-            ::mlir::FloatAttr(), ::mlir::FloatAttr());
+            input, scale, /*global_scale=*/::mlir::Value(),
+            $_builder.getI64IntegerAttr(groupSize), ::mlir::FloatAttr(),
+            ::mlir::FloatAttr(), ::mlir::norm::ScaleRoundingAttr(),
+            ::mlir::norm::ScaleLayoutAttr());
     }]>
   ];
   let hasVerifier = 1;
   let hasFolder = 1;
   let assemblyFormat = [{
-    $input (`scale` `(` $scale^ `)`)? attr-dict `:`
+    $input (`scale` `(` $scale^ `)`)?
+    (`global_scale` `(` $global_scale^ `)`)? attr-dict `:`
     functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
     /// The type of `input`.
     ::mlir::RankedTensorType getInputType() { return getInput().getType(); }
-    /// The element type of `q`: f8E4M3FN or i8.
+    /// The element type of `q`: f8E4M3FN, f4E2M1FN or i8.
     ::mlir::Type getQuantizedElementType() {
       return getQ().getType().getElementType();
     }
-    /// 448 for f8E4M3FN, 127 for i8.
+    /// The element type of `scales` (null in the static form).
+    ::mlir::Type getScalesElementType() {
+      return getScales() ? getScales().getType().getElementType()
+                         : ::mlir::Type();
+    }
+    /// True for the block-scaled forms (scales of f8E8M0FNU or f8E4M3FN).
+    bool isBlockScaled() {
+      return getScales() && !getScalesElementType().isF32();
+    }
+    /// True for the MX and 1x128 forms (power-of-two f8E8M0FNU scales).
+    bool isPowerOfTwoScaled() {
+      return getScales() &&
+             ::llvm::isa<::mlir::Float8E8M0FNUType>(getScalesElementType());
+    }
+    /// 448 for f8E4M3FN, 6 for f4E2M1FN, 127 for i8.
     double getQMax();
     /// `min_scale`, or its default 1 / (QMAX * 512), as an f32 value.
     float getMinScaleValue();

@@ -49,6 +49,40 @@ Value buildQuantize(OpBuilder &b, Location loc, Value y, Value inverse,
 /// +-448, NaN stays NaN, ties to even) as an i8, with i32 and f32 ops only.
 Value buildFloat8E4M3FNBits(OpBuilder &b, Location loc, Value v);
 
+/// The bits of the f4E2M1FN value nearest to the f32 `v` (values 0, 0.5,
+/// 1, 1.5, 2, 3, 4, 6; saturating to +-6, ties to even, the sign of zero
+/// kept, NaN to 0x0) as an i8 code in [0, 15], with i32 and f32 ops only.
+Value buildFloat4E2M1FNBits(OpBuilder &b, Location loc, Value v);
+
+/// The f32 value of the f8E4M3FN value nearest to the f32 `v` (saturating,
+/// ties to even, NaN stays NaN): `v` rounded to e4m3 without encoding it.
+Value buildFloat8E4M3FNRounded(OpBuilder &b, Location loc, Value v);
+
+/// The block scales of the MX and 1x128 forms (f8E8M0FNU scales): from a
+/// group's `amax` (f32, >= 0 or NaN) the i32 exponent code `X + 127` of the
+/// scale `2^X` (`op`'s scale_rounding and QMAX; X clamped to [-127, 127];
+/// 255 for NaN), and from the code the f32 multiplier `2^-X` the elements
+/// are scaled by (exact, 2^-127 a subnormal; NaN for code 255).
+Value buildPowerOfTwoScaleCode(OpBuilder &b, Location loc, QuantizeOp op,
+                               Value amax);
+Value buildPowerOfTwoMultiplier(OpBuilder &b, Location loc, Value code);
+
+/// The NVFP4 scale of a group: `sf = e4m3(g * (amax / 6))` as its f32 value
+/// (`first`) and the element multiplier `out = sf == 0 ? 0 : g / sf`
+/// (`second`), all in f32.
+std::pair<Value, Value> buildNVFP4Scale(OpBuilder &b, Location loc,
+                                        Value globalScale, Value amax);
+
+/// A block-scaled element: `v = f32(y) * multiplier`, converted to
+/// `quantizedType` (f8E4M3FN or f4E2M1FN) with saturation and ties to even.
+Value buildBlockQuantize(OpBuilder &b, Location loc, Value y, Value multiplier,
+                         Type quantizedType, bool nativeBF16 = false);
+
+/// The block scale of the element type `scalesType` (f8E8M0FNU from its
+/// i32 code, f8E4M3FN from its f32 value).
+Value buildBlockScaleValue(OpBuilder &b, Location loc, Value scale,
+                           Type scalesType);
+
 /// The norm.quantize that a lowering of `op` can compute in the same
 /// kernel: the only user of `y`, quantizing along the rows `op` normalizes
 /// (its axis is the last dim), with a static scale (if any) defined before
