@@ -103,7 +103,9 @@ enum class ElementKind {
   I32,
   I64,
   Index,
-  F8E4M3FN
+  F8E4M3FN,
+  F8E8M0FNU,
+  F4E2M1FN // packed two per byte: an array of N/2 bytes per row
 };
 
 /// One argument or result of a function, as declared before lowering.
@@ -126,8 +128,9 @@ const char *kindName(ValueKind kind) {
 }
 
 const char *elementName(ElementKind element) {
-  static const char *names[] = {"f16", "bf16", "f32", "f64",   "i1",      "i8",
-                                "i16", "i32",  "i64", "index", "f8E4M3FN"};
+  static const char *names[] = {
+      "f16", "bf16", "f32",   "f64",      "i1",        "i8",      "i16",
+      "i32", "i64",  "index", "f8E4M3FN", "f8E8M0FNU", "f4E2M1FN"};
   return names[static_cast<int>(element)];
 }
 
@@ -144,6 +147,8 @@ size_t elementBytes(ElementKind element) {
   case ElementKind::I1:
   case ElementKind::I8:
   case ElementKind::F8E4M3FN:
+  case ElementKind::F8E8M0FNU:
+  case ElementKind::F4E2M1FN:
     return 1;
   default:
     return 8;
@@ -161,6 +166,10 @@ std::optional<ElementKind> classifyElement(Type type) {
     return ElementKind::F64;
   if (llvm::isa<Float8E4M3FNType>(type))
     return ElementKind::F8E4M3FN;
+  if (llvm::isa<Float8E8M0FNUType>(type))
+    return ElementKind::F8E8M0FNU;
+  if (llvm::isa<Float4E2M1FNType>(type))
+    return ElementKind::F4E2M1FN;
   if (type.isIndex())
     return ElementKind::Index;
   if (auto integer = llvm::dyn_cast<IntegerType>(type)) {
@@ -180,28 +189,43 @@ std::optional<ElementKind> classifyElement(Type type) {
   return std::nullopt;
 }
 
+/// The shape of the array holding a buffer of `shape` (f4E2M1FN packed two
+/// per byte, as norm-pack-fp4 lays it out: the last dim halved), or nullopt
+/// when it cannot be packed (rank 0, an odd last dim).
+std::optional<std::vector<int64_t>> getArrayShape(ArrayRef<int64_t> shape,
+                                                  ElementKind element) {
+  std::vector<int64_t> result(shape.begin(), shape.end());
+  if (element != ElementKind::F4E2M1FN)
+    return result;
+  if (result.empty() ||
+      (!ShapedType::isDynamic(result.back()) && result.back() % 2 != 0))
+    return std::nullopt;
+  if (!ShapedType::isDynamic(result.back()))
+    result.back() /= 2;
+  return result;
+}
+
 /// Describes `type`, or returns nullopt for a type the bindings cannot pass
 /// (unranked or non-identity memrefs, vectors, 16-bit float scalars, ...).
 std::optional<ValueSpec> classifyType(Type type) {
-  if (auto tensor = llvm::dyn_cast<RankedTensorType>(type)) {
-    auto element = classifyElement(tensor.getElementType());
+  if (auto shaped = llvm::dyn_cast<ShapedType>(type);
+      shaped && llvm::isa<RankedTensorType, MemRefType>(type)) {
+    auto element = classifyElement(shaped.getElementType());
     if (!element)
       return std::nullopt;
-    return ValueSpec{ValueKind::Tensor, *element,
-                     std::vector<int64_t>(tensor.getShape().begin(),
-                                          tensor.getShape().end())};
-  }
-  if (auto memref = llvm::dyn_cast<MemRefType>(type)) {
-    auto element = classifyElement(memref.getElementType());
-    if (!element || !memref.getLayout().isIdentity())
+    auto memref = llvm::dyn_cast<MemRefType>(type);
+    if (memref && !memref.getLayout().isIdentity())
       return std::nullopt;
-    return ValueSpec{ValueKind::MemRef, *element,
-                     std::vector<int64_t>(memref.getShape().begin(),
-                                          memref.getShape().end())};
+    auto shape = getArrayShape(shaped.getShape(), *element);
+    if (!shape)
+      return std::nullopt;
+    return ValueSpec{memref ? ValueKind::MemRef : ValueKind::Tensor, *element,
+                     std::move(*shape)};
   }
   auto element = classifyElement(type);
   if (!element || *element == ElementKind::F16 ||
-      *element == ElementKind::BF16 || *element == ElementKind::F8E4M3FN)
+      *element == ElementKind::BF16 || *element == ElementKind::F8E4M3FN ||
+      *element == ElementKind::F8E8M0FNU || *element == ElementKind::F4E2M1FN)
     return std::nullopt;
   return ValueSpec{ValueKind::Scalar, *element, {}};
 }
@@ -240,7 +264,8 @@ std::map<std::string, FunctionSpec> prepareFunctions(ModuleOp module) {
             typeToString(t) +
             ", which the bindings cannot pass (supported: "
             "ranked tensors and identity-layout memrefs of "
-            "f16/bf16/f32/f64/f8E4M3FN/i1/i8/i16/i32/i64/index, and "
+            "f16/bf16/f32/f64/f8E4M3FN/f8E8M0FNU/i1/i8/i16/i32/i64/index "
+            "and of f4E2M1FN with an even last dim, and "
             "f32/f64/integer/index scalars)";
       }
     };
@@ -327,6 +352,8 @@ nb::dlpack::dtype resultDType(ElementKind element) {
   case ElementKind::I8:
     return make(Code::Int, 8);
   case ElementKind::F8E4M3FN:
+  case ElementKind::F8E8M0FNU:
+  case ElementKind::F4E2M1FN:
     return make(Code::UInt, 8);
   case ElementKind::I16:
     return make(Code::Int, 16);

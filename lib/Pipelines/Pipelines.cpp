@@ -421,6 +421,10 @@ mlir::norm::buildNormCPUPipeline(OpPassManager &pm,
     pm.addPass(createConvertSCFToOpenMPPass(openMP));
   }
 
+  // f4E2M1FN buffers two elements per byte, the function boundary
+  // included.
+  pm.addPass(createNormPackFP4Pass());
+
   // Scalar arithmetic the LLVM dialect lacks: f8 conversions, bf16/f16
   // arithmetic through f32, rsqrt and tanh, bf16 truncation (unless
   // native).

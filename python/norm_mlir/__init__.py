@@ -12,9 +12,12 @@ NumPy arrays (`jit`), and call `layer_norm`, `rms_norm`, `dyt` and
 `quantize` directly (compiled once per signature and cached); the norms
 take `quant=` to return their output quantized in the same kernel.
 Element types: f32, f64, f16 and bf16 (`ml_dtypes.bfloat16`); quantized
-results are int8 or `ml_dtypes.float8_e4m3fn`. Every MLIR diagnostic is raised as `MLIRError`
-(a `ValueError`) carrying its text; bad dtypes raise `TypeError` and bad
-shapes `ValueError`.
+results are int8 or `ml_dtypes.float8_e4m3fn`, block scales
+`ml_dtypes.float8_e8m0fnu` or `ml_dtypes.float8_e4m3fn`, and f4E2M1FN
+tensors travel packed: a uint8 array with the last dim halved, element 2k
+in the low nibble of byte k (PyTorch's float4_e2m1fn_x2). Every MLIR
+diagnostic is raised as `MLIRError` (a `ValueError`) carrying its text; bad
+dtypes raise `TypeError` and bad shapes `ValueError`.
 """
 
 import functools
@@ -49,12 +52,23 @@ def _float8_e4m3fn():
     return np.dtype(ml_dtypes.float8_e4m3fn)
 
 
+@functools.lru_cache(maxsize=None)
+def _float8_e8m0fnu():
+    import ml_dtypes
+    return np.dtype(ml_dtypes.float8_e8m0fnu)
+
+
 def _numpy_dtype(name):
-    """The NumPy dtype of an MLIR element type name."""
+    """The NumPy dtype of an MLIR element type name (f4E2M1FN: the packed
+    bytes, two elements per uint8)."""
     if name == "bf16":
         return _bfloat16()
     if name == "f8E4M3FN":
         return _float8_e4m3fn()
+    if name == "f8E8M0FNU":
+        return _float8_e8m0fnu()
+    if name == "f4E2M1FN":
+        return np.dtype(np.uint8)
     return np.dtype({"f16": np.float16, "f32": np.float32, "f64": np.float64,
                      "i1": np.bool_, "i8": np.int8, "i16": np.int16,
                      "i32": np.int32, "i64": np.int64,
@@ -83,7 +97,7 @@ def _to_native(array, name):
     bf16 travels as its uint16 bit pattern, f8E4M3FN as its uint8 one."""
     if name == "bf16":
         return array.view(np.uint16)
-    if name == "f8E4M3FN":
+    if name in ("f8E4M3FN", "f8E8M0FNU"):
         return array.view(np.uint8)
     return array
 
@@ -93,6 +107,8 @@ def _from_native(array, name):
         return array.view(_bfloat16())
     if name == "f8E4M3FN":
         return array.view(_float8_e4m3fn())
+    if name == "f8E8M0FNU":
+        return array.view(_float8_e8m0fnu())
     return array
 
 

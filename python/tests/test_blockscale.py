@@ -209,3 +209,43 @@ func.func @quant(%y: tensor<3x5x64xf32>) -> (tensor<3x5x64xi8>, tensor<{want_s.s
             src, pipeline=f"norm-cpu-pipeline{{lowering={lowering}}}")
         got_q, got_s = module.quant(y)
         check("mxfp4", got_q, got_s, want_q, want_s)
+
+
+def test_packed_boundary(rng):
+    """f4E2M1FN results and arguments cross the function boundary packed
+    (uint8, the last dim halved, element 2k in the low nibble), the E8M0
+    scales as ml_dtypes.float8_e8m0fnu; the signature says so."""
+    y = rng.standard_normal((6, 64)).astype(np.float32)
+    src = """
+func.func @quant(%y: tensor<?x64xf32>) -> (tensor<?x64xf4E2M1FN>, tensor<?x2xf8E8M0FNU>) {
+  %q, %s = norm.quantize %y {group_size = 32 : i64}
+      : (tensor<?x64xf32>) -> (tensor<?x64xf4E2M1FN>, tensor<?x2xf8E8M0FNU>)
+  return %q, %s : tensor<?x64xf4E2M1FN>, tensor<?x2xf8E8M0FNU>
+}
+func.func @codes(%q: tensor<3x64xf4E2M1FN>) -> tensor<3x64xi8> {
+  %c = arith.bitcast %q : tensor<3x64xf4E2M1FN> to tensor<3x64xi4>
+  %e = arith.extui %c : tensor<3x64xi4> to tensor<3x64xi8>
+  return %e : tensor<3x64xi8>
+}"""
+    want_q, want_s = blockscale.quantize_mx(y, "f4E2M1FN", 32)
+    for lowering in ("direct", "linalg"):
+        module = norm_mlir.jit(
+            src, pipeline=f"norm-cpu-pipeline{{lowering={lowering}}}")
+        assert module.signature("quant") == (
+            (("tensor", "f32", (None, 64)),),
+            (("tensor", "f4E2M1FN", (None, 32)),
+             ("tensor", "f8E8M0FNU", (None, 2))))
+        q, s = module.quant(y)
+        assert q.dtype == np.uint8 and q.shape == (6, 32)
+        assert s.dtype == np.dtype(ml_dtypes.float8_e8m0fnu)
+        assert np.array_equal(q, blockscale.pack_fp4(want_q))
+        assert np.array_equal(s.view(np.uint8), want_s)
+        # Dequantized, as docs/Numerics.md shows.
+        values = blockscale.e2m1_values(blockscale.unpack_fp4(q))
+        scales = s.astype(np.float32)
+        dequantized = values.reshape(6, 2, 32) * scales[..., None]
+        assert np.allclose(dequantized.reshape(6, 64), y, rtol=0.25,
+                           atol=0.1 * np.abs(y).max())
+        # Packed arguments: three rows of the packed q back to codes.
+        codes = module.codes(np.ascontiguousarray(q[:3]))
+        assert np.array_equal(codes.view(np.uint8), want_q[:3])

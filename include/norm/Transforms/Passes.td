@@ -523,6 +523,42 @@ def NormDropKernelResultsPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def NormPackFP4Pass : Pass<"norm-pack-fp4", "::mlir::ModuleOp"> {
+  let summary = "Store f4E2M1FN buffers two elements per byte";
+  let description = [{
+    MLIR lowers a `memref` of `f4E2M1FN` to one byte per element, while the
+    block-scaled formats (DESIGN 2d) store two per byte: element `2k` in
+    the low nibble of byte `k` (PyTorch `float4_e2m1fn_x2`, CUTLASS). This
+    pass rewrites every such buffer of the module, function signatures
+    included, to `i8` with its last dim halved (`memref<8x4096xf4E2M1FN>`
+    becomes `memref<8x2048xi8>`), so that the function boundary (JIT, AOT,
+    C API, Python) sees the packed bytes.
+
+    Runs on bufferized IR before the strided metadata is expanded. A vector
+    load or store of an even number of elements at an even index becomes a
+    byte vector load or store (`vector.bitcast`, element 2k in the low
+    nibble); a scalar load extracts a nibble, a scalar store replaces one
+    with two atomic read-modify-writes (`memref.atomic_rmw` andi, ori), so
+    that parallel loops writing the two halves of a byte stay correct.
+    Views, copies, allocations, globals and calls are rewritten with the
+    halved last dim. Buffers whose last dim, offset or outer strides are
+    odd, views that step over the last dim, and any other op on such a
+    buffer fail with a diagnostic.
+
+    ```mlir
+    %v = vector.load %m[%i, %j] : memref<8x64xf4E2M1FN>, vector<32xf4E2M1FN>
+    // becomes
+    %h = arith.divui %j, %c2 : index
+    %b = vector.load %m[%i, %h] : memref<8x32xi8>, vector<16xi8>
+    %c = vector.bitcast %b : vector<16xi8> to vector<32xi4>
+    %v = arith.bitcast %c : vector<32xi4> to vector<32xf4E2M1FN>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def NormSetTargetCPUPass : Pass<"norm-set-target-cpu"> {
   let summary = "Compile the LLVM dialect functions for a named CPU";
   let description = [{

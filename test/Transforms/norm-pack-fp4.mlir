@@ -1,0 +1,98 @@
+// RUN: norm-opt %s -norm-pack-fp4 -split-input-file | FileCheck %s
+
+// Signatures, allocations and deallocations: the last dim halved, i8.
+// CHECK-LABEL: func @signature
+//  CHECK-SAME: (%[[A:.*]]: memref<4x32xi8>, %[[B:.*]]: memref<?x?xi8>, %[[N:.*]]: index) -> memref<?x8xi8>
+//       CHECK: %[[H:.*]] = arith.shrui %[[N]], %{{.*}} : index
+//       CHECK: %[[M:.*]] = memref.alloc(%[[N]], %[[H]]) : memref<?x?xi8>
+//       CHECK: memref.dealloc %[[M]] : memref<?x?xi8>
+//       CHECK: %[[R:.*]] = memref.alloc(%[[N]]) : memref<?x8xi8>
+//       CHECK: return %[[R]] : memref<?x8xi8>
+func.func @signature(%a: memref<4x64xf4E2M1FN>, %b: memref<?x?xf4E2M1FN>, %n: index) -> memref<?x16xf4E2M1FN> {
+  %m = memref.alloc(%n, %n) : memref<?x?xf4E2M1FN>
+  memref.dealloc %m : memref<?x?xf4E2M1FN>
+  %r = memref.alloc(%n) : memref<?x16xf4E2M1FN>
+  return %r : memref<?x16xf4E2M1FN>
+}
+
+// -----
+
+// Vectors of an even length: byte vectors at the halved index.
+// CHECK-LABEL: func @vectors
+//  CHECK-SAME: (%[[M:.*]]: memref<8x32xi8>, %[[I:.*]]: index, %[[J:.*]]: index)
+//       CHECK: %[[H:.*]] = arith.shrui %[[J]], %{{.*}} : index
+//       CHECK: %[[B:.*]] = vector.load %[[M]][%[[I]], %[[H]]] : memref<8x32xi8>, vector<16xi8>
+//       CHECK: %[[C:.*]] = vector.bitcast %[[B]] : vector<16xi8> to vector<32xi4>
+//       CHECK: %[[V:.*]] = arith.bitcast %[[C]] : vector<32xi4> to vector<32xf4E2M1FN>
+//       CHECK: %[[S:.*]] = arith.bitcast %[[V]] : vector<32xf4E2M1FN> to vector<32xi4>
+//       CHECK: %[[SB:.*]] = vector.bitcast %[[S]] : vector<32xi4> to vector<16xi8>
+//       CHECK: vector.store %[[SB]], %[[M]][%[[I]], %{{.*}}] : memref<8x32xi8>, vector<16xi8>
+//       CHECK: vector.load %[[M]][%[[I]], %{{.*}}] : memref<8x32xi8>, vector<8xi8>
+//       CHECK: vector.store %{{.*}}, %[[M]][%[[I]], %{{.*}}] : memref<8x32xi8>, vector<4xi8>
+func.func @vectors(%m: memref<8x64xf4E2M1FN>, %i: index, %j: index) -> vector<16xf4E2M1FN> {
+  %v = vector.load %m[%i, %j] : memref<8x64xf4E2M1FN>, vector<32xf4E2M1FN>
+  vector.store %v, %m[%i, %j] : memref<8x64xf4E2M1FN>, vector<32xf4E2M1FN>
+  %z = arith.constant 0.0 : f4E2M1FN
+  %w = vector.transfer_read %m[%i, %j], %z {in_bounds = [true]} : memref<8x64xf4E2M1FN>, vector<16xf4E2M1FN>
+  %e = vector.extract_strided_slice %w {offsets = [0], sizes = [8], strides = [1]} : vector<16xf4E2M1FN> to vector<8xf4E2M1FN>
+  vector.transfer_write %e, %m[%i, %j] {in_bounds = [true]} : vector<8xf4E2M1FN>, memref<8x64xf4E2M1FN>
+  return %w : vector<16xf4E2M1FN>
+}
+
+// -----
+
+// Scalars: a nibble of the byte; a store clears and sets it atomically.
+// CHECK-LABEL: func @scalars
+//  CHECK-SAME: (%[[M:.*]]: memref<8x32xi8>, %[[I:.*]]: index, %[[J:.*]]: index)
+//       CHECK: %[[H:.*]] = arith.shrui %[[J]], %{{.*}} : index
+//       CHECK: %[[B:.*]] = memref.load %[[M]][%[[I]], %[[H]]] : memref<8x32xi8>
+//       CHECK: %[[ODD:.*]] = arith.andi %[[J]], %{{.*}} : index
+//       CHECK: %[[SH:.*]] = arith.shli %[[ODD]], %{{.*}} : index
+//       CHECK: %[[SH8:.*]] = arith.index_cast %[[SH]] : index to i8
+//       CHECK: %[[N:.*]] = arith.shrui %[[B]], %[[SH8]] : i8
+//       CHECK: %[[C:.*]] = arith.trunci %[[N]] : i8 to i4
+//       CHECK: %[[V:.*]] = arith.bitcast %[[C]] : i4 to f4E2M1FN
+//       CHECK: memref.atomic_rmw andi %{{.*}}, %[[M]][%[[I]], %{{.*}}] : (i8, memref<8x32xi8>) -> i8
+//       CHECK: memref.atomic_rmw ori %{{.*}}, %[[M]][%[[I]], %{{.*}}] : (i8, memref<8x32xi8>) -> i8
+//       CHECK: return %[[V]]
+func.func @scalars(%m: memref<8x64xf4E2M1FN>, %i: index, %j: index) -> f4E2M1FN {
+  %e = memref.load %m[%i, %j] : memref<8x64xf4E2M1FN>
+  memref.store %e, %m[%i, %j] : memref<8x64xf4E2M1FN>
+  return %e : f4E2M1FN
+}
+
+// -----
+
+// Views, reshapes, dims, copies and globals.
+// CHECK-LABEL: memref.global "private" constant @codes : memref<2xi8> = dense<[33, 67]>
+// CHECK-LABEL: func @views
+//  CHECK-SAME: (%[[M:.*]]: memref<8x64xi8>, %[[I:.*]]: index, %[[DYN:.*]]: memref<?x?xi8>)
+//       CHECK: %[[SV:.*]] = memref.subview %[[M]][%[[I]], 16] [2, 16] [1, 1] : memref<8x64xi8> to memref<2x16xi8, strided<[64, 1], offset: ?>>
+//       CHECK: %[[C:.*]] = memref.collapse_shape %[[M]] {{\[}}[0, 1]] : memref<8x64xi8> into memref<512xi8>
+//       CHECK: memref.expand_shape %[[C]] {{\[}}[0, 1]] output_shape [16, 32] : memref<512xi8> into memref<16x32xi8>
+//       CHECK: %[[D:.*]] = memref.dim %[[DYN]], %{{.*}} : memref<?x?xi8>
+//       CHECK: %[[D2:.*]] = arith.shli %[[D]], %{{.*}} : index
+//       CHECK: memref.copy %[[M]], %{{.*}} : memref<8x64xi8> to memref<8x64xi8>
+//       CHECK: memref.get_global @codes : memref<2xi8>
+//       CHECK: return %[[D2]]
+memref.global "private" constant @codes : memref<4xf4E2M1FN> = dense<[0.5, 1.0, 1.5, 2.0]>
+func.func @views(%m: memref<8x128xf4E2M1FN>, %i: index, %dyn: memref<?x?xf4E2M1FN>) -> index {
+  %sv = memref.subview %m[%i, 32] [2, 32] [1, 1] : memref<8x128xf4E2M1FN> to memref<2x32xf4E2M1FN, strided<[128, 1], offset: ?>>
+  %c = memref.collapse_shape %m [[0, 1]] : memref<8x128xf4E2M1FN> into memref<1024xf4E2M1FN>
+  %e = memref.expand_shape %c [[0, 1]] output_shape [16, 64] : memref<1024xf4E2M1FN> into memref<16x64xf4E2M1FN>
+  %c1 = arith.constant 1 : index
+  %d = memref.dim %dyn, %c1 : memref<?x?xf4E2M1FN>
+  %t = memref.alloc() : memref<8x128xf4E2M1FN>
+  memref.copy %m, %t : memref<8x128xf4E2M1FN> to memref<8x128xf4E2M1FN>
+  %g = memref.get_global @codes : memref<4xf4E2M1FN>
+  return %d : index
+}
+
+// -----
+
+// Buffers of other element types are left alone.
+// CHECK-LABEL: func @untouched
+//  CHECK-SAME: (%{{.*}}: memref<8x64xf8E4M3FN>, %{{.*}}: memref<3xi4>)
+func.func @untouched(%m: memref<8x64xf8E4M3FN>, %n: memref<3xi4>) {
+  return
+}
