@@ -1,7 +1,8 @@
 //===- Quant.cpp - Norm + quantization cases for norm-bench -----*- C++ -*-===//
 //
 // Cases `rms_norm_quant_<variant>` and `add_rms_norm_quant_<variant>`,
-// variant fp8_static, fp8_token, i8_token or fp8_g128, bf16 input with a
+// variant fp8_static, fp8_token, i8_token, fp8_g128 or one of the
+// block-scaled forms mxfp8, fp8_1x128, mxfp4 and nvfp4, bf16 input with a
 // bf16 weight. The fused kernel is one module (norm + norm.quantize); the
 // unfused one calls a norm module writing y and then a quantize module
 // reading it.
@@ -29,15 +30,36 @@ namespace {
 
 struct Variant {
   const char *name;
-  bool fp8;
+  const char *qType;
   bool isStatic;
   int64_t groupSize; // 0: per token
+  /// The element type of the scales (dynamic forms).
+  const char *scalesType = "f32";
+  /// Extra attributes of the block-scaled forms.
+  const char *attrs = "";
+  /// NVFP4: a global_scale operand.
+  bool globalScale = false;
+
+  bool isFP4() const { return llvm::StringRef(qType) == "f4E2M1FN"; }
+  /// Bytes of q per element of the input.
+  double qBytes() const { return isFP4() ? 0.5 : 1.0; }
+  size_t scaleBytes() const {
+    return llvm::StringRef(scalesType) == "f32" ? 4 : 1;
+  }
+  /// Operand `scale(%s)` or `global_scale(%s)`: one f32.
+  bool hasScalarOperand() const { return isStatic || globalScale; }
 };
 
-const Variant kVariants[] = {{"fp8_static", true, true, 0},
-                             {"fp8_token", true, false, 0},
-                             {"i8_token", false, false, 0},
-                             {"fp8_g128", true, false, 128}};
+const Variant kVariants[] = {
+    {"fp8_static", "f8E4M3FN", true, 0},
+    {"fp8_token", "f8E4M3FN", false, 0},
+    {"i8_token", "i8", false, 0},
+    {"fp8_g128", "f8E4M3FN", false, 128},
+    {"mxfp8", "f8E4M3FN", false, 32, "f8E8M0FNU"},
+    {"fp8_1x128", "f8E4M3FN", false, 128, "f8E8M0FNU",
+     ", scale_rounding = #norm<scale_rounding up>"},
+    {"mxfp4", "f4E2M1FN", false, 32, "f8E8M0FNU"},
+    {"nvfp4", "f4E2M1FN", false, 16, "f8E4M3FN", "", true}};
 
 struct QuantShape {
   int64_t rows, cols;
@@ -64,9 +86,11 @@ int64_t numGroups(const Variant &variant, QuantShape shape) {
 /// the scales.
 size_t quantBytes(bool residual, const Variant &variant, QuantShape shape) {
   size_t elements = size_t(shape.rows) * size_t(shape.cols);
-  size_t bytes = 2 * elements * (residual ? 3 : 1) + elements;
+  size_t bytes = 2 * elements * (residual ? 3 : 1) +
+                 size_t(double(elements) * variant.qBytes());
   if (!variant.isStatic)
-    bytes += 4 * size_t(shape.rows) * size_t(numGroups(variant, shape));
+    bytes += variant.scaleBytes() * size_t(shape.rows) *
+             size_t(numGroups(variant, shape));
   return bytes;
 }
 
@@ -77,7 +101,7 @@ struct Types {
 
 Types makeTypes(const Variant &variant, QuantShape shape) {
   Types t;
-  const char *qt = variant.fp8 ? "f8E4M3FN" : "i8";
+  const char *qt = variant.qType;
   t.x = llvm::formatv("tensor<{0}x{1}xbf16>", shape.rows, shape.cols);
   t.xm = llvm::formatv("memref<{0}x{1}xbf16>", shape.rows, shape.cols);
   t.w = llvm::formatv("tensor<{0}xbf16>", shape.cols);
@@ -85,21 +109,28 @@ Types makeTypes(const Variant &variant, QuantShape shape) {
   t.q = llvm::formatv("tensor<{0}x{1}x{2}>", shape.rows, shape.cols, qt);
   t.qm = llvm::formatv("memref<{0}x{1}x{2}>", shape.rows, shape.cols, qt);
   int64_t groups = numGroups(variant, shape);
-  t.scales = llvm::formatv("tensor<{0}x{1}xf32>", shape.rows, groups);
-  t.scalesm = llvm::formatv("memref<{0}x{1}xf32>", shape.rows, groups);
+  t.scales = llvm::formatv("tensor<{0}x{1}x{2}>", shape.rows, groups,
+                           variant.scalesType);
+  t.scalesm = llvm::formatv("memref<{0}x{1}x{2}>", shape.rows, groups,
+                            variant.scalesType);
   return t;
 }
 
 std::string quantizeLine(const Variant &variant, const Types &t,
                          const std::string &input) {
-  std::string attrs =
-      variant.groupSize
-          ? llvm::formatv(" {{group_size = {0} : i64}", variant.groupSize).str()
-          : std::string();
+  std::string attrs = variant.groupSize
+                          ? llvm::formatv(" {{group_size = {0} : i64{1}}",
+                                          variant.groupSize, variant.attrs)
+                                .str()
+                          : std::string();
   if (variant.isStatic)
     return llvm::formatv("  %q = norm.quantize {0} scale(%s){1} : ({2}, "
                          "tensor<f32>) -> {3}\n",
                          input, attrs, t.x, t.q);
+  if (variant.globalScale)
+    return llvm::formatv("  %q, %sc = norm.quantize {0} global_scale(%s){1} "
+                         ": ({2}, tensor<f32>) -> ({3}, {4})\n",
+                         input, attrs, t.x, t.q, t.scales);
   return llvm::formatv("  %q, %sc = norm.quantize {0}{1} : ({2}) -> ({3}, "
                        "{4})\n",
                        input, attrs, t.x, t.q, t.scales);
@@ -132,7 +163,7 @@ std::string fusedSource(bool residual, const Variant &variant, const Types &t) {
   if (residual)
     params += ", %rm: " + t.xm;
   std::string body = normLines(residual, t);
-  if (variant.isStatic) {
+  if (variant.hasScalarOperand()) {
     params += ", %sm: memref<f32>";
     body += toTensor("s", "memref<f32>", "tensor<f32>");
   }
@@ -169,7 +200,7 @@ std::string normSource(bool residual, const Types &t) {
 std::string quantizeSource(const Variant &variant, const Types &t) {
   std::string params = "%ym: " + t.xm;
   std::string body = toTensor("y", t.xm, t.x);
-  if (variant.isStatic) {
+  if (variant.hasScalarOperand()) {
     params += ", %sm: memref<f32>";
     body += toTensor("s", "memref<f32>", "tensor<f32>");
   }
@@ -190,9 +221,10 @@ struct norm_bench::QuantKernel {
   QuantKernel(bool residual, const Variant &variant, QuantShape shape)
       : residual(residual), variant(variant), shape(shape),
         elements(size_t(shape.rows) * size_t(shape.cols)), x(2 * elements),
-        r(2 * elements), w(2 * size_t(shape.cols)), s(4), q(elements),
-        qUnfused(elements),
-        scales(4 * size_t(shape.rows) * size_t(numGroups(variant, shape))),
+        r(2 * elements), w(2 * size_t(shape.cols)), s(4),
+        qSize(size_t(double(elements) * variant.qBytes())), q(qSize),
+        qUnfused(qSize), scales(variant.scaleBytes() * size_t(shape.rows) *
+                                size_t(numGroups(variant, shape))),
         scalesUnfused(scales.size), y(2 * elements), ro(2 * elements),
         roUnfused(2 * elements),
         floorBytes(quantBytes(residual, variant, shape) / 2),
@@ -202,7 +234,10 @@ struct norm_bench::QuantKernel {
     fillBF16(x.data, elements, 0.0f, 1.0f, 1);
     fillBF16(r.data, elements, 0.0f, 1.0f, 2);
     fillBF16(w.data, size_t(shape.cols), 1.0f, 0.2f, 3);
-    float scale = variant.fp8 ? 4.0f / 448.0f : 4.0f / 127.0f;
+    // A static scale, or NVFP4's global encode scale (448 * 6 / amax).
+    float scale = variant.globalScale ? 448.0f * 6.0f / 4.0f
+                  : llvm::StringRef(variant.qType) == "i8" ? 4.0f / 127.0f
+                                                           : 4.0f / 448.0f;
     std::memcpy(s.data, &scale, 4);
     Types t = makeTypes(variant, shape);
     std::string pipeline =
@@ -224,6 +259,9 @@ struct norm_bench::QuantKernel {
       return false;
 
     std::vector<int64_t> matrix{shape.rows, shape.cols};
+    // q in memory: f4E2M1FN two per byte (norm-pack-fp4).
+    std::vector<int64_t> qMatrix{shape.rows,
+                                 variant.isFP4() ? shape.cols / 2 : shape.cols};
     std::vector<int64_t> scalesShape{shape.rows, numGroups(variant, shape)};
     auto inputs = [&] {
       std::vector<Descriptor> args{Descriptor(x.data, matrix),
@@ -233,9 +271,9 @@ struct norm_bench::QuantKernel {
       return args;
     };
     fusedArgs = inputs();
-    if (variant.isStatic)
+    if (variant.hasScalarOperand())
       fusedArgs.push_back(Descriptor(s.data, {}));
-    fusedArgs.push_back(Descriptor(q.data, matrix));
+    fusedArgs.push_back(Descriptor(q.data, qMatrix));
     if (!variant.isStatic)
       fusedArgs.push_back(Descriptor(scales.data, scalesShape));
     if (residual)
@@ -245,9 +283,9 @@ struct norm_bench::QuantKernel {
     if (residual)
       normArgs.push_back(Descriptor(roUnfused.data, matrix));
     quantizeArgs = {Descriptor(y.data, matrix)};
-    if (variant.isStatic)
+    if (variant.hasScalarOperand())
       quantizeArgs.push_back(Descriptor(s.data, {}));
-    quantizeArgs.push_back(Descriptor(qUnfused.data, matrix));
+    quantizeArgs.push_back(Descriptor(qUnfused.data, qMatrix));
     if (!variant.isStatic)
       quantizeArgs.push_back(Descriptor(scalesUnfused.data, scalesShape));
     return true;
@@ -264,7 +302,7 @@ struct norm_bench::QuantKernel {
     callFused();
     callUnfused();
     bool same =
-        std::memcmp(q.data, qUnfused.data, elements) == 0 &&
+        std::memcmp(q.data, qUnfused.data, qSize) == 0 &&
         std::memcmp(scales.data, scalesUnfused.data, scales.size) == 0 &&
         (!residual || std::memcmp(ro.data, roUnfused.data, 2 * elements) == 0);
     if (!same)
@@ -277,8 +315,9 @@ struct norm_bench::QuantKernel {
   Variant variant;
   QuantShape shape;
   size_t elements;
-  AlignedBuffer x, r, w, s, q, qUnfused, scales, scalesUnfused, y, ro,
-      roUnfused;
+  AlignedBuffer x, r, w, s;
+  size_t qSize;
+  AlignedBuffer q, qUnfused, scales, scalesUnfused, y, ro, roUnfused;
   size_t floorBytes;
   AlignedBuffer floorSource, floorDestination;
   std::unique_ptr<mlir::norm::JITModule> fused, norm, quantize;
