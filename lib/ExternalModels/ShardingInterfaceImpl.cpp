@@ -289,7 +289,7 @@ struct QuantizeShardingModel
       maps.push_back(AffineMap::get(rank, 0, context));
     maps.push_back(identity);
     // Swizzled scales are one flat dim over all rows: tied to the first
-    // loop here; partition declines them.
+    // loop here; partition declines any split.
     if (quantizeOp.getScaleLayout() == ScaleLayout::swizzled_128x4) {
       maps.push_back(dimRangeMap(context, rank, 0, 1));
       return maps;
@@ -311,15 +311,19 @@ struct QuantizeShardingModel
                           OpBuilder &builder) const {
     auto quantizeOp = cast<QuantizeOp>(op);
     ArrayRef<int64_t> shape = quantizeOp.getInputType().getShape();
-    if (quantizeOp.getScaleLayout() == ScaleLayout::swizzled_128x4)
-      return op->emitOpError()
-             << "cannot be partitioned: swizzled_128x4 scales interleave "
-                "the scales of 128 rows (use the row_major layout)";
     auto analysis = analyzeSplits(op, shape, operandShardings, resultShardings,
                                   symbolTable);
     if (failed(analysis))
       return failure();
     auto &[grid, loops] = *analysis;
+    // Swizzled scales: a replicated op runs whole on every process; no split
+    // keeps the scales of a piece together.
+    if (quantizeOp.getScaleLayout() == ScaleLayout::swizzled_128x4 &&
+        llvm::any_of(loops.axesOfLoop,
+                     [](const auto &axes) { return !axes.empty(); }))
+      return op->emitOpError()
+             << "cannot be partitioned: swizzled_128x4 scales interleave "
+                "the scales of 128 rows (use the row_major layout)";
     if (!loops.reductionAxes.empty())
       return op->emitOpError()
              << "cannot be partitioned with its last dim split: per-token "

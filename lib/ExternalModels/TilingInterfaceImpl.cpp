@@ -216,6 +216,13 @@ struct QuantizeTilingInterface
     return domain;
   }
 
+  /// Whether the scales are in the swizzled_128x4 layout: no tile of rows
+  /// has its scales in a slice of them, so nothing is tiled (the producer
+  /// fusion paths below decline silently).
+  static bool isSwizzled(Operation *op) {
+    return cast<QuantizeOp>(op).getScaleLayout() == ScaleLayout::swizzled_128x4;
+  }
+
   /// The last dim of result `resultNumber`: N for q, N / G for the scales.
   static OpFoldResult getLastResultDim(Operation *op, OpBuilder &b,
                                        unsigned resultNumber) {
@@ -232,8 +239,10 @@ struct QuantizeTilingInterface
                          ArrayRef<OpFoldResult> sizes) const {
     auto quantize = cast<QuantizeOp>(op);
     // Swizzled scales of a tile of rows are not a slice of the scales.
-    if (quantize.getScaleLayout() == ScaleLayout::swizzled_128x4)
-      return failure();
+    if (isSwizzled(op))
+      return op->emitOpError(
+          "cannot be tiled: swizzled_128x4 scales interleave the scales of "
+          "128 rows (use the row_major layout)");
     Location loc = op->getLoc();
     SmallVector<OpFoldResult> fullOffsets, fullSizes;
     extendToFullRank(b, loc, quantize.getInput(), offsets, sizes, fullOffsets,
@@ -267,6 +276,8 @@ struct QuantizeTilingInterface
                         ArrayRef<OpFoldResult> sizes,
                         SmallVector<OpFoldResult> &resultOffsets,
                         SmallVector<OpFoldResult> &resultSizes) const {
+    if (isSwizzled(op))
+      return failure();
     resultOffsets.assign(offsets.begin(), offsets.end());
     resultSizes.assign(sizes.begin(), sizes.end());
     resultOffsets.push_back(b.getIndexAttr(0));
@@ -281,7 +292,8 @@ struct QuantizeTilingInterface
       SmallVectorImpl<OpFoldResult> &iterDomainSizes) const {
     // Only tiles of whole rows can be produced.
     int64_t numLoops = getNumLoops(op);
-    if (static_cast<int64_t>(offsets.size()) != numLoops + 1 ||
+    if (isSwizzled(op) ||
+        static_cast<int64_t>(offsets.size()) != numLoops + 1 ||
         !isZeroInteger(offsets.back()) ||
         !isEqualConstantIntOrValue(sizes.back(),
                                    getLastResultDim(op, b, resultNumber)))

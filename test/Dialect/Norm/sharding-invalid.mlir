@@ -53,3 +53,38 @@ func.func @group_straddles(%x: tensor<4x256xf32>) -> (tensor<4x256xi8>, tensor<4
   %q, %sc = norm.quantize %xs {group_size = 128 : i64} : (tensor<4x256xf32>) -> (tensor<4x256xi8>, tensor<4x2xf32>)
   return %q, %sc : tensor<4x256xi8>, tensor<4x2xf32>
 }
+
+// -----
+
+// Swizzled scales interleave 128 rows: no split partitions them.
+shard.grid @grid(shape = 2)
+func.func @swizzled_rows(%x: tensor<256x64xbf16>) -> (tensor<256x64xf8E4M3FN>, tensor<1024xf8E8M0FNU>) {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %s : tensor<256x64xbf16>
+  // expected-error @+1 {{'norm.quantize' op cannot be partitioned: swizzled_128x4 scales interleave the scales of 128 rows (use the row_major layout)}}
+  %q, %sc = norm.quantize %xs {group_size = 32 : i64, scale_layout = #norm<scale_layout swizzled_128x4>} : (tensor<256x64xbf16>) -> (tensor<256x64xf8E4M3FN>, tensor<1024xf8E8M0FNU>)
+  return %q, %sc : tensor<256x64xf8E4M3FN>, tensor<1024xf8E8M0FNU>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @swizzled_hidden(%x: tensor<4x128xf32>, %g: tensor<f32>) -> (tensor<4x128xf4E2M1FN>, tensor<1024xf8E4M3FN>) {
+  %s = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %xs = shard.shard %x to %s : tensor<4x128xf32>
+  // expected-error @+1 {{'norm.quantize' op cannot be partitioned: swizzled_128x4 scales interleave the scales of 128 rows (use the row_major layout)}}
+  %q, %sc = norm.quantize %xs global_scale(%g) {group_size = 16 : i64, scale_layout = #norm<scale_layout swizzled_128x4>} : (tensor<4x128xf32>, tensor<f32>) -> (tensor<4x128xf4E2M1FN>, tensor<1024xf8E4M3FN>)
+  return %q, %sc : tensor<4x128xf4E2M1FN>, tensor<1024xf8E4M3FN>
+}
+
+// -----
+
+// An NVFP4 group of 16 would straddle two of four processes.
+shard.grid @grid(shape = 4)
+func.func @nvfp4_group_straddles(%x: tensor<4x32xf32>, %g: tensor<f32>) -> (tensor<4x32xf4E2M1FN>, tensor<4x2xf8E4M3FN>) {
+  %s = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %xs = shard.shard %x to %s : tensor<4x32xf32>
+  // expected-error @+1 {{'norm.quantize' op cannot be partitioned: the last dim splits into pieces of 8 elements, not a multiple of group_size 16}}
+  %q, %sc = norm.quantize %xs global_scale(%g) {group_size = 16 : i64} : (tensor<4x32xf32>, tensor<f32>) -> (tensor<4x32xf4E2M1FN>, tensor<4x2xf8E4M3FN>)
+  return %q, %sc : tensor<4x32xf4E2M1FN>, tensor<4x2xf8E4M3FN>
+}

@@ -149,6 +149,73 @@ func.func @quantize_rows(%x: tensor<4x64xbf16>, %sc: tensor<f32>) -> (tensor<4x6
 
 // -----
 
+// Block-scaled forms with row_major scales, rows split: local, the scales
+// split with their rows.
+shard.grid @grid(shape = 2)
+// CHECK-LABEL: func.func @quantize_mxfp8_rows
+// CHECK-SAME: (%[[X:.*]]: tensor<2x64xbf16>) -> (tensor<2x64xf8E4M3FN>, tensor<2x2xf8E8M0FNU>)
+// CHECK-NEXT: %[[Q:.*]], %[[S:.*]] = norm.quantize %[[X]] {group_size = 32 : i64, scale_rounding = #norm<scale_rounding up>} : (tensor<2x64xbf16>) -> (tensor<2x64xf8E4M3FN>, tensor<2x2xf8E8M0FNU>)
+// CHECK-NEXT: return %[[Q]], %[[S]]
+func.func @quantize_mxfp8_rows(%x: tensor<4x64xbf16>) -> (tensor<4x64xf8E4M3FN>, tensor<4x2xf8E8M0FNU>) {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %s : tensor<4x64xbf16>
+  %q, %sc = norm.quantize %xs {group_size = 32 : i64, scale_rounding = #norm<scale_rounding up>} : (tensor<4x64xbf16>) -> (tensor<4x64xf8E4M3FN>, tensor<4x2xf8E8M0FNU>)
+  return %q, %sc : tensor<4x64xf8E4M3FN>, tensor<4x2xf8E8M0FNU>
+}
+
+// -----
+
+// NVFP4, rows split: global_scale is replicated.
+shard.grid @grid(shape = 2)
+// CHECK-LABEL: func.func @quantize_nvfp4_rows
+// CHECK-SAME: (%[[X:.*]]: tensor<2x64xf32>, %[[G:.*]]: tensor<f32>)
+// CHECK-NEXT: %[[Q:.*]], %[[S:.*]] = norm.quantize %[[X]] global_scale(%[[G]]) {group_size = 16 : i64} : (tensor<2x64xf32>, tensor<f32>) -> (tensor<2x64xf4E2M1FN>, tensor<2x4xf8E4M3FN>)
+// CHECK-NEXT: return %[[Q]], %[[S]]
+func.func @quantize_nvfp4_rows(%x: tensor<4x64xf32>, %g: tensor<f32>) -> (tensor<4x64xf4E2M1FN>, tensor<4x4xf8E4M3FN>) {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %s : tensor<4x64xf32>
+  %q, %sc = norm.quantize %xs global_scale(%g) {group_size = 16 : i64} : (tensor<4x64xf32>, tensor<f32>) -> (tensor<4x64xf4E2M1FN>, tensor<4x4xf8E4M3FN>)
+  return %q, %sc : tensor<4x64xf4E2M1FN>, tensor<4x4xf8E4M3FN>
+}
+
+// -----
+
+// MXFP4 with the last dim split on group boundaries: local.
+shard.grid @grid(shape = 2)
+// CHECK-LABEL: func.func @quantize_mxfp4_hidden
+// CHECK-SAME: (%[[X:.*]]: tensor<4x64xf32>)
+// CHECK-NEXT: %[[Q:.*]], %[[S:.*]] = norm.quantize %[[X]] {group_size = 32 : i64} : (tensor<4x64xf32>) -> (tensor<4x64xf4E2M1FN>, tensor<4x2xf8E8M0FNU>)
+// CHECK-NEXT: return %[[Q]], %[[S]]
+func.func @quantize_mxfp4_hidden(%x: tensor<4x128xf32>) -> (tensor<4x128xf4E2M1FN>, tensor<4x4xf8E8M0FNU>) {
+  %s = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %xs = shard.shard %x to %s : tensor<4x128xf32>
+  %q, %sc = norm.quantize %xs {group_size = 32 : i64} : (tensor<4x128xf32>) -> (tensor<4x128xf4E2M1FN>, tensor<4x4xf8E8M0FNU>)
+  return %q, %sc : tensor<4x128xf4E2M1FN>, tensor<4x4xf8E8M0FNU>
+}
+
+// -----
+
+// Swizzled scales on a replicated input: the whole op on every process
+// (after the all-gather of the norm's rows).
+shard.grid @grid(shape = 2)
+// CHECK-LABEL: func.func @quantize_swizzled_replicated
+// CHECK-SAME: (%[[X:.*]]: tensor<128x64xbf16>) -> (tensor<256x64xf8E4M3FN>, tensor<1024xf8E8M0FNU>)
+// CHECK: %[[Y:.*]] = norm.rms_norm %[[X]] : (tensor<128x64xbf16>) -> tensor<128x64xbf16>
+// CHECK: %[[ALL:.*]] = shard.all_gather %[[Y]] on @grid grid_axes = [0] gather_axis = 0 : tensor<128x64xbf16> -> tensor<256x64xbf16>
+// CHECK: norm.quantize %{{.*}} {group_size = 32 : i64, scale_layout = #norm<scale_layout swizzled_128x4>} : (tensor<256x64xbf16>) -> (tensor<256x64xf8E4M3FN>, tensor<1024xf8E8M0FNU>)
+func.func @quantize_swizzled_replicated(%x: tensor<256x64xbf16>) -> (tensor<256x64xf8E4M3FN>, tensor<1024xf8E8M0FNU>) {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %r = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %xs = shard.shard %x to %s : tensor<256x64xbf16>
+  %y = norm.rms_norm %xs : (tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  %ys = shard.shard %y to %s : tensor<256x64xbf16>
+  %yr = shard.shard %ys to %r annotate_for_users : tensor<256x64xbf16>
+  %q, %sc = norm.quantize %yr {group_size = 32 : i64, scale_layout = #norm<scale_layout swizzled_128x4>} : (tensor<256x64xbf16>) -> (tensor<256x64xf8E4M3FN>, tensor<1024xf8E8M0FNU>)
+  return %q, %sc : tensor<256x64xf8E4M3FN>, tensor<1024xf8E8M0FNU>
+}
+
+// -----
+
 // A local row of 64 elements: its sum of squares goes through 16
 // independent f64 partial sums (the row viewed as [4, 16]), then their sum.
 shard.grid @grid(shape = 2)
