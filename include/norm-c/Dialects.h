@@ -48,6 +48,18 @@ typedef enum MlirNormCastMode {
   MlirNormCastModeBeforeWeight = 1, ///< before the weight (Hugging Face LLaMA)
 } MlirNormCastMode;
 
+/// How a power-of-two (f8E8M0FNU) block scale of `norm.quantize` is chosen.
+typedef enum MlirNormScaleRounding {
+  MlirNormScaleRoundingFloor = 0, ///< OCP MX: 2^(floor(log2(amax)) - emax)
+  MlirNormScaleRoundingUp = 1,    ///< the smallest power of two >= amax / QMAX
+} MlirNormScaleRounding;
+
+/// The memory layout of the block scales of `norm.quantize`.
+typedef enum MlirNormScaleLayout {
+  MlirNormScaleLayoutRowMajor = 0,      ///< the input shape, last dim N / G
+  MlirNormScaleLayoutSwizzled128x4 = 1, ///< flat 128x4 tiles (CUTLASS, cuBLAS)
+} MlirNormScaleLayout;
+
 /// Whether `attr` is a `#norm<epsilon_mode ...>` attribute.
 MLIR_CAPI_EXPORTED bool mlirAttributeIsANormEpsilonModeAttr(MlirAttribute attr);
 
@@ -69,6 +81,29 @@ mlirNormCastModeAttrGet(MlirContext ctx, MlirNormCastMode value);
 /// The value of a `#norm<cast_mode ...>` attribute.
 MLIR_CAPI_EXPORTED MlirNormCastMode
 mlirNormCastModeAttrGetValue(MlirAttribute attr);
+
+/// Whether `attr` is a `#norm<scale_rounding ...>` attribute.
+MLIR_CAPI_EXPORTED bool
+mlirAttributeIsANormScaleRoundingAttr(MlirAttribute attr);
+
+/// `#norm<scale_rounding value>`; loads the norm dialect into `ctx` if needed.
+MLIR_CAPI_EXPORTED MlirAttribute
+mlirNormScaleRoundingAttrGet(MlirContext ctx, MlirNormScaleRounding value);
+
+/// The value of a `#norm<scale_rounding ...>` attribute.
+MLIR_CAPI_EXPORTED MlirNormScaleRounding
+mlirNormScaleRoundingAttrGetValue(MlirAttribute attr);
+
+/// Whether `attr` is a `#norm<scale_layout ...>` attribute.
+MLIR_CAPI_EXPORTED bool mlirAttributeIsANormScaleLayoutAttr(MlirAttribute attr);
+
+/// `#norm<scale_layout value>`; loads the norm dialect into `ctx` if needed.
+MLIR_CAPI_EXPORTED MlirAttribute
+mlirNormScaleLayoutAttrGet(MlirContext ctx, MlirNormScaleLayout value);
+
+/// The value of a `#norm<scale_layout ...>` attribute.
+MLIR_CAPI_EXPORTED MlirNormScaleLayout
+mlirNormScaleLayoutAttrGetValue(MlirAttribute attr);
 
 //===----------------------------------------------------------------------===//
 // Ops
@@ -124,6 +159,25 @@ mlirNormDyTOpCreate(MlirLocation loc, MlirValue x, MlirValue alpha,
 MLIR_CAPI_EXPORTED MlirOperation
 mlirNormQuantizeOpCreate(MlirLocation loc, MlirValue input, MlirValue scale,
                          MlirType quantizedElementType, int64_t groupSize);
+
+/// Creates a detached block-scaled `norm.quantize` of `input` (a ranked
+/// tensor of f16, bf16 or f32, static last dim): MXFP8 (`quantizedElementType`
+/// f8E4M3FN, `scalesElementType` f8E8M0FNU, `groupSize` 32), FP8 1x128 (the
+/// same with `groupSize` 128), MXFP4 (f4E2M1FN, f8E8M0FNU, 32) or NVFP4
+/// (f4E2M1FN, f8E4M3FN, 16, with `globalScale`, a tensor<f32> or
+/// tensor<1xf32> value; null for the other forms). `scaleRounding` applies
+/// to f8E8M0FNU scales (NVFP4 takes floor). The result types are inferred:
+/// `q` of the input shape, the scales row-major (the input shape with the
+/// last dim N / groupSize) or swizzled_128x4 (roundup(M, 128) *
+/// roundup(N / groupSize, 4) scales, M the product of the leading dims;
+/// dynamic when one of them is). The op is verified: an invalid combination
+/// is reported through the context's diagnostic handlers at `loc` and gives
+/// a null operation.
+MLIR_CAPI_EXPORTED MlirOperation mlirNormQuantizeOpCreateBlockScaled(
+    MlirLocation loc, MlirValue input, MlirValue globalScale,
+    MlirType quantizedElementType, MlirType scalesElementType,
+    int64_t groupSize, MlirNormScaleRounding scaleRounding,
+    MlirNormScaleLayout scaleLayout);
 
 /// Creates a detached `norm.layer_norm` with `return_stats` (see
 /// `mlirNormLayerNormOpCreate`): its results are `y`, `residual_out` (when

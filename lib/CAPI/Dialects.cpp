@@ -13,6 +13,7 @@
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
 #include "mlir/CAPI/Support.h"
+#include "mlir/IR/Verifier.h"
 
 using namespace mlir;
 using namespace mlir::norm;
@@ -67,6 +68,16 @@ static_assert(MlirNormCastModeFinal == static_cast<int>(CastMode::final) &&
                   MlirNormCastModeBeforeWeight ==
                       static_cast<int>(CastMode::before_weight),
               "MlirNormCastMode out of sync with CastMode");
+static_assert(MlirNormScaleRoundingFloor ==
+                      static_cast<int>(ScaleRounding::floor) &&
+                  MlirNormScaleRoundingUp ==
+                      static_cast<int>(ScaleRounding::up),
+              "MlirNormScaleRounding out of sync with ScaleRounding");
+static_assert(MlirNormScaleLayoutRowMajor ==
+                      static_cast<int>(ScaleLayout::row_major) &&
+                  MlirNormScaleLayoutSwizzled128x4 ==
+                      static_cast<int>(ScaleLayout::swizzled_128x4),
+              "MlirNormScaleLayout out of sync with ScaleLayout");
 
 bool mlirAttributeIsANormEpsilonModeAttr(MlirAttribute attr) {
   return llvm::isa<EpsilonModeAttr>(unwrap(attr));
@@ -97,6 +108,39 @@ MlirAttribute mlirNormCastModeAttrGet(MlirContext ctx, MlirNormCastMode value) {
 MlirNormCastMode mlirNormCastModeAttrGetValue(MlirAttribute attr) {
   return static_cast<MlirNormCastMode>(
       llvm::cast<CastModeAttr>(unwrap(attr)).getValue());
+}
+
+bool mlirAttributeIsANormScaleRoundingAttr(MlirAttribute attr) {
+  return llvm::isa<ScaleRoundingAttr>(unwrap(attr));
+}
+
+MlirAttribute mlirNormScaleRoundingAttrGet(MlirContext ctx,
+                                           MlirNormScaleRounding value) {
+  MLIRContext *context = unwrap(ctx);
+  context->getOrLoadDialect<NormDialect>();
+  return wrap(
+      ScaleRoundingAttr::get(context, static_cast<ScaleRounding>(value)));
+}
+
+MlirNormScaleRounding mlirNormScaleRoundingAttrGetValue(MlirAttribute attr) {
+  return static_cast<MlirNormScaleRounding>(
+      llvm::cast<ScaleRoundingAttr>(unwrap(attr)).getValue());
+}
+
+bool mlirAttributeIsANormScaleLayoutAttr(MlirAttribute attr) {
+  return llvm::isa<ScaleLayoutAttr>(unwrap(attr));
+}
+
+MlirAttribute mlirNormScaleLayoutAttrGet(MlirContext ctx,
+                                         MlirNormScaleLayout value) {
+  MLIRContext *context = unwrap(ctx);
+  context->getOrLoadDialect<NormDialect>();
+  return wrap(ScaleLayoutAttr::get(context, static_cast<ScaleLayout>(value)));
+}
+
+MlirNormScaleLayout mlirNormScaleLayoutAttrGetValue(MlirAttribute attr) {
+  return static_cast<MlirNormScaleLayout>(
+      llvm::cast<ScaleLayoutAttr>(unwrap(attr)).getValue());
 }
 
 //===----------------------------------------------------------------------===//
@@ -166,6 +210,97 @@ MlirOperation mlirNormQuantizeOpCreate(MlirLocation loc, MlirValue input,
                                        int64_t groupSize) {
   return createDetached<QuantizeOp>(loc, unwrap(input), unwrapOptional(scale),
                                     unwrap(quantizedElementType), groupSize);
+}
+
+/// The scales type of a block-scaled quantization of `inputType`: row-major
+/// (the input shape with the last dim N / groupSize) or the flat
+/// swizzled_128x4 tiles; a size that cannot be computed is dynamic (the
+/// verifier then reports the cause).
+static RankedTensorType getBlockScalesType(RankedTensorType inputType,
+                                           Type scalesElementType,
+                                           int64_t groupSize,
+                                           ScaleLayout layout) {
+  ArrayRef<int64_t> shape = inputType.getShape();
+  int64_t rowSize = shape.back();
+  int64_t numGroups = ShapedType::kDynamic;
+  if (groupSize > 0 && !ShapedType::isDynamic(rowSize) &&
+      rowSize % groupSize == 0)
+    numGroups = rowSize / groupSize;
+  if (layout == ScaleLayout::row_major) {
+    SmallVector<int64_t> scalesShape(shape);
+    scalesShape.back() = numGroups;
+    return RankedTensorType::get(scalesShape, scalesElementType);
+  }
+  int64_t size = ShapedType::kDynamic;
+  ArrayRef<int64_t> leading = shape.drop_back();
+  if (!ShapedType::isDynamic(numGroups) &&
+      llvm::none_of(leading, ShapedType::isDynamic)) {
+    int64_t numRows = 1;
+    for (int64_t dim : leading)
+      numRows *= dim;
+    size = getSwizzled128x4Size(numRows, numGroups);
+  }
+  return RankedTensorType::get({size}, scalesElementType);
+}
+
+MlirOperation mlirNormQuantizeOpCreateBlockScaled(
+    MlirLocation loc, MlirValue input, MlirValue globalScale,
+    MlirType quantizedElementType, MlirType scalesElementType,
+    int64_t groupSize, MlirNormScaleRounding scaleRounding,
+    MlirNormScaleLayout scaleLayout) {
+  Location location = unwrap(loc);
+  MLIRContext *context = location.getContext();
+  context->getOrLoadDialect<NormDialect>();
+  Value in = unwrap(input);
+  auto inputType = dyn_cast<RankedTensorType>(in.getType());
+  if (!inputType || inputType.getRank() == 0) {
+    emitError(location) << "norm.quantize needs a ranked tensor input of rank "
+                           ">= 1, got "
+                        << in.getType();
+    return MlirOperation{nullptr};
+  }
+  if (scaleRounding != MlirNormScaleRoundingFloor &&
+      scaleRounding != MlirNormScaleRoundingUp) {
+    emitError(location) << "unknown scale rounding "
+                        << static_cast<int>(scaleRounding);
+    return MlirOperation{nullptr};
+  }
+  if (scaleLayout != MlirNormScaleLayoutRowMajor &&
+      scaleLayout != MlirNormScaleLayoutSwizzled128x4) {
+    emitError(location) << "unknown scale layout "
+                        << static_cast<int>(scaleLayout);
+    return MlirOperation{nullptr};
+  }
+  Type scalesElement = unwrap(scalesElementType);
+  if (!isa<Float8E8M0FNUType, Float8E4M3FNType>(scalesElement)) {
+    emitError(location) << "block scales are f8E8M0FNU or f8E4M3FN, got "
+                        << scalesElement
+                        << " (f32 scales: mlirNormQuantizeOpCreate)";
+    return MlirOperation{nullptr};
+  }
+  auto rounding = static_cast<ScaleRounding>(scaleRounding);
+  auto layout = static_cast<ScaleLayout>(scaleLayout);
+  Type scalesType =
+      getBlockScalesType(inputType, scalesElement, groupSize, layout);
+  Type qType = inputType.clone(unwrap(quantizedElementType));
+  OpBuilder builder(context);
+  // Default-valued attributes are left out, as the parser leaves them.
+  auto op = QuantizeOp::create(
+      builder, location, TypeRange{qType, scalesType}, in, /*scale=*/Value(),
+      unwrapOptional(globalScale), builder.getI64IntegerAttr(groupSize),
+      FloatAttr(), FloatAttr(),
+      rounding == ScaleRounding::floor
+          ? ScaleRoundingAttr()
+          : ScaleRoundingAttr::get(context, rounding),
+      layout == ScaleLayout::row_major ? ScaleLayoutAttr()
+                                       : ScaleLayoutAttr::get(context, layout));
+  // The element types, the form and the shapes: the op's own verifier,
+  // which reports through the diagnostic handlers.
+  if (failed(verify(op))) {
+    op->erase();
+    return MlirOperation{nullptr};
+  }
+  return wrap(op.getOperation());
 }
 
 /// The result types of a forward op with `return_stats`: those of the op

@@ -79,6 +79,19 @@ static void testEnumAttributes(MlirContext ctx) {
       mlirAttributeParseGet(ctx, str("#norm<epsilon_mode outside_sqrt>"));
   printf("parsed value=%d\n", (int)mlirNormEpsilonModeAttrGetValue(parsed));
   // CHECK: parsed value=1
+  MlirAttribute up = mlirNormScaleRoundingAttrGet(ctx, MlirNormScaleRoundingUp);
+  mlirAttributePrint(up, printToStdout, NULL);
+  printf(" isa=%d value=%d layout=%d\n",
+         mlirAttributeIsANormScaleRoundingAttr(up),
+         (int)mlirNormScaleRoundingAttrGetValue(up),
+         mlirAttributeIsANormScaleLayoutAttr(up));
+  // CHECK: #norm<scale_rounding up> isa=1 value=1 layout=0
+  MlirAttribute swizzled =
+      mlirNormScaleLayoutAttrGet(ctx, MlirNormScaleLayoutSwizzled128x4);
+  mlirAttributePrint(swizzled, printToStdout, NULL);
+  printf(" isa=%d value=%d\n", mlirAttributeIsANormScaleLayoutAttr(swizzled),
+         (int)mlirNormScaleLayoutAttrGetValue(swizzled));
+  // CHECK: #norm<scale_layout swizzled_128x4> isa=1 value=1
 }
 
 // CHECK-LABEL: testIsA
@@ -280,6 +293,120 @@ static void testQuantizeBuilder(MlirContext ctx) {
   // CHECK: diagnostic: 'norm.quantize' op attribute 'group_size' = 96 must
   // CHECK-SAME: divide the last dim 256 of 'input'
   // CHECK: verified=0
+  mlirModuleDestroy(module);
+}
+
+// CHECK-LABEL: testBlockScaledQuantizeBuilder
+static void testBlockScaledQuantizeBuilder(MlirContext ctx) {
+  printf("testBlockScaledQuantizeBuilder\n");
+  MlirLocation loc = mlirLocationUnknownGet(ctx);
+  MlirAttribute noEncoding = mlirAttributeGetNull();
+  int64_t dynamicShape[] = {mlirShapedTypeGetDynamicSize(), 256};
+  int64_t staticShape[] = {8, 256};
+  MlirType bf16 = mlirBF16TypeGet(ctx);
+  MlirType dynamicInput =
+      mlirRankedTensorTypeGet(2, dynamicShape, bf16, noEncoding);
+  MlirType staticInput =
+      mlirRankedTensorTypeGet(2, staticShape, bf16, noEncoding);
+  MlirType scalar =
+      mlirRankedTensorTypeGet(0, NULL, mlirF32TypeGet(ctx), noEncoding);
+  MlirType fp8 = mlirFloat8E4M3FNTypeGet(ctx);
+  MlirType fp4 = mlirFloat4E2M1FNTypeGet(ctx);
+  MlirType e8m0 = mlirFloat8E8M0FNUTypeGet(ctx);
+
+  MlirModule module = mlirModuleCreateEmpty(loc);
+  MlirType args[] = {dynamicInput, staticInput, scalar};
+  int64_t mxScalesShape[] = {mlirShapedTypeGetDynamicSize(), 8};
+  int64_t fp8ScalesShape[] = {8, 2};
+  /* roundup(8, 128) * roundup(256 / 16, 4) */
+  int64_t swizzledShape[] = {2048};
+  MlirType results[] = {
+      mlirRankedTensorTypeGet(2, dynamicShape, fp4, noEncoding),
+      mlirRankedTensorTypeGet(2, mxScalesShape, e8m0, noEncoding),
+      mlirRankedTensorTypeGet(2, staticShape, fp8, noEncoding),
+      mlirRankedTensorTypeGet(2, fp8ScalesShape, e8m0, noEncoding),
+      mlirRankedTensorTypeGet(2, staticShape, fp4, noEncoding),
+      mlirRankedTensorTypeGet(1, swizzledShape, fp8, noEncoding)};
+  MlirBlock block =
+      createFunc(ctx, module, "block_scaled", 3, args, 6, results);
+  MlirValue y = mlirBlockGetArgument(block, 0);
+  MlirValue ys = mlirBlockGetArgument(block, 1);
+  MlirValue g = mlirBlockGetArgument(block, 2);
+  MlirValue null = {NULL};
+  MlirOperation mxfp4 = mlirNormQuantizeOpCreateBlockScaled(
+      loc, y, null, fp4, e8m0, 32, MlirNormScaleRoundingUp,
+      MlirNormScaleLayoutRowMajor);
+  mlirBlockAppendOwnedOperation(block, mxfp4);
+  MlirOperation fp8x128 = mlirNormQuantizeOpCreateBlockScaled(
+      loc, ys, null, fp8, e8m0, 128, MlirNormScaleRoundingFloor,
+      MlirNormScaleLayoutRowMajor);
+  mlirBlockAppendOwnedOperation(block, fp8x128);
+  MlirOperation nvfp4 = mlirNormQuantizeOpCreateBlockScaled(
+      loc, ys, g, fp4, fp8, 16, MlirNormScaleRoundingFloor,
+      MlirNormScaleLayoutSwizzled128x4);
+  mlirBlockAppendOwnedOperation(block, nvfp4);
+  MlirValue returned[] = {
+      mlirOperationGetResult(mxfp4, 0),   mlirOperationGetResult(mxfp4, 1),
+      mlirOperationGetResult(fp8x128, 0), mlirOperationGetResult(fp8x128, 1),
+      mlirOperationGetResult(nvfp4, 0),   mlirOperationGetResult(nvfp4, 1)};
+  createReturn(ctx, block, 6, returned);
+  printf("isa=%d verified=%d\n", mlirOperationIsANormQuantizeOp(nvfp4),
+         mlirOperationVerify(mlirModuleGetOperation(module)));
+  // CHECK: isa=1 verified=1
+  mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
+  printf("\n");
+  // CHECK: norm.quantize %{{.*}} {group_size = 32 : i64,
+  // CHECK-SAME: scale_rounding = #norm<scale_rounding up>}
+  // CHECK-SAME: -> (tensor<?x256xf4E2M1FN>, tensor<?x8xf8E8M0FNU>)
+  // CHECK: norm.quantize %{{.*}} {group_size = 128 : i64} :
+  // CHECK-SAME: -> (tensor<8x256xf8E4M3FN>, tensor<8x2xf8E8M0FNU>)
+  // CHECK: norm.quantize %{{.*}} global_scale(%{{.*}}) {group_size = 16
+  // CHECK-SAME: scale_layout = #norm<scale_layout swizzled_128x4>}
+  // CHECK-SAME: -> (tensor<8x256xf4E2M1FN>, tensor<2048xf8E4M3FN>)
+
+  /* Invalid combinations: a diagnostic at `loc` and a null operation. */
+  MlirOperation badGroup = mlirNormQuantizeOpCreateBlockScaled(
+      loc, y, null, fp4, e8m0, 16, MlirNormScaleRoundingFloor,
+      MlirNormScaleLayoutRowMajor);
+  printf("null=%d\n", mlirOperationIsNull(badGroup));
+  // CHECK: diagnostic: 'norm.quantize' op the MXFP4 form (f4E2M1FN with
+  // CHECK-SAME: f8E8M0FNU scales) needs 'group_size' = 32, got 16
+  // CHECK-NEXT: null=1
+  MlirOperation noGlobalScale = mlirNormQuantizeOpCreateBlockScaled(
+      loc, ys, null, fp4, fp8, 16, MlirNormScaleRoundingFloor,
+      MlirNormScaleLayoutRowMajor);
+  printf("null=%d\n", mlirOperationIsNull(noGlobalScale));
+  // CHECK: diagnostic: 'norm.quantize' op the NVFP4 form (f4E2M1FN with
+  // CHECK-SAME: f8E4M3FN scales) needs a 'global_scale' operand
+  // CHECK-NEXT: null=1
+  MlirOperation roundedNVFP4 = mlirNormQuantizeOpCreateBlockScaled(
+      loc, ys, g, fp4, fp8, 16, MlirNormScaleRoundingUp,
+      MlirNormScaleLayoutRowMajor);
+  printf("null=%d\n", mlirOperationIsNull(roundedNVFP4));
+  // CHECK: diagnostic: 'norm.quantize' op attribute 'scale_rounding' needs
+  // CHECK-SAME: f8E8M0FNU scales
+  // CHECK-NEXT: null=1
+  MlirOperation i8Scales = mlirNormQuantizeOpCreateBlockScaled(
+      loc, ys, null, mlirIntegerTypeGet(ctx, 8), e8m0, 32,
+      MlirNormScaleRoundingFloor, MlirNormScaleLayoutRowMajor);
+  printf("null=%d\n", mlirOperationIsNull(i8Scales));
+  // CHECK: diagnostic: 'norm.quantize' op scales of f8E8M0FNU need 'q' of
+  // CHECK-SAME: f8E4M3FN or f4E2M1FN, got 'tensor<8x256xi8>'
+  // CHECK-NEXT: null=1
+  MlirOperation f32Scales = mlirNormQuantizeOpCreateBlockScaled(
+      loc, ys, null, fp8, mlirF32TypeGet(ctx), 32, MlirNormScaleRoundingFloor,
+      MlirNormScaleLayoutRowMajor);
+  printf("null=%d\n", mlirOperationIsNull(f32Scales));
+  // CHECK: diagnostic: block scales are f8E8M0FNU or f8E4M3FN, got 'f32'
+  // CHECK-SAME: (f32 scales: mlirNormQuantizeOpCreate)
+  // CHECK-NEXT: null=1
+  MlirOperation scalar0 = mlirNormQuantizeOpCreateBlockScaled(
+      loc, g, null, fp8, e8m0, 32, MlirNormScaleRoundingFloor,
+      MlirNormScaleLayoutRowMajor);
+  printf("null=%d\n", mlirOperationIsNull(scalar0));
+  // CHECK: diagnostic: norm.quantize needs a ranked tensor input of rank >=
+  // CHECK-SAME: 1, got 'tensor<f32>'
+  // CHECK-NEXT: null=1
   mlirModuleDestroy(module);
 }
 
@@ -496,6 +623,7 @@ int main(void) {
   testIsA(ctx);
   testBuilders(ctx);
   testQuantizeBuilder(ctx);
+  testBlockScaledQuantizeBuilder(ctx);
   testTrainingBuilders(ctx);
   testPipelineAndJIT(ctx);
   mlirContextDestroy(ctx);
