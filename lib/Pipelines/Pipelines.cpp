@@ -587,6 +587,9 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
   if (lowerOptions.memory == GPUMemory::Copy)
     pm.addPass(createNormGPUHostCopiesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // f4E2M1FN buffers two elements per byte, on the host and the device and
+  // in the kernels' signatures (the kernels store whole bytes).
+  pm.addPass(createNormPackFP4Pass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
 
   // Device code: NVVM, with the target attached for serialization; the

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -125,6 +126,26 @@ struct ConvertAlloc : public OpConversionPattern<OpTy> {
       sizes.back() = halve(rewriter, op.getLoc(), sizes.back());
     rewriter.replaceOpWithNewOp<OpTy>(
         op, type, sizes, adaptor.getSymbolOperands(), op.getAlignmentAttr());
+    return success();
+  }
+};
+
+/// A device buffer (gpu.alloc, async or not) of f4E2M1FN.
+struct ConvertGPUAlloc : public OpConversionPattern<gpu::AllocOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(gpu::AllocOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = getTypeConverter()->convertType<MemRefType>(op.getType());
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "odd f4E2M1FN buffer");
+    SmallVector<Value> sizes(adaptor.getDynamicSizes());
+    if (!sizes.empty() && op.getType().isDynamicDim(op.getType().getRank() - 1))
+      sizes.back() = halve(rewriter, op.getLoc(), sizes.back());
+    Type tokenType = op.getAsyncToken() ? op.getAsyncToken().getType() : Type();
+    rewriter.replaceOpWithNewOp<gpu::AllocOp>(
+        op, type, tokenType, adaptor.getAsyncDependencies(), sizes,
+        adaptor.getSymbolOperands(), op.getHostShared());
     return success();
   }
 };
@@ -297,6 +318,45 @@ Value valuesToBytes(OpBuilder &b, Location loc, Value values,
   return vector::BitCastOp::create(b, loc, byteType, codes);
 }
 
+/// In a kernel, the bytes of `values` when they are f4E2M1FN codes
+/// truncated from a vector of wider integers (the quantization's
+/// conversions): the even and odd codes shuffled apart and combined as
+/// `even | odd << 4` in i8, which NVPTX stores as whole words, where it
+/// scalarizes the i4 vector of valuesToBytes into single bytes. Null
+/// otherwise.
+Value codesToBytesInKernel(OpBuilder &b, Location loc, Value values,
+                           VectorType byteType) {
+  if (!values.getParentRegion()->getParentOfType<gpu::GPUModuleOp>())
+    return {};
+  auto bitcast = values.getDefiningOp<arith::BitcastOp>();
+  auto trunc =
+      bitcast ? bitcast.getIn().getDefiningOp<arith::TruncIOp>() : nullptr;
+  if (!trunc)
+    return {};
+  Value codes = trunc.getIn();
+  auto codesType = cast<VectorType>(codes.getType());
+  if (codesType.getElementTypeBitWidth() > 8)
+    codes = arith::TruncIOp::create(
+        b, loc, VectorType::get(codesType.getShape(), b.getI8Type()), codes);
+  int64_t bytes = byteType.getNumElements();
+  SmallVector<int64_t> even, odd;
+  for (int64_t i = 0; i < bytes; ++i) {
+    even.push_back(2 * i);
+    odd.push_back(2 * i + 1);
+  }
+  Value low = vector::ShuffleOp::create(b, loc, codes, codes, even);
+  Value high = vector::ShuffleOp::create(b, loc, codes, codes, odd);
+  auto splat = [&](int64_t value) {
+    return arith::ConstantOp::create(
+        b, loc, byteType,
+        DenseElementsAttr::get(byteType, b.getI8IntegerAttr(value)));
+  };
+  // The codes are in [0, 15]: mask the low one, shift the high one.
+  low = arith::AndIOp::create(b, loc, low, splat(0xF));
+  high = arith::ShLIOp::create(b, loc, high, splat(4));
+  return arith::OrIOp::create(b, loc, low, high);
+}
+
 /// Whether a transfer reads or writes whole bytes: unmasked, in bounds,
 /// along the last dim.
 template <typename OpTy>
@@ -332,11 +392,14 @@ struct ConvertVectorStore : public OpConversionPattern<vector::StoreOp> {
     if (!byteType)
       return rewriter.notifyMatchFailure(op, "not whole bytes");
     Location loc = op.getLoc();
-    vector::StoreOp::create(
-        rewriter, loc,
-        valuesToBytes(rewriter, loc, adaptor.getValueToStore(), byteType),
-        adaptor.getBase(), byteIndices(rewriter, loc, adaptor.getIndices()),
-        op.getNontemporal());
+    Value bytes =
+        codesToBytesInKernel(rewriter, loc, op.getValueToStore(), byteType);
+    if (!bytes)
+      bytes = valuesToBytes(rewriter, loc, adaptor.getValueToStore(), byteType);
+    // The alignment (in bytes) holds for the bytes.
+    vector::StoreOp::create(rewriter, loc, bytes, adaptor.getBase(),
+                            byteIndices(rewriter, loc, adaptor.getIndices()),
+                            op.getNontemporal(), op.getAlignmentAttr());
     rewriter.eraseOp(op);
     return success();
   }
@@ -493,9 +556,14 @@ struct NormPackFP4Pass
              ConvertReshape<memref::CollapseShapeOp>, ConvertDim, ConvertLoad,
              ConvertStore, ConvertVectorLoad, ConvertVectorStore,
              ConvertTransferRead, ConvertTransferWrite, ConvertGlobal,
-             ConvertGetGlobal>(converter, context);
+             ConvertGetGlobal, ConvertGPUAlloc,
+             ConvertTypesOnly<gpu::DeallocOp>, ConvertTypesOnly<gpu::MemcpyOp>,
+             ConvertTypesOnly<gpu::LaunchFuncOp>>(converter, context);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
+    // Kernels: their signatures and launches (gpu.return has no results).
+    populateFunctionOpInterfaceTypeConversionPattern<gpu::GPUFuncOp>(patterns,
+                                                                     converter);
     populateCallOpTypeConversionPattern(patterns, converter);
     populateReturnOpTypeConversionPattern(patterns, converter);
     scf::populateSCFStructuralTypeConversions(converter, patterns);

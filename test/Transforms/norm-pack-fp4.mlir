@@ -96,3 +96,48 @@ func.func @views(%m: memref<8x128xf4E2M1FN>, %i: index, %dyn: memref<?x?xf4E2M1F
 func.func @untouched(%m: memref<8x64xf8E4M3FN>, %n: memref<3xi4>) {
   return
 }
+
+// -----
+
+// Kernels: the gpu.func signature, the launch, device buffers (async or
+// not) and copies. A kernel's vector store of codes truncated from i8 packs
+// them with i8 shuffles (even | odd << 4), keeping the store's alignment.
+// CHECK-LABEL: gpu.module @kernels
+//       CHECK: gpu.func @store(%[[Q:.*]]: memref<?xi8>, %[[V:.*]]: vector<8xi8>, %[[I:.*]]: index) kernel
+//       CHECK:   %[[EVEN:.*]] = vector.shuffle %[[V]], %[[V]] [0, 2, 4, 6]
+//       CHECK:   %[[ODD:.*]] = vector.shuffle %[[V]], %[[V]] [1, 3, 5, 7]
+//       CHECK:   %[[LOW:.*]] = arith.andi %[[EVEN]], %{{.*}} : vector<4xi8>
+//       CHECK:   %[[HIGH:.*]] = arith.shli %[[ODD]], %{{.*}} : vector<4xi8>
+//       CHECK:   %[[BYTES:.*]] = arith.ori %[[LOW]], %[[HIGH]] : vector<4xi8>
+//       CHECK:   %[[B:.*]] = arith.shrui %[[I]], %c1
+//       CHECK:   vector.store %[[BYTES]], %[[Q]][%[[B]]] {alignment = 4 : i64} : memref<?xi8>, vector<4xi8>
+//   CHECK-NOT:   memref.atomic_rmw
+//       CHECK:   gpu.return
+// CHECK-LABEL: func @launch
+//  CHECK-SAME: (%[[H:.*]]: memref<?xi8>, %[[N:.*]]: index, %[[V2:.*]]: vector<8xi8>)
+//       CHECK: %[[HALF:.*]] = arith.shrui %[[N]], %c1
+//       CHECK: %[[D:.*]], %[[T:.*]] = gpu.alloc async [%{{.*}}] (%[[HALF]]) : memref<?xi8>
+//       CHECK: gpu.launch_func  @kernels::@store {{.*}} args(%[[D]] : memref<?xi8>, %[[V2]] : vector<8xi8>, %{{.*}} : index)
+//       CHECK: gpu.memcpy  %[[H]], %[[D]] : memref<?xi8>, memref<?xi8>
+//       CHECK: gpu.dealloc  %[[D]] : memref<?xi8>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @store(%q: memref<?xf4E2M1FN>, %codes: vector<8xi8>, %i: index) kernel {
+      %t = arith.trunci %codes : vector<8xi8> to vector<8xi4>
+      %v = arith.bitcast %t : vector<8xi4> to vector<8xf4E2M1FN>
+      vector.store %v, %q[%i] {alignment = 4 : i64} : memref<?xf4E2M1FN>, vector<8xf4E2M1FN>
+      gpu.return
+    }
+  }
+  func.func @launch(%h: memref<?xf4E2M1FN>, %n: index, %codes: vector<8xi8>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %w = gpu.wait async
+    %d, %t = gpu.alloc async [%w] (%n) : memref<?xf4E2M1FN>
+    gpu.wait [%t]
+    gpu.launch_func @kernels::@store blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%d : memref<?xf4E2M1FN>, %codes : vector<8xi8>, %c0 : index)
+    gpu.memcpy %h, %d : memref<?xf4E2M1FN>, memref<?xf4E2M1FN>
+    gpu.dealloc %d : memref<?xf4E2M1FN>
+    return
+  }
+}

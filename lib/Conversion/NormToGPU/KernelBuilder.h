@@ -239,6 +239,29 @@ MemRefType getWorkgroupBufferType(MLIRContext *context, int64_t size,
 Value buildQuantizeVector(OpBuilder &b, Location loc, Value y, Value inverse,
                           Type quantizedType, bool useCvt);
 
+/// The scale of one group of a block-scaled `op` (docs/Numerics.md) from
+/// its `amax` (f32): the value stored, of the scales element type, and the
+/// f32 multiplier of the group's elements (`2^-X` for the power-of-two
+/// scales, NVFP4's `g / sf` with `globalScale` the f32 `g`).
+std::pair<Value, Value> buildBlockScale(OpBuilder &b, Location loc,
+                                        QuantizeOp op, Value amax,
+                                        Value globalScale);
+
+/// q of the vector `y` (f16, bf16 or f32, an even number of elements for
+/// f4E2M1FN) of a block-scaled form times the f32 vector `multiplier`, as a
+/// vector of `quantizedType` (f8E4M3FN or f4E2M1FN). With `useCvt`, FP8
+/// values are converted by cvt.rn.satfinite.e4m3x2.f32, else (and for
+/// FP4) by the integer ops of buildBlockQuantize.
+Value buildBlockQuantizeVector(OpBuilder &b, Location loc, Value y,
+                               Value multiplier, Type quantizedType,
+                               bool useCvt);
+
+/// The position of the scale of row `row`, group `group` in the
+/// swizzled_128x4 layout with `paddedGroups` (the groups per row rounded up
+/// to 4) columns (getSwizzled128x4Offset).
+Value buildSwizzledScaleOffset(OpBuilder &b, Location loc, Value row,
+                               Value group, Value paddedGroups);
+
 /// Emits the body of one kernel variant.
 class KernelBodyBuilder {
 public:

@@ -146,3 +146,54 @@ Value gpu_lowering::buildQuantizeVector(OpBuilder &b, Location loc, Value y,
   return arith::BitcastOp::create(
       b, loc, VectorType::get({length}, quantizedType), bytes);
 }
+
+std::pair<Value, Value> gpu_lowering::buildBlockScale(OpBuilder &b,
+                                                      Location loc,
+                                                      QuantizeOp op, Value amax,
+                                                      Value globalScale) {
+  Type scalesType = op.getScalesElementType();
+  if (op.isPowerOfTwoScaled()) {
+    Value code = buildPowerOfTwoScaleCode(b, loc, op, amax);
+    return {buildBlockScaleValue(b, loc, code, scalesType),
+            buildPowerOfTwoMultiplier(b, loc, code)};
+  }
+  auto [sf, multiplier] = buildNVFP4Scale(b, loc, globalScale, amax);
+  return {buildBlockScaleValue(b, loc, sf, scalesType), multiplier};
+}
+
+Value gpu_lowering::buildBlockQuantizeVector(OpBuilder &b, Location loc,
+                                             Value y, Value multiplier,
+                                             Type quantizedType, bool useCvt) {
+  // The FP8 element rule of the block-scaled forms is the one of the FP8
+  // per-group form with `multiplier` for the inverse scale.
+  if (isa<Float8E4M3FNType>(quantizedType))
+    return buildQuantizeVector(b, loc, y, multiplier, quantizedType, useCvt);
+  return buildBlockQuantize(b, loc, y, multiplier, quantizedType);
+}
+
+Value gpu_lowering::buildSwizzledScaleOffset(OpBuilder &b, Location loc,
+                                             Value row, Value group,
+                                             Value paddedGroups) {
+  auto index = [&](int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  auto mul = [&](Value lhs, Value rhs) {
+    return arith::MulIOp::create(b, loc, lhs, rhs).getResult();
+  };
+  auto add = [&](Value lhs, Value rhs) {
+    return arith::AddIOp::create(b, loc, lhs, rhs).getResult();
+  };
+  auto div = [&](Value lhs, int64_t rhs) {
+    return arith::DivUIOp::create(b, loc, lhs, index(rhs)).getResult();
+  };
+  auto rem = [&](Value lhs, int64_t rhs) {
+    return arith::RemUIOp::create(b, loc, lhs, index(rhs)).getResult();
+  };
+  // (row / 128) * (K4 * 512) + (group / 4) * 512 + (row % 32) * 16 +
+  // ((row % 128) / 32) * 4 + group % 4, with K4 * 512 = paddedGroups * 128.
+  Value tile = mul(div(row, 128), mul(paddedGroups, index(128)));
+  Value column = mul(div(group, 4), index(512));
+  Value inner = add(mul(rem(row, 32), index(16)),
+                    add(mul(div(rem(row, 128), 32), index(4)), rem(group, 4)));
+  return add(add(tile, column), inner);
+}

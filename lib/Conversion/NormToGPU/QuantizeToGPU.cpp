@@ -19,6 +19,15 @@
 // run time (whole rows) get a block per row and two kernels, chosen at run
 // time: V elements per access when it divides the length, else one.
 //
+// The block-scaled forms (docs/Numerics.md "Block-scaled formats") have
+// groups of 16, 32 or 128 elements: the lanes of a group combine max |y|,
+// each computes the group's scale and element multiplier from it, the first
+// writes the scale, and every lane converts and stores its V elements (an
+// even number: f4E2M1FN vectors are whole bytes once norm-pack-fp4 packs
+// the buffer). With swizzled_128x4 scales the kernel's segments are the
+// entries of the padded scale matrix (rows rounded up to 128, groups per
+// row to 4): a segment past the data has no elements and writes a 0 scale.
+//
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
@@ -71,7 +80,10 @@ private:
   Location loc;
   const NormLowerGPUPassOptions &options;
   Value numSegments, segmentSize;
-  Value inputBuf, scaleBuf, qBuf, scalesBuf;
+  /// Block-scaled forms: rows, groups per row, and for swizzled_128x4
+  /// scales the groups per row rounded up to 4 (null otherwise).
+  Value numRows, groupsPerRow, paddedGroups;
+  Value inputBuf, scaleBuf, globalScaleBuf, qBuf, scalesBuf;
 };
 
 void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
@@ -105,8 +117,26 @@ void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
   // shuffles of their warp.
   Value vectors =
       arith::DivUIOp::create(b, loc, segmentSize, index(vectorLength));
-  Value limit = arith::SelectOp::create(b, loc, valid, vectors, index(0));
-  Value base = arith::MulIOp::create(b, loc, segment, segmentSize);
+  // The segment's elements (swizzled_128x4: its entry of the padded scale
+  // matrix, which may hold none) and where its scale goes.
+  Value hasData = valid, dataSegment = segment, scaleIndex = segment;
+  if (paddedGroups) {
+    Value row = arith::DivUIOp::create(b, loc, segment, paddedGroups);
+    Value group = arith::RemUIOp::create(b, loc, segment, paddedGroups);
+    hasData = arith::AndIOp::create(
+        b, loc, valid,
+        arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                  numRows),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, group,
+                                  groupsPerRow)));
+    dataSegment = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, row, groupsPerRow), group);
+    scaleIndex = buildSwizzledScaleOffset(b, loc, row, group, paddedGroups);
+  }
+  Value limit = arith::SelectOp::create(b, loc, hasData, vectors, index(0));
+  Value base = arith::MulIOp::create(b, loc, dataSegment, segmentSize);
 
   Type inputElement = op.getInputType().getElementType();
   Type quantizedType = op.getQuantizedElementType();
@@ -163,9 +193,27 @@ void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
               })
               .front();
     }
-    Value scale = buildGroupScale(b, loc, op, amax);
-    inverse = vector::BroadcastOp::create(b, loc, f32VectorType,
-                                          buildReciprocal(b, loc, scale));
+    Value scale;
+    if (op.isBlockScaled()) {
+      Value globalScale;
+      if (globalScaleBuf)
+        globalScale = memref::LoadOp::create(b, loc, globalScaleBuf,
+                                             ValueRange{index(0)});
+      auto [value, multiplier] = buildBlockScale(b, loc, op, amax, globalScale);
+      inverse = vector::BroadcastOp::create(b, loc, f32VectorType, multiplier);
+      scale = value;
+      if (paddedGroups) {
+        // Padding entries are 0.
+        Value zero = arith::BitcastOp::create(
+            b, loc, op.getScalesElementType(),
+            arith::ConstantIntOp::create(b, loc, b.getI8Type(), 0));
+        scale = arith::SelectOp::create(b, loc, hasData, scale, zero);
+      }
+    } else {
+      scale = buildGroupScale(b, loc, op, amax);
+      inverse = vector::BroadcastOp::create(b, loc, f32VectorType,
+                                            buildReciprocal(b, loc, scale));
+    }
     // The segment's first lane writes its scale.
     Value leader = arith::AndIOp::create(
         b, loc, valid,
@@ -173,11 +221,15 @@ void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
     auto ifOp = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    memref::StoreOp::create(b, loc, scale, scalesBuf, ValueRange{segment});
+    memref::StoreOp::create(b, loc, scale, scalesBuf, ValueRange{scaleIndex});
   }
   sweep({}, [&](OpBuilder &lb, Value vector, ValueRange) {
-    Value q = buildQuantizeVector(lb, loc, load(lb, vector), inverse,
-                                  quantizedType, options.fp8Cvt);
+    Value y = load(lb, vector);
+    Value q = op.isBlockScaled()
+                  ? buildBlockQuantizeVector(lb, loc, y, inverse, quantizedType,
+                                             options.fp8Cvt)
+                  : buildQuantizeVector(lb, loc, y, inverse, quantizedType,
+                                        options.fp8Cvt);
     vector::StoreOp::create(lb, loc, q, qBuf, ValueRange{offsetOf(lb, vector)},
                             /*nontemporal=*/false,
                             getAccessAlignment(quantizedType, vectorLength));
@@ -192,7 +244,7 @@ SmallVector<Value> QuantizeLowering::build() {
   int64_t rank = inputType.getRank();
   SmallVector<OpFoldResult> sizes =
       tensor::getMixedSizes(b, loc, op.getInput());
-  Value numRows = index(1);
+  numRows = index(1);
   for (int64_t d = 0; d + 1 < rank; ++d)
     numRows = b.createOrFold<arith::MulIOp>(
         loc, numRows, getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
@@ -206,16 +258,33 @@ SmallVector<Value> QuantizeLowering::build() {
                    loc, numRows,
                    b.createOrFold<arith::DivUIOp>(loc, rowSize, segmentSize))
              : numRows;
+  if (op.isBlockScaled() &&
+      op.getScaleLayout() == ScaleLayout::swizzled_128x4) {
+    // A segment per entry of the padded scale matrix.
+    groupsPerRow = b.createOrFold<arith::DivUIOp>(loc, rowSize, segmentSize);
+    auto roundUp = [&](Value value, int64_t multiple) {
+      return b.createOrFold<arith::MulIOp>(
+          loc, b.createOrFold<arith::CeilDivUIOp>(loc, value, index(multiple)),
+          index(multiple));
+    };
+    paddedGroups = roundUp(groupsPerRow, 4);
+    numSegments =
+        b.createOrFold<arith::MulIOp>(loc, roundUp(numRows, 128), paddedGroups);
+  }
 
   inputBuf = buildKernelInput(b, loc, op.getInput());
   if (!op.isDynamic())
     scaleBuf = buildKernelInput(b, loc, op.getScale());
+  if (Value globalScale = op.getGlobalScale())
+    globalScaleBuf = buildKernelInput(b, loc, globalScale);
   ResultBuffers outputs(b, op, options.memory == GPUMemory::Device);
   qBuf = outputs.add(op.getQ(), sizes);
   if (op.isDynamic()) {
     SmallVector<OpFoldResult> scalesSizes(sizes);
     scalesSizes.back() = getAsOpFoldResult(
         b.createOrFold<arith::DivUIOp>(loc, rowSize, segmentSize));
+    if (paddedGroups)
+      scalesSizes = {getAsOpFoldResult(numSegments)};
     scalesBuf = outputs.add(op.getScales(), scalesSizes);
   }
 
@@ -263,7 +332,7 @@ SmallVector<Value> QuantizeLowering::build() {
 FailureOr<SmallVector<Value>>
 mlir::norm::lowerQuantizeOpToGPUKernel(RewriterBase &rewriter, QuantizeOp op,
                                        const NormLowerGPUPassOptions &options) {
-  if (isQuantizeFusedOnGPU(op, options) || op.isBlockScaled())
+  if (isQuantizeFusedOnGPU(op, options))
     return failure();
   return QuantizeLowering(rewriter, op, options).build();
 }

@@ -1,0 +1,134 @@
+// RUN: norm-opt %s --norm-lower-gpu -split-input-file | FileCheck %s
+// RUN: norm-opt %s --norm-lower-gpu=fp8-cvt=true -split-input-file | FileCheck %s --check-prefix=CVT
+
+// The block-scaled forms of norm.quantize alone (docs/Numerics.md
+// "Block-scaled formats"): one kernel of 256 threads, the lanes of a group
+// (G elements in 16-byte vectors) combine max |y| with xor shuffles, each
+// computes the group's scale code and multiplier, the group's first lane
+// writes the scale, every lane converts and stores its vectors.
+
+// MXFP8: 32 f32 elements per group, 8 vectors, 8 lanes (shuffles 4, 2, 1);
+// the E8M0 code from the exponent bits, the multiplier 2^-X; e4m3 by
+// integer ops, or by cvt.rn.satfinite.e4m3x2.f32 with fp8-cvt.
+// CHECK-LABEL: func @mxfp8
+//   CHECK-NOT: norm.quantize
+//       CHECK: %[[Q:.*]] = memref.cast %{{.*}} : memref<1024xf8E4M3FN> to memref<?xf8E4M3FN>
+//       CHECK: %[[S:.*]] = memref.cast %{{.*}} : memref<32xf8E8M0FNU> to memref<?xf8E8M0FNU>
+//       CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256{{.*}}, {{.*}})
+//       CHECK:   scf.for
+//       CHECK:     vector.load %{{.*}} : memref<?xf32>, vector<4xf32>
+//       CHECK:     vector.reduction <maximumf>
+//       CHECK:   gpu.shuffle  xor %{{.*}}, %c4_i32, %c32_i32
+//       CHECK:   gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32
+//       CHECK:   gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
+//   CHECK-NOT:   gpu.shuffle
+//       CHECK:   arith.shrui %{{.*}}, %c23_i32 : i32
+//       CHECK:   %[[CODE:.*]] = arith.trunci %{{.*}} : i32 to i8
+//       CHECK:   %[[SCALE:.*]] = arith.bitcast %[[CODE]] : i8 to f8E8M0FNU
+//       CHECK:   scf.if
+//       CHECK:     memref.store %[[SCALE]], %[[S]][%{{.*}}] : memref<?xf8E8M0FNU>
+//       CHECK:   scf.for
+//       CHECK:     arith.mulf %{{.*}} : vector<4xf32>
+//       CHECK:     vector.store %{{.*}}, %[[Q]][%{{.*}}] {alignment = 4 : i64} : memref<?xf8E4M3FN>, vector<4xf8E4M3FN>
+//       CHECK: return
+// CVT-LABEL: func @mxfp8
+//       CVT:   scf.for
+//       CVT:     nvvm.convert.f32x2.to.f8x2 {{.*}}(f8E4M3FN)
+//       CVT:     vector.store
+func.func @mxfp8(%y: tensor<4x256xf32>) -> (tensor<4x256xf8E4M3FN>, tensor<4x8xf8E8M0FNU>) {
+  %q, %s = norm.quantize %y {group_size = 32 : i64} : (tensor<4x256xf32>) -> (tensor<4x256xf8E4M3FN>, tensor<4x8xf8E8M0FNU>)
+  return %q, %s : tensor<4x256xf8E4M3FN>, tensor<4x8xf8E8M0FNU>
+}
+
+// -----
+
+// MXFP4 of bf16, scale_rounding up: 4 vectors of 8 per group, 4 lanes; each
+// lane stores 8 f4E2M1FN values (whole bytes once packed), never with the
+// FP8 conversion.
+// CHECK-LABEL: func @mxfp4_up
+//       CHECK: gpu.launch
+//       CHECK:   gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32
+//       CHECK:   gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
+//   CHECK-NOT:   gpu.shuffle
+//       CHECK:   arith.cmpi ugt, %{{.*}}, %c4194304_i32 : i32
+//       CHECK:   memref.store %{{.*}} : memref<?xf8E8M0FNU>
+//       CHECK:   scf.for
+//       CHECK:     arith.trunci %{{.*}} : vector<8xi8> to vector<8xi4>
+//       CHECK:     vector.store %{{.*}} {alignment = 4 : i64} : memref<?xf4E2M1FN>, vector<8xf4E2M1FN>
+// CVT-LABEL: func @mxfp4_up
+//   CVT-NOT:   nvvm.convert
+//       CVT: return
+func.func @mxfp4_up(%y: tensor<2x128xbf16>) -> (tensor<2x128xf4E2M1FN>, tensor<2x4xf8E8M0FNU>) {
+  %q, %s = norm.quantize %y {group_size = 32 : i64, scale_rounding = #norm<scale_rounding up>} : (tensor<2x128xbf16>) -> (tensor<2x128xf4E2M1FN>, tensor<2x4xf8E8M0FNU>)
+  return %q, %s : tensor<2x128xf4E2M1FN>, tensor<2x4xf8E8M0FNU>
+}
+
+// -----
+
+// FP8 1x128 of bf16: 16 vectors of 8 per group, 16 lanes.
+// CHECK-LABEL: func @fp8_1x128
+//       CHECK: gpu.launch
+//       CHECK:   gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32
+//       CHECK:   gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
+//       CHECK:   memref.store %{{.*}} : memref<?xf8E8M0FNU>
+//       CHECK:   vector.store %{{.*}} : memref<?xf8E4M3FN>, vector<8xf8E4M3FN>
+func.func @fp8_1x128(%y: tensor<?x512xbf16>) -> (tensor<?x512xf8E4M3FN>, tensor<?x4xf8E8M0FNU>) {
+  %q, %s = norm.quantize %y {group_size = 128 : i64, scale_rounding = #norm<scale_rounding up>} : (tensor<?x512xbf16>) -> (tensor<?x512xf8E4M3FN>, tensor<?x4xf8E8M0FNU>)
+  return %q, %s : tensor<?x512xf8E4M3FN>, tensor<?x4xf8E8M0FNU>
+}
+
+// -----
+
+// NVFP4 with swizzled_128x4 scales, rows known at run time: the global
+// scale read once per thread, the kernel's segments are the entries of the
+// padded scale matrix (roundup(M, 128) x roundup(256 / 16, 4)); those past
+// the data read nothing and store a 0 scale at their swizzled offset.
+// CHECK-LABEL: func @nvfp4_swizzled
+//  CHECK-SAME: (%[[Y:.*]]: tensor<?x256xf32>, %[[G:.*]]: tensor<f32>)
+//       CHECK: %[[M:.*]] = tensor.dim %[[Y]], %c0
+//       CHECK: %[[MB:.*]] = arith.ceildivui %[[M]], %c128
+//       CHECK: %[[MP:.*]] = arith.muli %[[MB]], %c128
+//       CHECK: %[[ENTRIES:.*]] = arith.muli %[[MP]], %c16
+//       CHECK: bufferization.to_buffer %[[G]]
+//       CHECK: %[[S:.*]] = memref.alloc(%[[ENTRIES]]) : memref<?xf8E4M3FN>
+//       CHECK: gpu.launch
+//       CHECK:   %[[ROW:.*]] = arith.divui %{{.*}}, %c16
+//       CHECK:   %[[COL:.*]] = arith.remui %{{.*}}, %c16
+//       CHECK:   arith.cmpi ult, %[[COL]], %c16
+//       CHECK:   arith.cmpi ult, %[[ROW]], %[[M]]
+//       CHECK:   arith.andi
+//       CHECK:   %[[DATA:.*]] = arith.andi
+//       CHECK:   arith.divui %[[ROW]], %c128
+//       CHECK:   arith.muli %{{.*}}, %c512
+//       CHECK:   scf.for
+//       CHECK:   gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32
+//       CHECK:   gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
+//       CHECK:   %[[GS:.*]] = memref.load %{{.*}}[%c0{{.*}}] : memref<?xf32>
+//       CHECK:   arith.mulf %[[GS]], %{{.*}} : f32
+//       CHECK:   arith.divf %[[GS]], %{{.*}} : f32
+//       CHECK:   %[[ZERO:.*]] = arith.bitcast %c0_i8 : i8 to f8E4M3FN
+//       CHECK:   %[[SC:.*]] = arith.select %[[DATA]], %{{.*}}, %[[ZERO]] : f8E4M3FN
+//       CHECK:   scf.if
+//       CHECK:     memref.store %[[SC]], %[[S]][%{{.*}}] : memref<?xf8E4M3FN>
+//       CHECK:   scf.for
+//       CHECK:     vector.store %{{.*}} {alignment = 2 : i64} : memref<?xf4E2M1FN>, vector<4xf4E2M1FN>
+func.func @nvfp4_swizzled(%y: tensor<?x256xf32>, %g: tensor<f32>) -> (tensor<?x256xf4E2M1FN>, tensor<?xf8E4M3FN>) {
+  %q, %s = norm.quantize %y global_scale(%g) {group_size = 16 : i64, scale_layout = #norm<scale_layout swizzled_128x4>} : (tensor<?x256xf32>, tensor<f32>) -> (tensor<?x256xf4E2M1FN>, tensor<?xf8E4M3FN>)
+  return %q, %s : tensor<?x256xf4E2M1FN>, tensor<?xf8E4M3FN>
+}
+
+// -----
+
+// MXFP8 with swizzled scales of a static shape: 3 rows, 2 groups per row,
+// padded to 128 x 4 = 512 scale entries (16 blocks of 32 segments of 8
+// lanes).
+// CHECK-LABEL: func @mxfp8_swizzled
+//       CHECK: memref.alloc() : memref<512xf8E8M0FNU>
+//       CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c16{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256{{.*}}, {{.*}})
+//       CHECK:   arith.cmpi ult, %{{.*}}, %c3
+//       CHECK:   arith.select %{{.*}} : f8E8M0FNU
+//       CHECK:   memref.store %{{.*}} : memref<?xf8E8M0FNU>
+func.func @mxfp8_swizzled(%y: tensor<3x64xf32>) -> (tensor<3x64xf8E4M3FN>, tensor<512xf8E8M0FNU>) {
+  %q, %s = norm.quantize %y {group_size = 32 : i64, scale_layout = #norm<scale_layout swizzled_128x4>} : (tensor<3x64xf32>) -> (tensor<3x64xf8E4M3FN>, tensor<512xf8E8M0FNU>)
+  return %q, %s : tensor<3x64xf8E4M3FN>, tensor<512xf8E8M0FNU>
+}
