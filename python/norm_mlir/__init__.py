@@ -10,7 +10,9 @@ Parse, verify and transform modules given as text (`compile`, `verify`),
 JIT-compile a module for the host CPU and call its public functions on
 NumPy arrays (`jit`), and call `layer_norm`, `rms_norm`, `dyt` and
 `quantize` directly (compiled once per signature and cached); the norms
-take `quant=` to return their output quantized in the same kernel.
+take `quant=` to return their output quantized in the same kernel, to FP8
+or int8 or to a block-scaled format ("mxfp8", "fp8_1x128", "mxfp4",
+"nvfp4").
 Element types: f32, f64, f16 and bf16 (`ml_dtypes.bfloat16`); quantized
 results are int8 or `ml_dtypes.float8_e4m3fn`, block scales
 `ml_dtypes.float8_e8m0fnu` or `ml_dtypes.float8_e4m3fn`, and f4E2M1FN
@@ -28,7 +30,8 @@ import threading
 import numpy as np
 
 from . import _norm_mlir
-from ._kernels import KernelSpec
+from ._kernels import (QUANT_FORMATS, KernelSpec, check_quant,
+                       swizzled_scales_size)
 from ._norm_mlir import MLIRError
 
 __all__ = ["MLIRError", "Module", "compile", "dyt", "dyt_grad", "jit",
@@ -320,11 +323,23 @@ def _run(spec, x, normalized_size, operands, residual, scale=None):
     rows = x.size // normalized_size if normalized_size else 0
     out_dtype = (x.dtype if spec.quant is None
                  else _numpy_dtype(spec.quant["dtype"]))
-    out = np.empty(x.shape, out_dtype)
+    # f4E2M1FN travels packed: two elements per byte (quantization is
+    # along the last dim, the only normalized one).
+    out_size, out_shape = normalized_size, x.shape
+    if spec.quant is not None and spec.quant["dtype"] == "f4E2M1FN":
+        out_size //= 2
+        out_shape = x.shape[:-1] + (out_size,)
+    out = np.empty(out_shape, out_dtype)
     scales = None
     if spec.quant is not None and not spec.quant.get("static"):
-        scales = np.empty(x.shape[:-1] + (spec.scales_shape[-1],),
-                          np.float32)
+        group = spec.quant.get("group_size") or normalized_size
+        groups = normalized_size // group if normalized_size else 1
+        scales_dtype = _numpy_dtype(spec.scales_dtype)
+        if spec.swizzled:
+            scales = np.empty(swizzled_scales_size(rows, groups),
+                              scales_dtype)
+        else:
+            scales = np.empty(x.shape[:-1] + (groups,), scales_dtype)
     residual_out = np.empty(x.shape, x.dtype) if residual is not None else None
     lead = x.shape[:x.ndim - len(spec.normalized_shape)]
     stats = [np.empty(lead, _numpy_dtype(spec.compute_type))
@@ -338,9 +353,10 @@ def _run(spec, x, normalized_size, operands, residual, scale=None):
             args.append(flat(residual))
         if scale is not None:
             args.append(scale)
-        args.append(out.reshape(rows, normalized_size))
+        args.append(out.reshape(rows, out_size))
         if scales is not None:
-            args.append(scales.reshape(rows, scales.shape[-1]))
+            args.append(scales if spec.swizzled
+                        else scales.reshape(rows, scales.shape[-1]))
         if residual is not None:
             args.append(residual_out.reshape(rows, normalized_size))
         args += [stat.reshape(rows) for stat in stats]
@@ -357,6 +373,11 @@ def _run(spec, x, normalized_size, operands, residual, scale=None):
 _QUANT_NAMES = {"fp8": "f8E4M3FN", "float8_e4m3fn": "f8E4M3FN",
                 "f8e4m3fn": "f8E4M3FN", "int8": "i8", "i8": "i8"}
 
+# The block-scaled formats (docs/Ops.md, "Block-scaled forms"): q's element
+# type, the scales', the default group size and scale_rounding.
+_BLOCK_FORMATS = {name: form for name, form in QUANT_FORMATS.items()
+                  if form[1] != "f32"}
+
 
 def _quant_dtype(dtype):
     """'f8E4M3FN' or 'i8' for a quantized dtype given by name or dtype."""
@@ -372,17 +393,78 @@ def _quant_dtype(dtype):
                 and dtype.name == "float8_e4m3fn" else None)
     if name is None:
         raise TypeError(f"the quantized dtype must be 'fp8' "
-                        f"(ml_dtypes.float8_e4m3fn) or 'int8', got {dtype!r}")
+                        f"(ml_dtypes.float8_e4m3fn), 'int8' or a "
+                        f"block-scaled format ({', '.join(_BLOCK_FORMATS)}), "
+                        f"got {dtype!r}")
     return name
 
 
+def _block_quant_spec(size, form, group_size, scale_rounding, scale_layout,
+                      global_scale, **rest):
+    """The `quant` of a block-scaled format and its 0-d f32 global scale
+    (NVFP4; default 1.0)."""
+    given = [key for key, value in rest.items() if value is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)}: not for the block-scaled "
+                         f"format '{form}' (its scales are dynamic)")
+    qtype, stype, default_group, default_rounding = _BLOCK_FORMATS[form]
+    group_size = int(group_size) or default_group
+    if size % group_size:
+        raise ValueError(f"{form} needs a last dim that group_size "
+                         f"{group_size} divides, got {size}")
+    if scale_layout not in (None, "row_major", "swizzled_128x4"):
+        raise ValueError(f"scale_layout must be 'row_major' or "
+                         f"'swizzled_128x4', got {scale_layout!r}")
+    if scale_rounding not in (None, "floor", "up"):
+        raise ValueError(f"scale_rounding must be 'floor' or 'up', got "
+                         f"{scale_rounding!r}")
+    if form == "nvfp4":
+        if scale_rounding is not None:
+            raise ValueError("scale_rounding is for the power-of-two scales "
+                             "of mxfp8, fp8_1x128 and mxfp4, not nvfp4")
+        global_scale = 1.0 if global_scale is None else global_scale
+        scale_array = np.asarray(global_scale, dtype=np.float32)
+        if scale_array.size != 1:
+            raise ValueError(f"global_scale must be one number, got shape "
+                             f"{scale_array.shape}")
+        scale_array = scale_array.reshape(())
+    elif global_scale is not None:
+        raise ValueError(f"global_scale is for nvfp4, not {form}")
+    else:
+        scale_array = None
+    quant = {"dtype": qtype, "static": False, "group_size": group_size,
+             "scales_dtype": stype,
+             "scale_rounding": scale_rounding or default_rounding,
+             "scale_layout": scale_layout,
+             "global_scale": form == "nvfp4"}
+    try:
+        check_quant(quant, (None, size))
+    except ValueError as error:
+        raise ValueError(f"{form}: {error}") from None
+    return quant, scale_array
+
+
 def _quant_spec(x_type, size, dtype="fp8", scale=None, group_size=0,
-                scale_ub=None, min_scale=None):
-    """The `quant` of a KernelSpec and the 0-d f32 scale array (static)."""
+                scale_ub=None, min_scale=None, scale_rounding=None,
+                scale_layout=None, global_scale=None):
+    """The `quant` of a KernelSpec and the 0-d f32 scale array (static, or
+    NVFP4's global scale)."""
     if x_type == "f64":
         raise TypeError("float64 input cannot be quantized (float16, "
                         "bfloat16 or float32)")
+    if isinstance(dtype, str) and dtype.lower() in _BLOCK_FORMATS:
+        return _block_quant_spec(size, dtype.lower(), group_size,
+                                 scale_rounding, scale_layout, global_scale,
+                                 scale=scale, scale_ub=scale_ub,
+                                 min_scale=min_scale)
     name = _quant_dtype(dtype)
+    given = [key for key, value in (("scale_rounding", scale_rounding),
+                                    ("scale_layout", scale_layout),
+                                    ("global_scale", global_scale))
+             if value is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)} are for the block-scaled "
+                         f"formats ({', '.join(_BLOCK_FORMATS)})")
     group_size = int(group_size)
     if group_size < 0 or (group_size and size % group_size):
         raise ValueError(f"group_size {group_size} must be >= 0 and divide "
@@ -412,14 +494,16 @@ def _quant_spec(x_type, size, dtype="fp8", scale=None, group_size=0,
 
 def _quant_arg(quant, x_type, shape):
     """Reads the `quant=` argument of the norms: None, a dtype ('fp8',
-    'int8': dynamic per-token scales) or a dict of quantize()'s keywords."""
+    'int8': dynamic per-token scales), a block-scaled format ('mxfp8',
+    'fp8_1x128', 'mxfp4', 'nvfp4') or a dict of quantize()'s keywords."""
     if quant is None:
         return None, None
     if len(shape) != 1:
         raise ValueError("quant= needs the norm over the last dim only")
     if isinstance(quant, dict):
         unknown = set(quant) - {"dtype", "scale", "group_size", "scale_ub",
-                                "min_scale"}
+                                "min_scale", "scale_rounding",
+                                "scale_layout", "global_scale"}
         if unknown:
             raise TypeError(f"unknown quant keys {sorted(unknown)}")
         return _quant_spec(x_type, shape[0], **quant)
@@ -427,17 +511,33 @@ def _quant_arg(quant, x_type, shape):
 
 
 def quantize(input, dtype="fp8", *, scale=None, group_size=0, scale_ub=None,
-             min_scale=None):
+             min_scale=None, scale_rounding=None, scale_layout=None,
+             global_scale=None):
     """Quantizes `input` (float16, bfloat16 or float32) along its last dim
     to FP8 e4m3fn (`ml_dtypes.float8_e4m3fn`) or int8, as norm.quantize
     (docs/Ops.md): with `scale` (a number), returns q = sat(round(x /
     scale)); without, returns (q, scales) with one float32 scale per group
     of `group_size` elements (0: per row), s = max(min(amax, scale_ub) /
-    QMAX, min_scale)."""
+    QMAX, min_scale).
+
+    `dtype` may also name a block-scaled format, which returns (q, scales):
+    "mxfp8" (float8_e4m3fn values, `ml_dtypes.float8_e8m0fnu` power-of-two
+    scales, groups of 32), "fp8_1x128" (the same with groups of 128 and
+    `scale_rounding` "up" by default), "mxfp4" (FP4 e2m1 values, E8M0
+    scales, groups of 32) and "nvfp4" (FP4 values, float8_e4m3fn scales,
+    groups of 16, `global_scale` a number, default 1.0). FP4 values come
+    packed: a uint8 array with the last dim halved, element 2k in the low
+    nibble of byte k. `scale_rounding` "floor" (OCP MX, the default) or
+    "up" picks the E8M0 exponents; `scale_layout` "swizzled_128x4" returns
+    the scales as a flat array of roundup(M, 128) * roundup(N / G, 4)
+    (M: the rows, the product of the leading dims) in the tile layout of
+    the block-scaled matmuls, instead of "row_major" (leading dims +
+    (N / G,))."""
     x_type = _check_input(input)
     size = input.shape[-1]
     quant, scale_array = _quant_spec(x_type, size, dtype, scale, group_size,
-                                     scale_ub, min_scale)
+                                     scale_ub, min_scale, scale_rounding,
+                                     scale_layout, global_scale)
     spec = _spec("quantize", x_type, size, quant=quant)
     result = _run(spec, input, size, [], None, scale_array)
     return result[0] if quant["static"] else result
@@ -454,8 +554,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *,
     torch.nn.functional.layer_norm: (x - mean) / sqrt(var + eps) * weight +
     bias (biased variance). With `residual=r`, normalizes s = input + r
     (rounded to the input dtype) and returns (y, s). With `quant` ('fp8',
-    'int8' or a dict of quantize()'s keywords), y is quantized in the same
-    kernel and (q, scales) (scales None for a given scale) replaces y.
+    'int8', a block-scaled format 'mxfp8', 'fp8_1x128', 'mxfp4' or 'nvfp4',
+    or a dict of quantize()'s keywords with its dtype under "dtype"), y is
+    quantized in the same kernel and (q, scales) (scales None for a given
+    scale) replaces y.
     With `return_stats=True`, the row statistics mean and rstd (shape: the
     leading dims, dtype: the compute type) follow, as layer_norm_grad takes
     them."""

@@ -18,7 +18,26 @@ import math
 
 OPS = ("layer_norm", "rms_norm", "dyt", "quantize")
 DTYPES = ("f16", "bf16", "f32", "f64")
-QUANT_DTYPES = ("f8E4M3FN", "i8")
+QUANT_DTYPES = ("f8E4M3FN", "i8", "f4E2M1FN")
+SCALES_DTYPES = ("f32", "f8E8M0FNU", "f8E4M3FN")
+# The block-scaled forms of norm.quantize (docs/Ops.md): (q element type,
+# scales element type) -> the group sizes allowed.
+BLOCK_FORMS = {("f8E4M3FN", "f8E8M0FNU"): (32, 128),
+               ("f4E2M1FN", "f8E8M0FNU"): (32,),
+               ("f4E2M1FN", "f8E4M3FN"): (16,)}
+# The named quantization formats of the ready-made ops and norm-aot: q's
+# element type, the scales' (f32: FP8/int8 with per-token scales, or groups
+# of group_size), the default group size and scale_rounding.
+QUANT_FORMATS = {
+    "fp8": ("f8E4M3FN", "f32", 0, None),
+    "int8": ("i8", "f32", 0, None),
+    "mxfp8": ("f8E4M3FN", "f8E8M0FNU", 32, "floor"),
+    "fp8_1x128": ("f8E4M3FN", "f8E8M0FNU", 128, "up"),
+    "mxfp4": ("f4E2M1FN", "f8E8M0FNU", 32, "floor"),
+    "nvfp4": ("f4E2M1FN", "f8E4M3FN", 16, None),
+}
+SCALE_ROUNDINGS = ("floor", "up")
+SCALE_LAYOUTS = ("row_major", "swizzled_128x4")
 EPSILON_MODES = ("inside_sqrt", "outside_sqrt", "clamp")
 CAST_MODES = ("final", "before_weight")
 
@@ -29,6 +48,69 @@ def float_literal(value):
     if not math.isfinite(value):
         raise ValueError(f"expected a finite number, got {value}")
     return "%.17e" % value
+
+
+def _roundup(value, multiple):
+    return (value + multiple - 1) // multiple * multiple
+
+
+def swizzled_scales_size(rows, groups):
+    """Scales of the swizzled_128x4 layout for `rows` rows (the product of
+    the leading dims) of `groups` groups: roundup(rows, 128) *
+    roundup(groups, 4)."""
+    return _roundup(rows, 128) * _roundup(groups, 4)
+
+
+def check_quant(quant, shape):
+    """Checks the combination of a block-scaled `quant` (ValueError)."""
+    qtype = quant["dtype"]
+    stype = quant.get("scales_dtype") or "f32"
+    if stype not in SCALES_DTYPES:
+        raise ValueError(f"unsupported scales dtype '{stype}' (expected one "
+                         f"of {SCALES_DTYPES})")
+    rounding, layout = quant.get("scale_rounding"), quant.get("scale_layout")
+    if rounding is not None and rounding not in SCALE_ROUNDINGS:
+        raise ValueError(f"unknown scale_rounding '{rounding}' (expected one "
+                         f"of {SCALE_ROUNDINGS})")
+    if layout is not None and layout not in SCALE_LAYOUTS:
+        raise ValueError(f"unknown scale_layout '{layout}' (expected one of "
+                         f"{SCALE_LAYOUTS})")
+    if stype == "f32":
+        if qtype == "f4E2M1FN":
+            raise ValueError("f4E2M1FN needs block scales (scales_dtype "
+                             "f8E8M0FNU or f8E4M3FN)")
+        for key in ("scale_rounding", "scale_layout", "global_scale"):
+            if quant.get(key):
+                raise ValueError(f"{key} is for block scales (scales_dtype "
+                                 f"f8E8M0FNU or f8E4M3FN)")
+        return
+    groups = BLOCK_FORMS.get((qtype, stype))
+    if groups is None:
+        raise ValueError(f"no block-scaled form has {qtype} values with "
+                         f"{stype} scales (MXFP8, FP8 1x128: f8E4M3FN with "
+                         f"f8E8M0FNU; MXFP4: f4E2M1FN with f8E8M0FNU; NVFP4: "
+                         f"f4E2M1FN with f8E4M3FN)")
+    if quant.get("static"):
+        raise ValueError("block scales are dynamic (no static scale)")
+    for key in ("scale_ub", "min_scale"):
+        if quant.get(key) is not None:
+            raise ValueError(f"{key} does not apply to block scales")
+    group = int(quant.get("group_size") or 0)
+    if group not in groups:
+        raise ValueError(f"{qtype} with {stype} scales needs group_size "
+                         f"{' or '.join(map(str, groups))}, got {group}")
+    last = shape[-1]
+    if last is None or last % group:
+        raise ValueError(f"block scales need a static last dim that "
+                         f"group_size {group} divides, got "
+                         f"{'?' if last is None else last}")
+    nvfp4 = stype == "f8E4M3FN"
+    if nvfp4 and not quant.get("global_scale"):
+        raise ValueError("NVFP4 (f8E4M3FN scales) needs global_scale")
+    if not nvfp4 and quant.get("global_scale"):
+        raise ValueError("global_scale is for NVFP4 (f8E4M3FN scales)")
+    if nvfp4 and rounding is not None:
+        raise ValueError("scale_rounding is for f8E8M0FNU scales")
 
 
 def _type(shape, dtype, kind):
@@ -51,9 +133,17 @@ class KernelSpec:
       (str).
     quant: None, or how y is quantized by a norm.quantize in the same
       kernel (op "quantize": the kernel is that op alone): {"dtype":
-      "f8E4M3FN" or "i8", "static": bool (a 0-d f32 `scale` input; else the
-      `scales` output), "group_size": int, "scale_ub", "min_scale": float
-      or None}. The outputs are then q (and the scales) instead of y.
+      "f8E4M3FN", "i8" or "f4E2M1FN", "static": bool (a 0-d f32 `scale`
+      input; else the `scales` output), "group_size": int, "scale_ub",
+      "min_scale": float or None}. The outputs are then q (and the scales)
+      instead of y. The block-scaled forms (MXFP8, FP8 1x128, MXFP4,
+      NVFP4) add "scales_dtype": "f8E8M0FNU" or "f8E4M3FN" (default
+      "f32", the FP8/int8 forms), "scale_rounding": "floor" or "up" (E8M0
+      scales), "scale_layout": "row_major" or "swizzled_128x4" (the scales
+      then a flat 1-D output of roundup(M, 128) * roundup(N / G, 4), M the
+      product of the leading dims) and "global_scale": True (NVFP4: a 0-d
+      f32 `global_scale` input). An f4E2M1FN output is a byte buffer of
+      N / 2 per row once compiled (norm-pack-fp4).
     stats: the op returns its row statistics (`return_stats`): the outputs
       mean (layer_norm) and rstd, of the leading dims of x in the compute
       type, after residual_out.
@@ -93,6 +183,7 @@ class KernelSpec:
                 raise ValueError("f64 cannot be quantized (f16, bf16, f32)")
             if axis % len(shape) != len(shape) - 1:
                 raise ValueError("quantization needs the last dim normalized")
+            check_quant(quant, shape)
         if stats and op not in ("layer_norm", "rms_norm"):
             raise ValueError(f"{op} has no statistics")
         self.stats = bool(stats)
@@ -123,8 +214,20 @@ class KernelSpec:
         return "f64" if self.dtype == "f64" else "f32"
 
     @property
+    def scales_dtype(self):
+        """The element type of the dynamic form's scales."""
+        return self.quant.get("scales_dtype") or "f32"
+
+    @property
+    def swizzled(self):
+        """Whether the scales are in the swizzled_128x4 layout (flat)."""
+        return self.quant.get("scale_layout") == "swizzled_128x4"
+
+    @property
     def scales_shape(self):
-        """Shape of the dynamic form's scales: x's with the last dim N / G."""
+        """Shape of the dynamic form's scales: x's with the last dim N / G,
+        or (roundup(M, 128) * roundup(N / G, 4),) when swizzled (dynamic
+        when a leading dim is)."""
         group = int(self.quant.get("group_size") or 0)
         last = self.shape[-1]
         if group == 0:
@@ -133,6 +236,11 @@ class KernelSpec:
             raise ValueError("group_size needs a static last dim")
         else:
             groups = last // group
+        if self.swizzled:
+            lead = self.shape[:-1]
+            if any(d is None for d in lead):
+                return (None,)
+            return (swizzled_scales_size(math.prod(lead), groups),)
         return self.shape[:-1] + (groups,)
 
     def _quant_attribute_dict(self):
@@ -144,6 +252,11 @@ class KernelSpec:
             value = self.quant.get(key)
             if value is not None:
                 parts.append(f"{key} = {float_literal(value)} : f32")
+        rounding = self.quant.get("scale_rounding")
+        if rounding not in (None, "floor"):
+            parts.append(f"scale_rounding = #norm<scale_rounding {rounding}>")
+        if self.swizzled:
+            parts.append("scale_layout = #norm<scale_layout swizzled_128x4>")
         return " {" + ", ".join(parts) + "}" if parts else ""
 
     def arguments(self):
@@ -162,9 +275,12 @@ class KernelSpec:
         else:
             if self.quant.get("static"):
                 args.append(("scale", (), "f32", False))
+            if self.quant.get("global_scale"):
+                args.append(("global_scale", (), "f32", False))
             args.append(("q", self.shape, self.quant["dtype"], True))
             if not self.quant.get("static"):
-                args.append(("scales", self.scales_shape, "f32", True))
+                args.append(("scales", self.scales_shape, self.scales_dtype,
+                             True))
         if self.residual:
             args.append(("residual_out", self.shape, self.dtype, True))
         lead = self.shape[:self.axis % len(self.shape)]
@@ -218,7 +334,7 @@ class KernelSpec:
             if keyword in tensors:
                 operands.append(f"{keyword}(%{keyword})")
         operand_types = [tensors[n] for n, _, _, out in args
-                         if not out and n != "scale"]
+                         if not out and n not in ("scale", "global_scale")]
         x_tensor = tensors["x"]
         source = "%x" if self.op == "quantize" else "%y"
         outputs = {name: _type(shape, dtype, "tensor")
@@ -239,6 +355,12 @@ class KernelSpec:
                 quantize = (f"    %q = norm.quantize {source} scale(%scale)"
                             f"{self._quant_attribute_dict()} : ({x_tensor}, "
                             f"{tensors['scale']}) -> {outputs['q']}")
+            elif self.quant.get("global_scale"):
+                quantize = (f"    %q, %scales = norm.quantize {source} "
+                            f"global_scale(%global_scale)"
+                            f"{self._quant_attribute_dict()} : ({x_tensor}, "
+                            f"{tensors['global_scale']}) -> ({outputs['q']}, "
+                            f"{outputs['scales']})")
             else:
                 quantize = (f"    %q, %scales = norm.quantize {source}"
                             f"{self._quant_attribute_dict()} : ({x_tensor}) "
