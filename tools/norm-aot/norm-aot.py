@@ -38,6 +38,14 @@ header says so for objects.
 The kernel (kernel.mlir, kept with --keep) takes memrefs: the inputs x,
 [alpha], [weight], [bias], [residual] and then the outputs y,
 [residual_out], which the caller allocates; see norm_mlir/_kernels.py.
+
+With --quant FORMAT, a norm.quantize of y follows in the same kernel (or,
+with --op quantize, is the kernel) and the outputs q and scales replace y:
+fp8 or int8 with f32 scales per row (or per --group-size elements), or a
+block-scaled format: mxfp8, fp8_1x128, mxfp4, nvfp4 (--scale-rounding,
+--scale-layout; nvfp4 takes the input global_scale, one f32). In the
+header, f4E2M1FN values are bytes, two per byte (element 2k in the low
+nibble), N/2 per row, and 1-byte scales are uint8_t codes.
 """
 
 import argparse
@@ -58,8 +66,23 @@ LLVM_TOOLS_DIR = "@LLVM_TOOLS_BINARY_DIR@"
 LLVM_LIBRARY_DIR = "@LLVM_LIBRARY_DIR@"
 FLOAT16_UTILS = "libmlir_float16_utils.so"
 
+# f4E2M1FN buffers are packed two elements per byte (norm-pack-fp4).
 C_TYPES = {"f16": "uint16_t", "bf16": "uint16_t", "f32": "float",
-           "f64": "double"}
+           "f64": "double", "i8": "int8_t", "f8E4M3FN": "uint8_t",
+           "f8E8M0FNU": "uint8_t", "f4E2M1FN": "uint8_t"}
+
+# What the header says of each quantized element type.
+ENCODINGS = {
+    "i8": "int8_t values",
+    "f8E4M3FN": "FP8 e4m3fn codes (1 sign, 4 exponent bits of bias 7, 3 "
+                "mantissa bits; 0x7F and 0xFF are NaN)",
+    "f8E8M0FNU": "UE8M0 codes, each the power of two 2^(code - 127) (0xFF "
+                 "is NaN)",
+    "f4E2M1FN": "FP4 e2m1 codes (1 sign, 2 exponent, 1 mantissa bit: 0, "
+                "0.5, 1, 1.5, 2, 3, 4, 6) packed two per byte, element 2k in "
+                "the low nibble of byte k and 2k+1 in the high one, N/2 "
+                "bytes per row",
+}
 
 
 def load_kernels():
@@ -102,6 +125,7 @@ def parse_shape(text):
 
 # The options each op takes (the rest are rejected with a message).
 OP_OPTIONS = {
+    "quantize": set(),
     "layer_norm": {"weight", "bias", "residual", "eps", "cast_mode",
                    "compute_type"},
     "rms_norm": {"weight", "residual", "eps", "epsilon_mode",
@@ -111,8 +135,19 @@ OP_OPTIONS = {
 }
 
 
+QUANT_OPTIONS = ("group_size", "scale_rounding", "scale_layout")
+
+
 def check_op_options(args):
     """Rejects options the op does not take, naming them."""
+    if args.op == "quantize" and args.quant is None:
+        sys.exit("norm-aot: --op quantize needs --quant")
+    quant_given = [key for key in QUANT_OPTIONS
+                   if getattr(args, key) is not None]
+    if quant_given and args.quant is None:
+        names = ", ".join("--" + key.replace("_", "-") for key in quant_given)
+        verb = "needs" if len(quant_given) == 1 else "need"
+        sys.exit(f"norm-aot: {names} {verb} --quant")
     given = {key for key in ("weight", "bias", "alpha", "eps", "epsilon_mode",
                              "weight_offset", "cast_mode", "compute_type")
              if getattr(args, key) is not None}
@@ -189,7 +224,8 @@ def find_openmp_runtime():
 
 def descriptor_type(name, ctype, rank):
     """(typedef name, C typedef) of a memref descriptor."""
-    short = {"uint16_t": "u16", "float": "f32", "double": "f64"}[ctype]
+    short = {"uint16_t": "u16", "float": "f32", "double": "f64",
+             "uint8_t": "u8", "int8_t": "i8"}[ctype]
     tname = f"{name}_memref_{short}_{rank}d_t"
     fields = f"  {ctype} *allocated;\n  {ctype} *aligned;\n  int64_t offset;\n"
     if rank:
@@ -209,6 +245,75 @@ def needs_float16_utils(symbols):
                for s in symbols)
 
 
+def wrap_comment(paragraphs):
+    """C comment lines (" * ...") of paragraphs, a blank line before each."""
+    out = []
+    for paragraph in paragraphs:
+        line = ""
+        out.append(" *")
+        for word in paragraph.split():
+            if line and len(line) + len(word) + 1 > 73:
+                out.append(" * " + line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        out.append(" * " + line)
+    return "\n".join(out)
+
+
+def quant_comment(spec):
+    """The header's paragraphs on the quantized outputs, or ''."""
+    if spec.quant is None:
+        return ""
+    q = spec.quant
+    paragraphs = [f"q: {ENCODINGS[q['dtype']]}."]
+    if q.get("static"):
+        paragraphs.append("scale: the f32 scale (q = sat(round(y / "
+                          "scale))).")
+    else:
+        group = q.get("group_size") or 0
+        per = f"one per group of {group} elements" if group else \
+            "one per row"
+        stype = spec.scales_dtype
+        encoding = "f32 values" if stype == "f32" else ENCODINGS[stype]
+        scales = f"scales: {encoding}, {per}"
+        if q.get("scale_rounding"):
+            scales += f", scale_rounding {q['scale_rounding']}"
+        if spec.swizzled:
+            scales += (
+                "; in the swizzled_128x4 layout: a flat array of "
+                "roundup(M, 128) * roundup(K, 4) codes (M rows, K = N / G "
+                "scales per row), scale (m, k) at (m / 128) * (K4 * 512) + "
+                "(k / 4) * 512 + (m % 32) * 16 + ((m % 128) / 32) * 4 + "
+                "k % 4 with K4 = roundup(K, 4) / 4, padding entries 0")
+        paragraphs.append(scales + ".")
+    if q.get("global_scale"):
+        paragraphs.append("global_scale: NVFP4's f32 global scale g; each "
+                          "scale is sf = e4m3(g * (amax / 6)) and the "
+                          "values dequantize to q * sf / g.")
+    return "\n" + wrap_comment(paragraphs)
+
+
+def buffer_sizes(spec, arg, shape, dtype):
+    """C expressions of the sizes of an argument's buffer: x's dynamic
+    dims are the wrapper's parameters dimK; the dims of weight and bias are
+    the trailing dims of x; f4E2M1FN's last dim is halved (packed);
+    swizzled scales hold roundup(M, 128) * roundup(K, 4) codes."""
+    if arg == "scales" and spec.swizzled and shape[0] is None:
+        lead = [str(d) if d is not None else f"dim{i}"
+                for i, d in enumerate(spec.shape[:-1])]
+        rows = " * ".join(lead)
+        groups = spec.shape[-1] // spec.quant["group_size"]
+        padded = (groups + 3) // 4 * 4
+        return [f"(({rows}) + 127) / 128 * 128 * {padded}"]
+    first = len(spec.shape) - len(shape)
+    sizes = [str(d) if d is not None else f"dim{first + i}"
+             for i, d in enumerate(shape)]
+    if dtype == "f4E2M1FN":
+        sizes[-1] = str(shape[-1] // 2)
+    return sizes
+
+
 def write_header(spec, path, description, link):
     guard = f"NORM_AOT_{spec.name.upper()}_H"
     typedefs, params, inits, raw_params = {}, [], [], []
@@ -220,11 +325,7 @@ def write_header(spec, path, description, link):
         params.append(f"{tname} *{arg}")
         const = "" if is_output else "const "
         raw_params.append(f"{const}{ctype} *{arg}")
-        # Sizes: x's dynamic dims come from the wrapper's parameters; the
-        # dims of weight and bias are the trailing dims of x.
-        first = len(spec.shape) - len(shape)
-        sizes = [str(d) if d is not None else f"dim{first + i}"
-                 for i, d in enumerate(shape)]
+        sizes = buffer_sizes(spec, arg, shape, dtype)
         strides = []
         for i in range(len(shape)):
             strides.append(" * ".join(sizes[i + 1:]) or "1")
@@ -237,7 +338,7 @@ def write_header(spec, path, description, link):
     text = f"""/* Generated by norm-aot: {description}.
  *
  * Link with {spec.name}.o (or -l{spec.name}){link}. Buffers are
- * row-major; outputs are written, inputs only read.
+ * row-major; outputs are written, inputs only read.{quant_comment(spec)}
  */
 #ifndef {guard}
 #define {guard}
@@ -293,6 +394,22 @@ def main(argv):
     parser.add_argument("--weight-offset", type=float)
     parser.add_argument("--cast-mode", choices=kernels.CAST_MODES)
     parser.add_argument("--compute-type", choices=kernels.DTYPES)
+    parser.add_argument("--quant", choices=kernels.QUANT_FORMATS,
+                        help="quantize the output in the same kernel: fp8 "
+                             "or int8 (f32 scales per row or --group-size), "
+                             "mxfp8, fp8_1x128, mxfp4 or nvfp4 (block "
+                             "scales; nvfp4 takes global_scale)")
+    parser.add_argument("--group-size", type=int,
+                        help="--quant: elements per scale (fp8 and int8: "
+                             "default 0, per row; the block-scaled formats: "
+                             "their own)")
+    parser.add_argument("--scale-rounding", choices=kernels.SCALE_ROUNDINGS,
+                        help="--quant mxfp8, fp8_1x128, mxfp4: how the "
+                             "power-of-two scales round (default floor; "
+                             "fp8_1x128: up)")
+    parser.add_argument("--scale-layout", choices=kernels.SCALE_LAYOUTS,
+                        help="--quant with block scales: row_major "
+                             "(default) or swizzled_128x4")
     parser.add_argument("--name", default=None,
                         help="entry point name (default: the output name)")
     parser.add_argument("--pipeline-options", default="",
@@ -330,16 +447,31 @@ def main(argv):
         if value is None:
             return None
         return value or args.dtype
+    quant = None
+    if args.quant is not None:
+        qtype, stype, group, rounding = kernels.QUANT_FORMATS[args.quant]
+        quant = {"dtype": qtype, "static": False,
+                 "group_size": group if args.group_size is None
+                 else args.group_size}
+        if stype != "f32":
+            quant.update(scales_dtype=stype,
+                         scale_rounding=args.scale_rounding or rounding,
+                         scale_layout=args.scale_layout,
+                         global_scale=args.quant == "nvfp4")
+        else:
+            quant.update(scale_rounding=args.scale_rounding,
+                         scale_layout=args.scale_layout)
     try:
         spec = kernels.KernelSpec(
             args.op, args.shape, args.dtype, axis=args.axis,
             weight=dtype_or_x(args.weight), bias=dtype_or_x(args.bias),
             alpha=(args.alpha or args.dtype) if args.op == "dyt" else None,
-            residual=args.residual, name=name,
-            attrs={"epsilon": args.eps, "epsilon_mode": args.epsilon_mode,
-                   "weight_offset": args.weight_offset,
-                   "cast_mode": args.cast_mode,
-                   "compute_type": args.compute_type})
+            residual=args.residual, name=name, quant=quant,
+            attrs={key: value for key, value in (
+                ("epsilon", args.eps), ("epsilon_mode", args.epsilon_mode),
+                ("weight_offset", args.weight_offset),
+                ("cast_mode", args.cast_mode),
+                ("compute_type", args.compute_type)) if value is not None})
         source = spec.source()
     except ValueError as error:
         sys.exit(f"norm-aot: {error}")
@@ -417,6 +549,11 @@ def main(argv):
         parts.append("residual")
     parts += [f"{k} {v}" for k, v in sorted(spec.attrs.items())
               if v is not None]
+    if args.quant is not None:
+        parts.append(f"quantized to {args.quant}")
+        for key in QUANT_OPTIONS:
+            if getattr(args, key) is not None:
+                parts.append(f"{key} {getattr(args, key)}")
     write_header(spec, prefix + ".h", ", ".join(parts), link)
     return 0
 
