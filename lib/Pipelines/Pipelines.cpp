@@ -573,6 +573,13 @@ mlir::norm::buildNormGPUPipeline(OpPassManager &pm,
       .getAsInteger(10, ptx);
   unsigned chipNumber = getChipNumber(options.chip);
   lowerOptions.fp8Cvt = chipNumber >= 90 || (chipNumber == 89 && ptx >= 81);
+  // cvt.rn.satfinite.e2m1x2.f32 exists on the arch- and family-specific
+  // targets from sm_100 on (sm_100a, sm_100f, sm_103a, sm_120a, ...; ptxas
+  // rejects it for plain sm_100 and sm_120) with PTX 8.6 on.
+  StringRef chip = options.chip.getValue();
+  lowerOptions.fp4Cvt = chipNumber >= 100 &&
+                        (chip.ends_with("a") || chip.ends_with("f")) &&
+                        ptx >= 86;
   pm.addNestedPass<func::FuncOp>(createNormLowerGPUPass(lowerOptions));
 
   // Kernels are outlined into a gpu.module right away, so that buffer

@@ -187,7 +187,12 @@ def NormLowerGPUPass : Pass<"norm-lower-gpu"> {
            "of libdevice's tanhf">,
     Option<"fp8Cvt", "fp8-cvt", "bool", /*default=*/"false",
            "Fused FP8 quantization converts with cvt.rn.satfinite.e4m3x2.f32 "
-           "(needs sm_90, or sm_89 with PTX 8.1) instead of integer ops">
+           "(needs sm_90, or sm_89 with PTX 8.1) instead of integer ops">,
+    Option<"fp4Cvt", "fp4-cvt", "bool", /*default=*/"false",
+           "Block-scaled FP4 quantization converts with "
+           "cvt.rn.satfinite.e2m1x2.f32 (needs an arch- or family-specific "
+           "sm_100 or later target: sm_100a, sm_100f, sm_120a, ...) instead "
+           "of integer ops">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -248,13 +248,15 @@ std::pair<Value, Value> buildBlockScale(OpBuilder &b, Location loc,
                                         Value globalScale);
 
 /// q of the vector `y` (f16, bf16 or f32, an even number of elements for
-/// f4E2M1FN) of a block-scaled form times the f32 vector `multiplier`, as a
-/// vector of `quantizedType` (f8E4M3FN or f4E2M1FN). With `useCvt`, FP8
-/// values are converted by cvt.rn.satfinite.e4m3x2.f32, else (and for
-/// FP4) by the integer ops of buildBlockQuantize.
+/// f4E2M1FN) of a block-scaled form times the f32 vector `multiplier` (the
+/// same value in every lane: one group), as a vector of `quantizedType`
+/// (f8E4M3FN or f4E2M1FN). With `useCvt`, FP8 values are converted by
+/// cvt.rn.satfinite.e4m3x2.f32, with `useFP4Cvt` FP4 values by
+/// cvt.rn.satfinite.e2m1x2.f32 (sm_100a/sm_100f and later), else by the
+/// integer ops of buildBlockQuantize.
 Value buildBlockQuantizeVector(OpBuilder &b, Location loc, Value y,
                                Value multiplier, Type quantizedType,
-                               bool useCvt);
+                               bool useCvt, bool useFP4Cvt);
 
 /// The position of the scale of row `row`, group `group` in the
 /// swizzled_128x4 layout with `paddedGroups` (the groups per row rounded up

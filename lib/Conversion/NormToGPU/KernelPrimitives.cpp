@@ -163,12 +163,47 @@ std::pair<Value, Value> gpu_lowering::buildBlockScale(OpBuilder &b,
 
 Value gpu_lowering::buildBlockQuantizeVector(OpBuilder &b, Location loc,
                                              Value y, Value multiplier,
-                                             Type quantizedType, bool useCvt) {
+                                             Type quantizedType, bool useCvt,
+                                             bool useFP4Cvt) {
   // The FP8 element rule of the block-scaled forms is the one of the FP8
   // per-group form with `multiplier` for the inverse scale.
   if (isa<Float8E4M3FNType>(quantizedType))
     return buildQuantizeVector(b, loc, y, multiplier, quantizedType, useCvt);
-  return buildBlockQuantize(b, loc, y, multiplier, quantizedType);
+  int64_t length = cast<VectorType>(y.getType()).getNumElements();
+  if (!useFP4Cvt || length % 2 != 0)
+    return buildBlockQuantize(b, loc, y, multiplier, quantizedType);
+  // cvt.rn.satfinite.e2m1x2.f32: round to nearest even, saturate to +-6,
+  // two values per byte, the first operand in the high nibble (so element
+  // 2k, in the low nibble, is the second). It has no NaN code to keep:
+  // a NaN element means a NaN in the group, whose multiplier is then NaN
+  // (finite y times a finite multiplier is never NaN), and all its codes
+  // are 0x0 (docs/Numerics.md).
+  Value v = arith::MulFOp::create(b, loc, buildWidenedQuantizeInput(b, loc, y),
+                                  multiplier);
+  auto bytesType = VectorType::get({length / 2}, b.getI8Type());
+  Value bytes = arith::ConstantOp::create(
+      b, loc, bytesType,
+      DenseElementsAttr::get(bytesType, b.getI8IntegerAttr(0)));
+  for (int64_t i = 0; i < length; i += 2) {
+    Value even = vector::ExtractOp::create(b, loc, v, i);
+    Value odd = vector::ExtractOp::create(b, loc, v, i + 1);
+    Value pair = NVVM::ConvertF32x2ToF4x2Op::create(
+        b, loc, b.getI8Type(), odd, even, /*relu=*/false, quantizedType);
+    bytes = vector::InsertOp::create(b, loc, pair, bytes, i / 2);
+  }
+  Value groupScale = vector::ExtractOp::create(b, loc, multiplier, 0);
+  Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+                                      groupScale, groupScale);
+  bytes = arith::SelectOp::create(
+      b, loc, isNaN,
+      arith::ConstantOp::create(
+          b, loc, bytesType,
+          DenseElementsAttr::get(bytesType, b.getI8IntegerAttr(0))),
+      bytes);
+  Value codes = vector::BitCastOp::create(
+      b, loc, VectorType::get({length}, b.getIntegerType(4)), bytes);
+  return arith::BitcastOp::create(
+      b, loc, VectorType::get({length}, quantizedType), codes);
 }
 
 Value gpu_lowering::buildSwizzledScaleOffset(OpBuilder &b, Location loc,

@@ -124,6 +124,7 @@ void NormLowerGPUPass::runOnOperation() {
   options.splitMinElements = splitMinElements;
   options.fastTanh = fastTanh;
   options.fp8Cvt = fp8Cvt;
+  options.fp4Cvt = fp4Cvt;
 
   bool blocked = false;
   getOperation()->walk([&](NormOpInterface op) {

@@ -227,7 +227,7 @@ void QuantizeLowering::emitKernel(int64_t vectorLength, int64_t lanes) {
     Value y = load(lb, vector);
     Value q = op.isBlockScaled()
                   ? buildBlockQuantizeVector(lb, loc, y, inverse, quantizedType,
-                                             options.fp8Cvt)
+                                             options.fp8Cvt, options.fp4Cvt)
                   : buildQuantizeVector(lb, loc, y, inverse, quantizedType,
                                         options.fp8Cvt);
     vector::StoreOp::create(lb, loc, q, qBuf, ValueRange{offsetOf(lb, vector)},

@@ -3,8 +3,15 @@
 // RUN: %python %norm_tools/gpu-binary.py ptx %t.sm90.mlir | FileCheck %s --check-prefix=SM90
 // RUN: %python %norm_tools/gpu-binary.py ptxas %t.sm90.mlir %ptxas sm_90 | FileCheck %s --check-prefix=PTXAS
 // RUN: norm-opt %s --norm-gpu-pipeline="format=isa memory=device" | FileCheck %s --check-prefix=DEVICE
+// RUN: norm-opt %s --norm-gpu-pipeline="chip=sm_100a features=+ptx86 format=isa" -o %t.sm100a.mlir
+// RUN: %python %norm_tools/gpu-binary.py ptx %t.sm100a.mlir | FileCheck %s --check-prefix=SM100A
+// RUN: %python %norm_tools/gpu-binary.py ptxas %t.sm100a.mlir %ptxas sm_100a | FileCheck %s --check-prefix=PTXAS
+// RUN: norm-opt %s --norm-gpu-pipeline="chip=sm_100f features=+ptx88 format=isa" -o %t.sm100f.mlir
+// RUN: %python %norm_tools/gpu-binary.py ptx %t.sm100f.mlir | FileCheck %s --check-prefix=SM100A
+// RUN: norm-opt %s --norm-gpu-pipeline="chip=sm_100 features=+ptx88 format=isa" -o %t.sm100.mlir
+// RUN: %python %norm_tools/gpu-binary.py ptx %t.sm100.mlir | FileCheck %s --check-prefix=SM100
 
-// The block-scaled forms of norm.quantize alone down to PTX on sm_90: FP8
+// The block-scaled forms of norm.quantize alone down to PTX. sm_90: FP8
 // elements by cvt.rn.satfinite.e4m3x2.f32, FP4 elements and the scales by
 // integer ops; f4E2M1FN results packed two per byte, each thread storing
 // whole bytes (no atomics); ptxas accepts every kernel.
@@ -30,6 +37,23 @@
 //       SM90: st.global.v2.b8
 //   SM90-NOT: cvt.rn.satfinite.e2m1x2
 //   SM90-NOT: atom
+
+// On the arch- and family-specific sm_100 targets FP4 elements are
+// converted two per cvt.rn.satfinite.e2m1x2.f32 (a thread's 8 bf16 values
+// by 4, stored as one word); plain sm_100 has no such instruction.
+// SM100A-LABEL: .entry mxfp8_norm_kernel
+//       SM100A: cvt.rn.satfinite.e4m3x2.f32
+// SM100A-LABEL: .entry mxfp4_norm_kernel
+//   SM100A-NOT: atom
+// SM100A-COUNT-4: cvt.rn.satfinite.e2m1x2.f32
+//       SM100A: st.global.b32
+// SM100A-LABEL: .entry nvfp4_swizzled_norm_kernel
+// SM100A-COUNT-2: cvt.rn.satfinite.e2m1x2.f32
+//       SM100A: st.global.v2.b8
+// SM100-LABEL: .entry mxfp4_norm_kernel
+//   SM100-NOT: cvt.rn.satfinite.e2m1x2.f32
+//       SM100: st.global.b32
+//   SM100-NOT: cvt.rn.satfinite.e2m1x2.f32
 
 // PTXAS-COUNT-3: ptxas ok:
 

@@ -1,5 +1,6 @@
 // RUN: norm-opt %s --norm-lower-gpu -split-input-file | FileCheck %s
 // RUN: norm-opt %s --norm-lower-gpu=fp8-cvt=true -split-input-file | FileCheck %s --check-prefix=CVT
+// RUN: norm-opt %s --norm-lower-gpu=fp4-cvt=true -split-input-file | FileCheck %s --check-prefix=FP4
 
 // The block-scaled forms of norm.quantize alone (docs/Numerics.md
 // "Block-scaled formats"): one kernel of 256 threads, the lanes of a group
@@ -58,6 +59,24 @@ func.func @mxfp8(%y: tensor<4x256xf32>) -> (tensor<4x256xf8E4M3FN>, tensor<4x8xf
 // CVT-LABEL: func @mxfp4_up
 //   CVT-NOT:   nvvm.convert
 //       CVT: return
+// With fp4-cvt, two values per nvvm.convert.f32x2.to.f4x2 (the odd element
+// first: it lands in the high nibble), the group's codes 0x0 when its
+// multiplier is NaN.
+// FP4-LABEL: func @mxfp4_up
+//       FP4:   scf.for
+//       FP4:     %[[V:.*]] = arith.mulf %{{.*}} : vector<8xf32>
+//       FP4:     %[[E:.*]] = vector.extract %[[V]][0]
+//       FP4:     %[[O:.*]] = vector.extract %[[V]][1]
+//       FP4:     nvvm.convert.f32x2.to.f4x2 %[[O]], %[[E]] : i8(f4E2M1FN)
+//   FP4-COUNT-3:     nvvm.convert.f32x2.to.f4x2
+//       FP4:     arith.cmpf uno
+//       FP4:     %[[BYTES:.*]] = arith.select %{{.*}} : vector<4xi8>
+//       FP4:     %[[CODES:.*]] = vector.bitcast %[[BYTES]] : vector<4xi8> to vector<8xi4>
+//       FP4:     %[[Q:.*]] = arith.bitcast %[[CODES]] : vector<8xi4> to vector<8xf4E2M1FN>
+//       FP4:     vector.store %[[Q]]
+// FP4-LABEL: func @fp8_1x128
+//   FP4-NOT:   nvvm.convert.f32x2.to.f4x2
+//       FP4: return
 func.func @mxfp4_up(%y: tensor<2x128xbf16>) -> (tensor<2x128xf4E2M1FN>, tensor<2x4xf8E8M0FNU>) {
   %q, %s = norm.quantize %y {group_size = 32 : i64, scale_rounding = #norm<scale_rounding up>} : (tensor<2x128xbf16>) -> (tensor<2x128xf4E2M1FN>, tensor<2x4xf8E8M0FNU>)
   return %q, %s : tensor<2x128xf4E2M1FN>, tensor<2x4xf8E8M0FNU>
