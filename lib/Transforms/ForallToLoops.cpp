@@ -37,7 +37,8 @@ static constexpr int64_t kNontemporalAlignment = 64;
 /// Returns the full-vector, in-bounds, unmasked 1-D transfer_writes of
 /// `loop` into rows of 2-D memrefs defined above the loop whose vector size
 /// is a multiple of the alignment, i.e. the stores that become aligned
-/// non-temporal stores when each row starts aligned.
+/// non-temporal stores when each row starts aligned. Elements narrower than
+/// a byte (f4E2M1FN, packed later by norm-pack-fp4) keep regular stores.
 static SmallVector<vector::TransferWriteOp>
 getNontemporalCandidates(scf::ForallOp loop) {
   SmallVector<vector::TransferWriteOp> writes;
@@ -46,6 +47,7 @@ getNontemporalCandidates(scf::ForallOp loop) {
     auto subview = write.getBase().getDefiningOp<memref::SubViewOp>();
     VectorType vectorType = write.getVectorType();
     if (!memrefType || write.getMask() || vectorType.getRank() != 1 ||
+        vectorType.getElementTypeBitWidth() % 8 != 0 ||
         !write.getPermutationMap().isMinorIdentity() ||
         !write.isDimInBounds(0) || !memrefType.isLastDimUnitStride() ||
         !subview || subview.getSourceType().getRank() != 2 ||

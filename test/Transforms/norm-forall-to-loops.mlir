@@ -301,6 +301,26 @@ func.func @nontemporal_f32(%m: memref<?x64xf32>, %v: vector<16xf32>) {
 
 // -----
 
+// f4E2M1FN rows (packed two per byte later, by norm-pack-fp4) keep regular
+// stores: with no other candidate, the loop is not versioned.
+// CHECK-LABEL: func @nontemporal_f4
+//   CHECK-NOT: memref.extract_aligned_pointer_as_index
+//   CHECK-NOT: scf.if
+//       CHECK: scf.for
+//       CHECK:   vector.transfer_write %{{.*}} : vector<128xf4E2M1FN>
+//   CHECK-NOT: vector.store
+func.func @nontemporal_f4(%m: memref<?x256xf4E2M1FN>, %v: vector<128xf4E2M1FN>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %m, %c0 : memref<?x256xf4E2M1FN>
+  scf.forall (%i) in (%n) {
+    %row = memref.subview %m[%i, 0] [1, 256] [1, 1] : memref<?x256xf4E2M1FN> to memref<256xf4E2M1FN, strided<[1], offset: ?>>
+    vector.transfer_write %v, %row[%c0] {in_bounds = [true]} : vector<128xf4E2M1FN>, memref<256xf4E2M1FN, strided<[1], offset: ?>>
+  } {norm.nontemporal_stores}
+  return
+}
+
+// -----
+
 // Without the attribute, or for reads of a row other than the loop's, no
 // prefetch is added.
 // CHECK-LABEL: func @no_prefetch
