@@ -26,7 +26,7 @@ FORMS = {
 }
 
 
-def module_source(form, dtype, rows, n, rounding, layout):
+def module_source(form, dtype, rows, n, rounding, layout, name="quant"):
     qtype, stype, group = FORMS[form]
     m = "?" if rows is None else str(rows)
     k = n // group
@@ -59,7 +59,7 @@ def module_source(form, dtype, rows, n, rounding, layout):
     else:
         q_codes = f"%qc = arith.bitcast %q : {q} to {q_i8}"
     return f"""
-func.func @quant({args}) -> ({q_i8}, {scales_i8}) {{
+func.func @{name}({args}) -> ({q_i8}, {scales_i8}) {{
   %q, %s = norm.quantize %y{global_scale} {{{", ".join(attrs)}}}
       : {operands} -> ({q}, {scales})
   {q_codes}
@@ -164,13 +164,14 @@ def test_block_scaled(form, rounding, layout, dtype, lowering, rng):
     y = make_input(form, dtype, rows, n, rng)
     g = np.float32(448.0 * 6.0 / 7.5) if form == "nvfp4" else None
     want_q, want_s = reference(form, y, rounding, layout, g)
-    for static in (True, False):
-        module = norm_mlir.jit(
-            module_source(form, dtype, rows if static else None, n, rounding,
-                          layout),
-            pipeline=f"norm-cpu-pipeline{{lowering={lowering}}}")
-        args = (y,) if g is None else (y, np.array(g, dtype=np.float32))
-        got_q, got_s = module.quant(*args)
+    # Static rows (@quant_s) and dynamic rows (@quant_d) in one module.
+    module = norm_mlir.jit(
+        module_source(form, dtype, rows, n, rounding, layout, "quant_s") +
+        module_source(form, dtype, None, n, rounding, layout, "quant_d"),
+        pipeline=f"norm-cpu-pipeline{{lowering={lowering}}}")
+    args = (y,) if g is None else (y, np.array(g, dtype=np.float32))
+    for name in ("quant_s", "quant_d"):
+        got_q, got_s = getattr(module, name)(*args)
         check(form, got_q, got_s, want_q, want_s)
 
 

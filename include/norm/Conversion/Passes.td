@@ -93,6 +93,7 @@ def NormLowerCPUPass : Pass<"norm-lower-cpu"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",

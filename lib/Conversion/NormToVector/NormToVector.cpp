@@ -89,21 +89,12 @@ void mlir::norm::populateNormToVectorPatterns(
         return lowerGradOpToVectorLoops(rewriter, op, options);
       },
       /*benefit=*/2);
-  // A norm.quantize that no norm op took in: its own row loop.
+  // A norm.quantize that no norm op took in (every form, block-scaled
+  // included): its own row loop.
   patterns.add<LowerOpPattern<QuantizeOp>>(
       patterns.getContext(), "QuantizeOpToVectorLoops",
       [options](RewriterBase &rewriter, QuantizeOp op) {
         return lowerQuantizeOpToVectorLoops(rewriter, op, options);
-      },
-      /*benefit=*/2);
-  // The block-scaled forms: their linalg decomposition.
-  patterns.add<LowerOpPattern<QuantizeOp>>(
-      patterns.getContext(), "BlockScaledQuantizeOpToLinalg",
-      [](RewriterBase &rewriter,
-         QuantizeOp op) -> FailureOr<SmallVector<Value>> {
-        if (!op.isBlockScaled())
-          return failure();
-        return decomposeQuantizeOp(rewriter, op);
       });
 }
 

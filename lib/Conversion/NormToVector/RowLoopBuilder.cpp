@@ -221,6 +221,8 @@ Value RowLoopBuilder::buildMeanSquareIfOverflowed(
 SmallVector<Value> RowLoopBuilder::buildOutputSweeps(
     OpBuilder &rb, ValueRange outputs, bool writeResidual,
     function_ref<std::pair<Value, Value>(OpBuilder &, Value, Value)> computeY) {
+  if (blockScaled)
+    return buildBlockScaledSweep(rb, outputs, writeResidual, computeY);
   // y, or q with the static inverse scale.
   if (!quant || !quant.isDynamic()) {
     return sweep(rb, outputs,
@@ -330,8 +332,14 @@ SmallVector<RowLoopBuilder::OutputSpec> RowLoopBuilder::getOutputSpecs() {
     specs.push_back({inputType, getAsOpFoldResult(rowSize), staticRowSize});
   } else {
     specs.push_back({quantizedType, getAsOpFoldResult(rowSize), staticRowSize});
-    if (quant.isDynamic())
-      specs.push_back({b.getF32Type(), b.getIndexAttr(numGroups), numGroups});
+    if (swizzled) {
+      int64_t rowScales = llvm::alignTo(numGroups, 4);
+      specs.push_back({scalesElementType, b.getIndexAttr(rowScales), rowScales,
+                       /*swizzled=*/true});
+    } else if (quant.isDynamic()) {
+      specs.push_back(
+          {quant.getScalesElementType(), b.getIndexAttr(numGroups), numGroups});
+    }
   }
   if (residual)
     specs.push_back({inputType, getAsOpFoldResult(rowSize), staticRowSize});
@@ -340,18 +348,81 @@ SmallVector<RowLoopBuilder::OutputSpec> RowLoopBuilder::getOutputSpecs() {
   return specs;
 }
 
+Value RowLoopBuilder::buildOutputInit(OpBuilder &rb, const OutputSpec &spec,
+                                      OpFoldResult rows) {
+  if (spec.swizzled)
+    return buildSwizzledScalesInit(rb, rows);
+  return tensor::EmptyOp::create(
+      rb, loc, ArrayRef<OpFoldResult>{rows, spec.size}, spec.elementType);
+}
+
+void RowLoopBuilder::getRowSlice(OpBuilder &rb, const OutputSpec &spec,
+                                 Value row,
+                                 SmallVectorImpl<OpFoldResult> &offsets,
+                                 SmallVectorImpl<OpFoldResult> &sizes,
+                                 SmallVectorImpl<OpFoldResult> &strides) {
+  if (!spec.swizzled) {
+    offsets.assign({row, rb.getIndexAttr(0)});
+    sizes.assign({rb.getIndexAttr(1), spec.size});
+    strides.assign(2, rb.getIndexAttr(1));
+    return;
+  }
+  // Row m of the [T, K4, 32, 4, 4] scales: [m / 128, :, m % 32,
+  // (m % 128) / 32, :].
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(rb, loc, value);
+  };
+  Value inTile = arith::RemUIOp::create(rb, loc, row, index(128));
+  offsets.assign(
+      {arith::DivUIOp::create(rb, loc, row, index(128)).getResult(),
+       rb.getIndexAttr(0),
+       arith::RemUIOp::create(rb, loc, row, index(32)).getResult(),
+       arith::DivUIOp::create(rb, loc, inTile, index(32)).getResult(),
+       rb.getIndexAttr(0)});
+  sizes.assign({rb.getIndexAttr(1), rb.getIndexAttr(spec.staticSize / 4),
+                rb.getIndexAttr(1), rb.getIndexAttr(1), rb.getIndexAttr(4)});
+  strides.assign(5, rb.getIndexAttr(1));
+}
+
+RankedTensorType RowLoopBuilder::getRowType(const OutputSpec &spec) {
+  if (spec.swizzled)
+    return RankedTensorType::get({spec.staticSize / 4, 4}, spec.elementType);
+  return RankedTensorType::get({spec.staticSize}, spec.elementType);
+}
+
 SmallVector<Value> RowLoopBuilder::buildSingleRow() {
   // The row is written straight into [1, N] empty tensors, which
   // eliminate-empty-tensors turns into the destinations: the results are
   // written in place. (A one-iteration scf.forall would be folded by
   // canonicalization into an insert_slice whose source starts from a slice
-  // of a fresh tensor, which bufferizes to a temporary and a copy.)
-  SmallVector<Value> inits;
-  for (const OutputSpec &spec : getOutputSpecs())
-    inits.push_back(tensor::EmptyOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(1), spec.size},
-        spec.elementType));
-  return buildRow(b, arith::ConstantIndexOp::create(b, loc, 0), inits);
+  // of a fresh tensor, which bufferizes to a temporary and a copy.) The
+  // swizzled scales are the row's slice of their zero-filled tiles.
+  SmallVector<OutputSpec> specs = getOutputSpecs();
+  SmallVector<Value> inits, tiles(specs.size());
+  for (auto [index, spec] : llvm::enumerate(specs)) {
+    if (!spec.swizzled) {
+      inits.push_back(buildOutputInit(b, spec, b.getIndexAttr(1)));
+      continue;
+    }
+    tiles[index] = buildOutputInit(b, spec, b.getIndexAttr(1));
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    getRowSlice(b, spec, arith::ConstantIndexOp::create(b, loc, 0), offsets,
+                sizes, strides);
+    inits.push_back(tensor::ExtractSliceOp::create(
+        b, loc, getRowType(spec), tiles[index], offsets, sizes, strides));
+  }
+  SmallVector<Value> finished =
+      buildRow(b, arith::ConstantIndexOp::create(b, loc, 0), inits);
+  for (auto [index, spec] : llvm::enumerate(specs)) {
+    if (!spec.swizzled)
+      continue;
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    getRowSlice(b, spec, arith::ConstantIndexOp::create(b, loc, 0), offsets,
+                sizes, strides);
+    finished[index] = tensor::InsertSliceOp::create(
+        b, loc, finished[index], tiles[index], offsets, sizes, strides);
+  }
+  return finished;
 }
 
 SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
@@ -360,9 +431,7 @@ SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
   SmallVector<OutputSpec> specs = getOutputSpecs();
   SmallVector<Value> outputs;
   for (const OutputSpec &spec : specs)
-    outputs.push_back(tensor::EmptyOp::create(
-        b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(numRows), spec.size},
-        spec.elementType));
+    outputs.push_back(buildOutputInit(b, spec, getAsOpFoldResult(numRows)));
 
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(numRows)}, outputs,
@@ -384,23 +453,28 @@ SmallVector<Value> RowLoopBuilder::buildRowLoop(bool sequential) {
 
   OpBuilder rb = OpBuilder::atBlockBegin(forall.getBody());
   Value row = forall.getInductionVar(0);
-  SmallVector<OpFoldResult> strides{rb.getIndexAttr(1), rb.getIndexAttr(1)};
+  // The slice of every result that the row writes (a [1, size] row, or the
+  // row's [K4, 4] slice of the swizzled scales).
+  struct RowSlice {
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+  };
+  SmallVector<RowSlice> slices(specs.size());
   SmallVector<Value> rowInits;
-  for (auto [spec, shared] : llvm::zip_equal(specs, forall.getRegionIterArgs()))
+  for (auto [spec, slice, shared] :
+       llvm::zip_equal(specs, slices, forall.getRegionIterArgs())) {
+    getRowSlice(rb, spec, row, slice.offsets, slice.sizes, slice.strides);
     rowInits.push_back(tensor::ExtractSliceOp::create(
-        rb, loc, RankedTensorType::get({spec.staticSize}, spec.elementType),
-        shared, ArrayRef<OpFoldResult>{row, rb.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{rb.getIndexAttr(1), spec.size}, strides));
+        rb, loc, getRowType(spec), shared, slice.offsets, slice.sizes,
+        slice.strides));
+  }
   rb.setInsertionPoint(forall.getTerminator());
   SmallVector<Value> finished = buildRow(rb, row, rowInits);
 
   rb.setInsertionPointToStart(forall.getTerminator().getBody());
-  for (auto [spec, rowValue, shared] :
-       llvm::zip_equal(specs, finished, forall.getRegionIterArgs()))
+  for (auto [slice, rowValue, shared] :
+       llvm::zip_equal(slices, finished, forall.getRegionIterArgs()))
     tensor::ParallelInsertSliceOp::create(
-        rb, loc, rowValue, shared,
-        ArrayRef<OpFoldResult>{row, rb.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{rb.getIndexAttr(1), spec.size}, strides);
+        rb, loc, rowValue, shared, slice.offsets, slice.sizes, slice.strides);
   return SmallVector<Value>(forall.getResults());
 }
 
@@ -416,12 +490,18 @@ unsigned RowLoopBuilder::getReplacementTypes(
     resultSizes.push_back(xSizes);
     if (quant.isDynamic()) {
       RankedTensorType scalesType = quant.getScales().getType();
-      numGroups = scalesType.getShape().back();
       staticGroupSize =
           quant.getGroupSize() ? quant.getGroupSize() : xType.getShape().back();
+      // Block scales: N is static (and the swizzled scales are flat).
+      numGroups = blockScaled ? xType.getShape().back() / staticGroupSize
+                              : scalesType.getShape().back();
       replacementTypes.push_back(scalesType);
-      resultSizes.push_back(xSizes);
-      resultSizes.back().back() = b.getIndexAttr(numGroups);
+      if (swizzled) {
+        resultSizes.push_back({buildSwizzledScalesSize()});
+      } else {
+        resultSizes.push_back(xSizes);
+        resultSizes.back().back() = b.getIndexAttr(numGroups);
+      }
     }
   } else {
     replacementTypes.push_back(opXType);
@@ -450,18 +530,21 @@ void RowLoopBuilder::chooseNontemporalStores(
   // time from its row count (norm.nontemporal_min_trips), so that
   // decode-sized calls keep their outputs in cache; with a dynamic row
   // length, non-temporal stores are used whenever the rows are aligned.
+  // Counted in bits (an f4E2M1FN q has half a byte per element); block
+  // scales, a byte per 16 elements or fewer, are left out.
   if (options.nontemporalThreshold >= 0) {
-    int64_t bytesPerElement = 0;
-    for (RankedTensorType type : rowResultTypes)
-      bytesPerElement += type.getElementTypeBitWidth() / 8;
+    int64_t bitsPerElement = 0;
+    for (auto [index, type] : llvm::enumerate(rowResultTypes))
+      if (!blockScaled || index != 1)
+        bitsPerElement += type.getElementTypeBitWidth();
+    int64_t thresholdBits = options.nontemporalThreshold * 8;
     if (xType.hasStaticShape()) {
-      nontemporal = xType.getNumElements() * bytesPerElement >=
-                    options.nontemporalThreshold;
+      nontemporal = xType.getNumElements() * bitsPerElement >= thresholdBits;
     } else {
       nontemporal = true;
       if (!ShapedType::isDynamic(staticRowSize) && staticRowSize > 0)
-        nontemporalMinRows = llvm::divideCeil(options.nontemporalThreshold,
-                                              staticRowSize * bytesPerElement);
+        nontemporalMinRows =
+            llvm::divideCeil(thresholdBits, staticRowSize * bitsPerElement);
     }
   }
 }
@@ -508,6 +591,11 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   computeType = op ? op.getComputeElementType() : b.getF32Type();
   xSizes = tensor::getMixedSizes(b, loc, input);
   RankedTensorType opXType = opInput.getType();
+  if (quant && quant.isBlockScaled()) {
+    blockScaled = true;
+    swizzled = quant.getScaleLayout() == ScaleLayout::swizzled_128x4;
+    scalesElementType = quant.getScalesElementType();
+  }
 
   SmallVector<RankedTensorType> replacementTypes;
   SmallVector<SmallVector<OpFoldResult>> resultSizes;
@@ -569,6 +657,13 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
         buildReciprocal(b, loc,
                         tensor::ExtractOp::create(b, loc, scale, indices)));
   }
+  if (quant && quant.getGlobalScale()) {
+    // NVFP4's global scale, read once.
+    TypedValue<RankedTensorType> global = quant.getGlobalScale();
+    SmallVector<Value> indices(global.getType().getRank(),
+                               arith::ConstantIndexOp::create(b, loc, 0));
+    globalScale = tensor::ExtractOp::create(b, loc, global, indices);
+  }
 
   chooseNontemporalStores(ArrayRef(resultTypes).take_front(numRowResults));
 
@@ -576,9 +671,15 @@ FailureOr<SmallVector<Value>> RowLoopBuilder::build() {
   SmallVector<Value> replacements;
   for (auto [index, result, type, replacementType, sizes] :
        llvm::enumerate(results, resultTypes, replacementTypes, resultSizes)) {
-    Value reshaped = index < numRowResults
-                         ? fromMatrix(result, type, sizes)
-                         : statsFromMatrix(result, type, sizes);
+    Value reshaped;
+    if (swizzled && index == 1)
+      // The [T, K4, 32, 4, 4] scales, flattened.
+      reshaped = tensor::CollapseShapeOp::create(
+          b, loc, result, ArrayRef<ReassociationIndices>{{0, 1, 2, 3, 4}});
+    else if (index < numRowResults)
+      reshaped = fromMatrix(result, type, sizes);
+    else
+      reshaped = statsFromMatrix(result, type, sizes);
     if (reshaped.getType() != replacementType)
       reshaped = tensor::CastOp::create(b, loc, replacementType, reshaped);
     replacements.push_back(reshaped);
@@ -594,11 +695,12 @@ RowLoopBuilder::buildStaticallyEmpty(ArrayRef<RankedTensorType> resultTypes,
   // rows (N = 0, rows left) are NaN, 0 / 0 as the row loop computes them.
   // The dynamic scales of a quantization of empty rows (rows left, one
   // group of 0 elements each) are those of amax = 0: min_scale
-  // (docs/Ops.md#quantization).
+  // (docs/Ops.md#quantization). Block scales of an empty input have no
+  // elements (N = 0 has no groups).
   SmallVector<Value> empties;
   llvm::SmallDenseMap<Type, Value> emptyOfType;
   for (auto [index, type, typeSizes] : llvm::enumerate(resultTypes, sizes)) {
-    bool isScales = quant && quant.isDynamic() && index == 1;
+    bool isScales = quant && quant.isDynamic() && !blockScaled && index == 1;
     bool hasElements = !llvm::is_contained(type.getShape(), 0);
     if (hasElements && (index >= numRowResults || isScales)) {
       Value fill =
@@ -628,7 +730,5 @@ mlir::norm::lowerNormOpToVectorLoops(RewriterBase &rewriter, NormOpInterface op,
 FailureOr<SmallVector<Value>> mlir::norm::lowerQuantizeOpToVectorLoops(
     RewriterBase &rewriter, QuantizeOp op,
     const NormLowerCPUPassOptions &options) {
-  if (op.isBlockScaled())
-    return failure();
   return RowLoopBuilder(rewriter, NormOpInterface(), op, options).build();
 }

@@ -3,7 +3,8 @@
 // The builder behind norm-lower-cpu: one norm op becomes an scf.forall over
 // rows whose body sweeps the row with vector ops on tensors. RowSweeps.cpp
 // holds the sweeps (reads, writes, masked tails, row sums), RowLoopBuilder.cpp
-// the statistics of each op, the row loop and the reshapes around it.
+// the statistics of each op, the row loop and the reshapes around it,
+// BlockScaledSweeps.cpp the output sweep of the block-scaled quantizations.
 // GradToVector.cpp builds the gradient ops' row loops on the same sweeps.
 //
 //===----------------------------------------------------------------------===//
@@ -146,13 +147,27 @@ private:
   Parameter prepareParameter(Value value);
 
   /// A [rows, size] result of the row loop: y (or q, then the scales), then
-  /// residual_out, then the statistics ([rows, 1]).
+  /// residual_out, then the statistics ([rows, 1]). The scales in the
+  /// swizzled_128x4 layout are instead the [T, K4, 32, 4, 4] view of the
+  /// flat scales (`swizzled`), of which a row owns a [K4, 4] slice.
   struct OutputSpec {
     Type elementType;
     OpFoldResult size;
     int64_t staticSize;
+    bool swizzled = false;
   };
   SmallVector<OutputSpec> getOutputSpecs();
+  /// The destination of a row result for `rows` rows: an empty [rows, size]
+  /// tensor, or the zero-filled swizzled scales (their padding is 0).
+  Value buildOutputInit(OpBuilder &rb, const OutputSpec &spec,
+                        OpFoldResult rows);
+  /// The slice of the destination `shared` of `spec` that row `row` writes,
+  /// as (offsets, sizes, strides), and its (rank-reduced) type.
+  void getRowSlice(OpBuilder &rb, const OutputSpec &spec, Value row,
+                   SmallVectorImpl<OpFoldResult> &offsets,
+                   SmallVectorImpl<OpFoldResult> &sizes,
+                   SmallVectorImpl<OpFoldResult> &strides);
+  RankedTensorType getRowType(const OutputSpec &spec);
 
   /// The types of the replacements (y, or q and the scales, then
   /// residual_out, then the statistics) and the sizes they are built with;
@@ -174,6 +189,13 @@ private:
   SmallVector<Value> buildSingleRow();
   /// Emits the body for row `row`, returning the finished row tensors.
   SmallVector<Value> buildRow(OpBuilder &rb, Value row, ValueRange rowInits);
+  /// The swizzled_128x4 scales (BlockScaledSweeps.cpp): the number of
+  /// 128-row tiles T, the [T, K4, 32, 4, 4] view of the flat scales
+  /// (zero-filled), and its flat size roundup(M, 128) * K4 * 4 from the
+  /// leading dims of x.
+  OpFoldResult buildNumSwizzledTiles(OpBuilder &rb, OpFoldResult rows);
+  Value buildSwizzledScalesInit(OpBuilder &rb, OpFoldResult rows);
+  OpFoldResult buildSwizzledScalesSize();
 
   /// Reads a parameter as a vector (or broadcasts its scalar).
   Value readParameter(OpBuilder &rb, const Parameter &param, Value col,
@@ -189,6 +211,33 @@ private:
       OpBuilder &rb, ValueRange outputs, bool writeResidual,
       function_ref<std::pair<Value, Value>(OpBuilder &, Value col, Value mask)>
           computeY);
+  /// buildOutputSweeps() of the block-scaled forms (BlockScaledSweeps.cpp):
+  /// one sweep over chunks of max(G, vector length) columns; y is kept in
+  /// registers, each group's max |y| reduced, its scale written and its
+  /// elements converted and stored at once.
+  SmallVector<Value> buildBlockScaledSweep(
+      OpBuilder &rb, ValueRange outputs, bool writeResidual,
+      function_ref<std::pair<Value, Value>(OpBuilder &, Value col, Value mask)>
+          computeY);
+  /// One chunk of buildBlockScaledSweep(): the `numChunkGroups` groups from
+  /// column `col` (a multiple of the chunk length, or the static start of
+  /// the row's last, shorter chunk). `rows` are the q row, the scales row
+  /// and (DyT) residual_out's row; returns them updated.
+  SmallVector<Value> buildBlockScaledChunk(
+      OpBuilder &rb, Value col, int64_t numChunkGroups, ValueRange rows,
+      bool writeResidual,
+      function_ref<std::pair<Value, Value>(OpBuilder &, Value col, Value mask)>
+          computeY);
+  /// The block scales of groups from their `amax` (f32, a scalar or a
+  /// vector of one lane per group): the values the scales result holds
+  /// (in its element type) and the f32 multipliers of the elements.
+  std::pair<Value, Value> buildBlockScales(OpBuilder &rb, Value amax);
+  /// Writes the scales `values` (a scalar, or a vector of consecutive
+  /// groups) of the groups from `firstGroup` into the row's scales
+  /// `scalesRow`, at their place in the scale layout. `firstGroup` is a
+  /// multiple of the number of groups of a full chunk.
+  Value writeBlockScales(OpBuilder &rb, Value values, Value scalesRow,
+                         Value firstGroup);
 
   /// Sums each of the `numTerms` vectors `terms(v)` over the row, v being
   /// s = x + residual (read fresh in every step) widened to the compute
@@ -238,6 +287,11 @@ private:
   int64_t staticGroupSize = ShapedType::kDynamic;
   int64_t numGroups = 1;
   Value inverseScale;
+  /// The block-scaled forms: the scales' element type, whether they are in
+  /// the swizzled_128x4 layout, and NVFP4's global scale (an f32 scalar).
+  bool blockScaled = false, swizzled = false;
+  Type scalesElementType;
+  Value globalScale;
   /// The number of statistics results (`return_stats`), and the scalars of
   /// the current row (mean, then rstd) as buildRow computes them.
   unsigned numStats = 0;

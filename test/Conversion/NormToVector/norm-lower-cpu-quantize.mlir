@@ -1,5 +1,6 @@
 // RUN: norm-opt %s -norm-lower-cpu="vector-width=256" -split-input-file | FileCheck %s
 // RUN: norm-opt %s -norm-lower-cpu="vector-width=256 native-bf16=true" -split-input-file | FileCheck %s --check-prefix=NATIVE
+// RUN: norm-opt %s -norm-lower-cpu="vector-width=512" -split-input-file | FileCheck %s --check-prefix=W512
 
 // A norm whose y only feeds norm.quantize becomes one row loop that writes
 // q (and residual_out) and never y. Static scale: its reciprocal is taken
@@ -172,4 +173,48 @@ func.func @quantize_alone_dynamic_row(%x: tensor<4x?xf16>) -> (tensor<4x?xf8E4M3
 func.func @quantize_empty(%x: tensor<0x64xf32>) -> (tensor<0x64xi8>, tensor<0x1xf32>) {
   %q, %sc = norm.quantize %x : (tensor<0x64xf32>) -> (tensor<0x64xi8>, tensor<0x1xf32>)
   return %q, %sc : tensor<0x64xi8>, tensor<0x1xf32>
+}
+
+// -----
+
+// MXFP4 alone, with a row of three groups: at 512 bits two groups per
+// chunk and a last chunk of one group (32 codes stored).
+// W512-LABEL: func @mxfp4_alone
+//       W512: scf.forall {{.*}} -> (tensor<?x96xf4E2M1FN>, tensor<?x3xf8E8M0FNU>)
+//       W512:   scf.for %[[COL:.*]] = %c0 to %c64 step %c64
+//       W512:     vector.transfer_read %{{.*}} : tensor<?x96xbf16>, vector<64xbf16>
+//       W512:     vector.reduction <maxui>, %{{.*}} : vector<32xi32> into i32
+//       W512:     vector.reduction <maxui>, %{{.*}} : vector<32xi32> into i32
+//       W512:     vector.transfer_write %{{.*}}[%[[COL]]] {in_bounds = [true]} : vector<64xf4E2M1FN>, tensor<96xf4E2M1FN>
+//       W512:     vector.transfer_write %{{.*}} : vector<2xf8E8M0FNU>, tensor<3xf8E8M0FNU>
+//       W512:   vector.create_mask %c32 : vector<64xi1>
+//       W512:   vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [32], strides = [1]} : vector<64xf4E2M1FN> to vector<32xf4E2M1FN>
+//       W512:   vector.transfer_write %{{.*}}[%c64] {in_bounds = [true]} : vector<32xf4E2M1FN>, tensor<96xf4E2M1FN>
+//       W512:   tensor.insert %{{.*}}[%c2] : tensor<3xf8E8M0FNU>
+// At 256 bits: one group per chunk, no last chunk.
+// CHECK-LABEL: func @mxfp4_alone
+//       CHECK:   scf.for %[[COL:.*]] = %c0 to %c96 step %c32
+//       CHECK:     vector.transfer_write %{{.*}}[%[[COL]]] {in_bounds = [true]} : vector<32xf4E2M1FN>, tensor<96xf4E2M1FN>
+//   CHECK-NOT:   vector.create_mask
+//       CHECK: return
+func.func @mxfp4_alone(%x: tensor<?x96xbf16>) -> (tensor<?x96xf4E2M1FN>, tensor<?x3xf8E8M0FNU>) {
+  %q, %s = norm.quantize %x {group_size = 32 : i64} : (tensor<?x96xbf16>) -> (tensor<?x96xf4E2M1FN>, tensor<?x3xf8E8M0FNU>)
+  return %q, %s : tensor<?x96xf4E2M1FN>, tensor<?x3xf8E8M0FNU>
+}
+
+// -----
+
+// A single row (no row loop) with swizzled scales: the row's slice of the
+// zero-filled tiles, written and inserted back.
+// CHECK-LABEL: func @single_row_swizzled
+//       CHECK: %[[FILL:.*]] = linalg.fill ins(%{{.*}} : f8E8M0FNU) outs(%{{.*}} : tensor<1x1x32x4x4xf8E8M0FNU>)
+//       CHECK: %[[SROW:.*]] = tensor.extract_slice %[[FILL]][%c0, 0, %c0, %c0, 0] [1, 1, 1, 1, 4] [1, 1, 1, 1, 1] : tensor<1x1x32x4x4xf8E8M0FNU> to tensor<1x4xf8E8M0FNU>
+//   CHECK-NOT: scf.forall
+//       CHECK: %[[ROW:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %[[SROW]]) -> (tensor<1x64xf4E2M1FN>, tensor<1x4xf8E8M0FNU>)
+//       CHECK: %[[TILES:.*]] = tensor.insert_slice %[[ROW]]#1 into %[[FILL]][%c0, 0, %c0, %c0, 0] [1, 1, 1, 1, 4] [1, 1, 1, 1, 1]
+//       CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[TILES]] {{\[}}[0, 1, 2, 3, 4]] : tensor<1x1x32x4x4xf8E8M0FNU> into tensor<512xf8E8M0FNU>
+//       CHECK: return %{{.*}}, %[[FLAT]]
+func.func @single_row_swizzled(%x: tensor<64xf16>) -> (tensor<64xf4E2M1FN>, tensor<512xf8E8M0FNU>) {
+  %q, %s = norm.quantize %x {group_size = 32 : i64, scale_layout = #norm<scale_layout swizzled_128x4>} : (tensor<64xf16>) -> (tensor<64xf4E2M1FN>, tensor<512xf8E8M0FNU>)
+  return %q, %s : tensor<64xf4E2M1FN>, tensor<512xf8E8M0FNU>
 }
