@@ -218,6 +218,35 @@ struct ConvertReshape : public OpConversionPattern<OpTy> {
   }
 };
 
+/// The metadata of a packed buffer, given in elements again: the offset,
+/// the last size and the outer strides doubled (what buffer deallocation
+/// reads to find the base pointer).
+struct ConvertExtractStridedMetadata
+    : public OpConversionPattern<memref::ExtractStridedMetadataOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(memref::ExtractStridedMetadataOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto packed = memref::ExtractStridedMetadataOp::create(rewriter, loc,
+                                                           adaptor.getSource());
+    Value two = arith::ConstantIndexOp::create(rewriter, loc, 2);
+    auto twice = [&](Value value) -> Value {
+      return arith::MulIOp::create(rewriter, loc, value, two);
+    };
+    SmallVector<Value> results{packed.getBaseBuffer(),
+                               twice(packed.getOffset())};
+    ValueRange sizes = packed.getSizes();
+    ValueRange strides = packed.getStrides();
+    for (auto [i, size] : llvm::enumerate(sizes))
+      results.push_back(i + 1 == sizes.size() ? twice(size) : size);
+    for (auto [i, stride] : llvm::enumerate(strides))
+      results.push_back(i + 1 == strides.size() ? stride : twice(stride));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 struct ConvertDim : public OpConversionPattern<memref::DimOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -551,7 +580,9 @@ struct NormPackFP4Pass
         .add<ConvertAlloc<memref::AllocOp>, ConvertAlloc<memref::AllocaOp>,
              ConvertTypesOnly<memref::DeallocOp>,
              ConvertTypesOnly<memref::CopyOp>, ConvertTypesOnly<memref::CastOp>,
-             ConvertTypesOnly<memref::AssumeAlignmentOp>, ConvertSubView,
+             ConvertTypesOnly<memref::AssumeAlignmentOp>,
+             ConvertTypesOnly<memref::ExtractAlignedPointerAsIndexOp>,
+             ConvertExtractStridedMetadata, ConvertSubView,
              ConvertReshape<memref::ExpandShapeOp>,
              ConvertReshape<memref::CollapseShapeOp>, ConvertDim, ConvertLoad,
              ConvertStore, ConvertVectorLoad, ConvertVectorStore,

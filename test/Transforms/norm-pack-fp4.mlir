@@ -141,3 +141,21 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// The metadata of a packed buffer in elements again (what buffer
+// deallocation reads for the base pointer).
+// CHECK-LABEL: func @metadata
+//  CHECK-SAME: (%[[A:.*]]: memref<4x32xi8>)
+//       CHECK: %[[BASE:.*]], %[[OFF:.*]], %[[SIZES:.*]]:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %[[A]] : memref<4x32xi8> -> memref<i8>, index, index, index, index, index
+//       CHECK: arith.muli %[[OFF]], %c2
+//       CHECK: arith.muli %[[SIZES]]#1, %c2
+//       CHECK: arith.muli %[[STRIDES]]#0, %c2
+//       CHECK: %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[BASE]] : memref<i8> -> index
+//       CHECK: return %c0, %c64, %c64{{.*}}, %[[P]]
+func.func @metadata(%a: memref<4x64xf4E2M1FN>) -> (index, index, index, index) {
+  %base, %off, %sizes:2, %strides:2 = memref.extract_strided_metadata %a : memref<4x64xf4E2M1FN> -> memref<f4E2M1FN>, index, index, index, index, index
+  %p = memref.extract_aligned_pointer_as_index %base : memref<f4E2M1FN> -> index
+  return %off, %sizes#1, %strides#0, %p : index, index, index, index
+}
