@@ -321,18 +321,26 @@ Value mlir::norm::buildQuantize(OpBuilder &b, Location loc, Value y,
                                  clamped);
 }
 
+/// The scalar operand of `quant` that a fused lowering reads before its
+/// loop: the static scale or NVFP4's global scale (or null).
+static Value getScalarOperand(QuantizeOp quant) {
+  if (Value scale = quant.getScale())
+    return scale;
+  return quant.getGlobalScale();
+}
+
 QuantizeOp mlir::norm::getFusableQuantizeOp(NormOpInterface op) {
   Value y = op.getY();
   if (!y.hasOneUse())
     return {};
   auto quant = dyn_cast<QuantizeOp>(*y.getUsers().begin());
-  if (!quant || quant.getInput() != y || quant.isBlockScaled() ||
+  if (!quant || quant.getInput() != y ||
       op.getNormalizedDim() != op.getInputType().getRank() - 1)
     return {};
-  // The fused loop goes where the norm is, or, when the static scale is
-  // defined after the norm, where the quantization is: then every other
-  // use of the norm's results must come after it.
-  Value scale = quant.getScale();
+  // The fused loop goes where the norm is, or, when the static (or global)
+  // scale is defined after the norm, where the quantization is: then every
+  // other use of the norm's results must come after it.
+  Value scale = getScalarOperand(quant);
   DominanceInfo dominance;
   if (!scale || dominance.properlyDominates(scale, op))
     return quant;
@@ -347,8 +355,8 @@ QuantizeOp mlir::norm::getFusableQuantizeOp(NormOpInterface op) {
 
 Operation *mlir::norm::getFusedInsertionPoint(NormOpInterface op,
                                               QuantizeOp quant) {
-  if (quant && quant.getScale() &&
-      !DominanceInfo().properlyDominates(quant.getScale(), op))
+  Value scale = quant ? getScalarOperand(quant) : Value();
+  if (scale && !DominanceInfo().properlyDominates(scale, op))
     return quant;
   return op;
 }

@@ -85,14 +85,16 @@ Value buildBlockScaleValue(OpBuilder &b, Location loc, Value scale,
 
 /// The norm.quantize that a lowering of `op` can compute in the same
 /// kernel: the only user of `y`, quantizing along the rows `op` normalizes
-/// (its axis is the last dim), with a static scale (if any) defined before
-/// `op`, or defined after it in the same block when every use of `op`'s
-/// `residual_out` comes after the quantization. Null otherwise.
+/// (its axis is the last dim), with a static scale or NVFP4 global scale
+/// (if any) defined before `op`, or defined after it in the same block when
+/// every use of `op`'s `residual_out` comes after the quantization. Null
+/// otherwise. Every form qualifies, block-scaled included; a lowering that
+/// does not fuse some of them declines them itself (isQuantizeFusedOnGPU).
 QuantizeOp getFusableQuantizeOp(NormOpInterface op);
 
 /// Where the lowering of `op` fused with `quant` (getFusableQuantizeOp; or
-/// null) is built: at `op`, or at `quant` when its static scale is defined
-/// after `op`.
+/// null) is built: at `op`, or at `quant` when its static or global scale
+/// is defined after `op`.
 Operation *getFusedInsertionPoint(NormOpInterface op, QuantizeOp quant);
 
 } // namespace norm
