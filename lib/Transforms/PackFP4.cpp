@@ -150,6 +150,36 @@ struct ConvertGPUAlloc : public OpConversionPattern<gpu::AllocOp> {
   }
 };
 
+/// A kernel's signature: its arguments converted, its workgroup and private
+/// attributions (block arguments after them) kept.
+struct ConvertGPUFunc : public OpConversionPattern<gpu::GPUFuncOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(gpu::GPUFuncOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FunctionType type = op.getFunctionType();
+    TypeConverter::SignatureConversion signature(op.front().getNumArguments());
+    SmallVector<Type> inputs;
+    for (auto [i, input] : llvm::enumerate(type.getInputs())) {
+      Type converted = getTypeConverter()->convertType(input);
+      if (!converted)
+        return rewriter.notifyMatchFailure(op, "odd f4E2M1FN buffer");
+      signature.addInputs(i, converted);
+      inputs.push_back(converted);
+    }
+    for (unsigned i = type.getNumInputs(), e = op.front().getNumArguments();
+         i < e; ++i)
+      signature.addInputs(i, op.front().getArgument(i).getType());
+    rewriter.applySignatureConversion(&op.front(), signature,
+                                      getTypeConverter());
+    rewriter.modifyOpInPlace(op, [&] {
+      op.setFunctionType(
+          FunctionType::get(op.getContext(), inputs, type.getResults()));
+    });
+    return success();
+  }
+};
+
 /// Ops whose operands and results change type and nothing else.
 template <typename OpTy>
 struct ConvertTypesOnly : public OpConversionPattern<OpTy> {
@@ -587,14 +617,11 @@ struct NormPackFP4Pass
              ConvertReshape<memref::CollapseShapeOp>, ConvertDim, ConvertLoad,
              ConvertStore, ConvertVectorLoad, ConvertVectorStore,
              ConvertTransferRead, ConvertTransferWrite, ConvertGlobal,
-             ConvertGetGlobal, ConvertGPUAlloc,
+             ConvertGetGlobal, ConvertGPUAlloc, ConvertGPUFunc,
              ConvertTypesOnly<gpu::DeallocOp>, ConvertTypesOnly<gpu::MemcpyOp>,
              ConvertTypesOnly<gpu::LaunchFuncOp>>(converter, context);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
-    // Kernels: their signatures and launches (gpu.return has no results).
-    populateFunctionOpInterfaceTypeConversionPattern<gpu::GPUFuncOp>(patterns,
-                                                                     converter);
     populateCallOpTypeConversionPattern(patterns, converter);
     populateReturnOpTypeConversionPattern(patterns, converter);
     scf::populateSCFStructuralTypeConversions(converter, patterns);

@@ -159,3 +159,24 @@ func.func @metadata(%a: memref<4x64xf4E2M1FN>) -> (index, index, index, index) {
   %p = memref.extract_aligned_pointer_as_index %base : memref<f4E2M1FN> -> index
   return %off, %sizes#1, %strides#0, %p : index, index, index, index
 }
+
+// -----
+
+// A kernel with a workgroup attribution: its arguments are converted, the
+// attribution (a block argument after them) is kept.
+// CHECK-LABEL: gpu.module @attributions
+//       CHECK: gpu.func @kernel(%[[Q:.*]]: memref<?xi8>) workgroup(%[[W:.*]] : memref<4xf32, #gpu.address_space<workgroup>>) kernel
+//       CHECK:   memref.store %{{.*}}, %[[W]][%{{.*}}] : memref<4xf32, #gpu.address_space<workgroup>>
+//       CHECK:   vector.store %{{.*}}, %[[Q]][%{{.*}}] : memref<?xi8>, vector<1xi8>
+module attributes {gpu.container_module} {
+  gpu.module @attributions {
+    gpu.func @kernel(%q: memref<?xf4E2M1FN>) workgroup(%w : memref<4xf32, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      %one = arith.constant 1.0 : f32
+      memref.store %one, %w[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+      %v = arith.constant dense<0.0> : vector<2xf4E2M1FN>
+      vector.store %v, %q[%c0] : memref<?xf4E2M1FN>, vector<2xf4E2M1FN>
+      gpu.return
+    }
+  }
+}

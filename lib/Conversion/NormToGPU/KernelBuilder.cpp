@@ -200,6 +200,10 @@ Value KernelBodyBuilder::lanesMax(Value value, int64_t lanes) {
 
 Value KernelBodyBuilder::quantizeVector(Value y, Value inverse) {
   QuantizeOp quant = buffers.quant;
+  if (quant.isBlockScaled())
+    return buildBlockQuantizeVector(b, loc, y, inverse,
+                                    quant.getQuantizedElementType(),
+                                    buffers.useCvt, buffers.useFP4Cvt);
   return buildQuantizeVector(b, loc, y, inverse,
                              quant.getQuantizedElementType(), buffers.useCvt);
 }
@@ -278,6 +282,12 @@ void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {
                             ValueRange{rowIndex});
   }
 
+  // NVFP4's global scale, read once.
+  Value globalScale;
+  if (buffers.globalScale)
+    globalScale = memref::LoadOp::create(b, loc, buffers.globalScale,
+                                         ValueRange{constantIndex(0)});
+
   // Cached chunks come with their weight and bias (loaded in buildRow); the
   // loop over the rest of the row loads them with s.
   auto emit = [&](Value s, Value weight, Value bias, Value index, Value valid) {
@@ -295,8 +305,17 @@ void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {
           vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXIMUMF,
                                       buildMagnitude(b, loc, y)),
           groupLanes);
-      Value scale = buildGroupScale(b, loc, quant, amax);
-      inverse = broadcastF32(buildReciprocal(b, loc, scale));
+      Value scale;
+      if (quant.isBlockScaled()) {
+        // The block scale (stored) and the element multiplier.
+        auto [value, multiplier] =
+            buildBlockScale(b, loc, quant, amax, globalScale);
+        scale = value;
+        inverse = broadcastF32(multiplier);
+      } else {
+        scale = buildGroupScale(b, loc, quant, amax);
+        inverse = broadcastF32(buildReciprocal(b, loc, scale));
+      }
       OpBuilder::InsertionGuard guard(b);
       Value leader = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::eq,

@@ -109,9 +109,13 @@ struct KernelBuffers {
   /// the scales into `scales` (flat, M * N / G); the static scale is read
   /// from `scale` (one f32). With `useCvt`, FP8 values are converted by
   /// cvt.rn.satfinite.e4m3x2.f32 (sm_89 with PTX 8.1, sm_90 and later).
+  /// The block-scaled forms (row_major scales) write their scales, of the
+  /// scales element type, to `scales` and read NVFP4's global scale from
+  /// `globalScale` (one f32); with `useFP4Cvt` FP4 values are converted by
+  /// cvt.rn.satfinite.e2m1x2.f32 (sm_100a, sm_100f and later).
   QuantizeOp quant;
-  Value scale, scales;
-  bool useCvt = false;
+  Value scale, scales, globalScale;
+  bool useCvt = false, useFP4Cvt = false;
   KernelParam weight, bias, alpha;
   /// `return_stats`: flat `memref<?xC>` of one value per row (LayerNorm's
   /// mean, and rstd), or null.

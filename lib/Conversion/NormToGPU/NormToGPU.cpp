@@ -451,10 +451,13 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
   if (quant) {
     buffers.quant = quant;
     buffers.useCvt = options.fp8Cvt;
+    buffers.useFP4Cvt = options.fp4Cvt;
     if (quant.isDynamic())
       buffers.scales = kernelOutputs[next++];
     else
       buffers.scale = buildKernelInput(b, loc, quant.getScale());
+    if (Value globalScale = quant.getGlobalScale())
+      buffers.globalScale = buildKernelInput(b, loc, globalScale);
   }
   if (op.getResidualOut())
     buffers.residualOut = kernelOutputs[next++];
@@ -520,9 +523,10 @@ mlir::norm::lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
 
 bool mlir::norm::isQuantizeFusedOnGPU(QuantizeOp quant,
                                       const NormLowerGPUPassOptions &options) {
-  // The norm kernels do not write the block-scaled forms: such a
-  // quantization is lowered apart from its norm.
-  if (quant.isBlockScaled())
+  // The norm kernels write the block-scaled forms with row_major scales
+  // only (swizzled_128x4 needs its padding written): the others are
+  // lowered apart from their norm.
+  if (quant.isBlockScaled() && quant.getScaleLayout() != ScaleLayout::row_major)
     return false;
   auto norm = quant.getInput().getDefiningOp<NormOpInterface>();
   if (!norm || getFusableQuantizeOp(norm) != quant)
