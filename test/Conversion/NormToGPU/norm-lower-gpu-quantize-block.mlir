@@ -151,3 +151,38 @@ func.func @mxfp8_swizzled(%y: tensor<3x64xf32>) -> (tensor<3x64xf8E4M3FN>, tenso
   %q, %s = norm.quantize %y {group_size = 32 : i64, scale_layout = #norm<scale_layout swizzled_128x4>} : (tensor<3x64xf32>) -> (tensor<3x64xf8E4M3FN>, tensor<512xf8E8M0FNU>)
   return %q, %s : tensor<3x64xf8E4M3FN>, tensor<512xf8E8M0FNU>
 }
+
+// -----
+
+// Fused: the norm kernel writes the NVFP4 q and row_major scales of its y
+// (2 lanes per group of 16 bf16): the global scale read once, per group
+// one shuffle, the e4m3 scale stored by the group's first lane, q stored
+// as 8 f4E2M1FN values; no second kernel.
+// CHECK-LABEL: func @fused_nvfp4
+//       CHECK: gpu.launch
+//       CHECK:   memref.load %{{.*}}[%c0{{.*}}] : memref<?xf32>
+//       CHECK:   gpu.shuffle  xor %{{.*}}, %c1_i32{{.*}}, %c32_i32
+//       CHECK:   memref.store %{{.*}} : memref<?xf8E4M3FN>
+//       CHECK:   vector.store %{{.*}} : memref<?xf4E2M1FN>, vector<8xf4E2M1FN>
+//   CHECK-NOT: gpu.launch
+//       CHECK: return
+func.func @fused_nvfp4(%x: tensor<?x4096xbf16>, %w: tensor<4096xbf16>, %g: tensor<f32>) -> (tensor<?x4096xf4E2M1FN>, tensor<?x256xf8E4M3FN>) {
+  %y = norm.rms_norm %x weight(%w) : (tensor<?x4096xbf16>, tensor<4096xbf16>) -> tensor<?x4096xbf16>
+  %q, %s = norm.quantize %y global_scale(%g) {group_size = 16 : i64} : (tensor<?x4096xbf16>, tensor<f32>) -> (tensor<?x4096xf4E2M1FN>, tensor<?x256xf8E4M3FN>)
+  return %q, %s : tensor<?x4096xf4E2M1FN>, tensor<?x256xf8E4M3FN>
+}
+
+// -----
+
+// Near miss: swizzled_128x4 scales are not written by the norm kernel
+// (their padding): the norm writes y, a second kernel quantizes it.
+// CHECK-LABEL: func @swizzled_apart
+//       CHECK: gpu.launch
+//       CHECK:   vector.store %{{.*}} : memref<?xbf16>, vector<8xbf16>
+//       CHECK: gpu.launch
+//       CHECK:   memref.store %{{.*}} : memref<?xf8E8M0FNU>
+func.func @swizzled_apart(%x: tensor<8x4096xbf16>) -> (tensor<8x4096xf4E2M1FN>, tensor<16384xf8E8M0FNU>) {
+  %y = norm.rms_norm %x : (tensor<8x4096xbf16>) -> tensor<8x4096xbf16>
+  %q, %s = norm.quantize %y {group_size = 32 : i64, scale_layout = #norm<scale_layout swizzled_128x4>} : (tensor<8x4096xbf16>) -> (tensor<8x4096xf4E2M1FN>, tensor<16384xf8E8M0FNU>)
+  return %q, %s : tensor<8x4096xf4E2M1FN>, tensor<16384xf8E8M0FNU>
+}
