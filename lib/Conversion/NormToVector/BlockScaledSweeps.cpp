@@ -26,9 +26,8 @@ using namespace mlir;
 using namespace mlir::norm;
 using namespace mlir::norm::cpu_lowering;
 
-/// Rows of a tile and scales of a row of a tile in the swizzled_128x4
-/// layout: a tile of 128 rows and 4 groups is 512 scales, row m of the tile
-/// at (m % 32) * 16 + (m / 32) * 4.
+/// The tiles of the swizzled_128x4 layout: 128 rows by 4 groups, 512
+/// consecutive scales, row m of the tile from (m % 32) * 16 + (m / 32) * 4.
 static constexpr int64_t kSwizzledTileRows = 128;
 static constexpr int64_t kSwizzledTileGroups = 4;
 

@@ -45,9 +45,9 @@ lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
                        QuantizeOp quant = {});
 
 /// Whether the kernel of the norm producing `quant`'s input writes `quant`'s
-/// results: `quant` is the only user of the norm's y, not block-scaled, and
-/// its groups (if any) are held by a power-of-two number of lanes (at most
-/// a warp) of one register pass over the row.
+/// results: `quant` is the only user of the norm's y, block-scaled only with
+/// row_major scales, and its groups (if any) are held by a power-of-two
+/// number of lanes (at most a warp) of one register pass over the row.
 bool isQuantizeFusedOnGPU(QuantizeOp quant,
                           const NormLowerGPUPassOptions &options);
 
