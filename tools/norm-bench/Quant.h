@@ -2,10 +2,11 @@
 //
 // RMSNorm (with and without the residual add) whose bf16 output is
 // quantized to FP8 e4m3fn or int8 (static scale, per-token and per-group
-// dynamic scales) or to the block-scaled MXFP8, FP8 1x128, MXFP4 and NVFP4, the kernels every LLM serving stack hand-writes: the
-// fused kernel (norm-lower-cpu computes the norm and its norm.quantize in
-// one row loop) against the norm kernel followed by a separate quantize
-// kernel, both paired with copies of the bytes the fused case must move.
+// dynamic scales) or to the block-scaled MXFP8, FP8 1x128, MXFP4 and NVFP4, the
+// kernels every LLM serving stack hand-writes: the fused kernel (norm-lower-cpu
+// computes the norm and its norm.quantize in one row loop) against the norm
+// kernel followed by a separate quantize kernel, both paired with copies of the
+// bytes the fused case must move.
 //
 //===----------------------------------------------------------------------===//
 
