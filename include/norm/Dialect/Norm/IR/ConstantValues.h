@@ -33,6 +33,10 @@ struct FloatConstant {
 /// `value` as a double (exact for f16, bf16, f32 and f64).
 double getAsDouble(const APFloat &value);
 
+/// Largest number of input elements a norm op or norm.quantize is
+/// constant-folded for.
+constexpr int64_t kMaxFoldedElements = 4096;
+
 /// Reads the float tensor constant (`arith.constant` or any constant-like
 /// op) that defines `value`: a DenseElementsAttr (splats included) or a
 /// DenseResourceElementsAttr whose blob is available. Returns nullopt for

@@ -65,6 +65,8 @@ inline Type getComputeElementType(Type explicitType, Type inputElementType) {
     return inputElementType;
   return Float32Type::get(inputElementType.getContext());
 }
+/// A shape as the verifiers print it: `[8, ?, 4096]`.
+std::string formatShape(ArrayRef<int64_t> shape);
 } // namespace detail
 } // namespace norm
 } // namespace mlir
