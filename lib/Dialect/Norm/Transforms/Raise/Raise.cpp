@@ -16,6 +16,7 @@
 
 #include "ChainAnalysis.h"
 #include "RaiseGrad.h"
+#include "RaiseBlockScaled.h"
 #include "RaiseQuantize.h"
 #include "RaiseRewrite.h"
 #include "norm/Dialect/Norm/Utils/PatternDriver.h"
@@ -402,16 +403,21 @@ struct ForgetErasedOps : public RewriterBase::Listener {
 /// Tells the quantize raise's builders which ops the rewrites erase (their
 /// evaluations are forgotten, and they are not visited).
 struct ForgetErasedQuantizeOps : public RewriterBase::Listener {
-  explicit ForgetErasedQuantizeOps(
-      DenseMap<Type, std::unique_ptr<TensorExprBuilder>> &builders)
-      : builders(builders) {}
+  using Builders = DenseMap<Type, std::unique_ptr<TensorExprBuilder>>;
+  ForgetErasedQuantizeOps(Builders &builders, Builders &blockBuilders)
+      : builders(builders), blockBuilders(blockBuilders) {}
   void notifyOperationErased(Operation *op) override {
     erased.insert(op);
-    for (Value result : op->getResults())
+    for (Value result : op->getResults()) {
       for (auto &entry : builders)
         entry.second->forget(result);
+      for (auto &entry : blockBuilders)
+        entry.second->forget(result);
+    }
   }
-  DenseMap<Type, std::unique_ptr<TensorExprBuilder>> &builders;
+  Builders &builders;
+  /// The builders of the block-scaled forms (block-scale ops enabled).
+  Builders &blockBuilders;
   llvm::SmallPtrSet<Operation *, 16> erased;
 };
 
@@ -489,18 +495,50 @@ static void raiseQuantizations(Operation *root, bool remarks, bool assumeNoNans,
   // One builder per frame shape, shared by the candidates: a rewrite erases
   // only ops of its own chain (whose evaluations are forgotten) and ops
   // after the candidates still to be visited.
-  DenseMap<Type, std::unique_ptr<TensorExprBuilder>> builders;
-  ForgetErasedQuantizeOps listener(builders);
+  DenseMap<Type, std::unique_ptr<TensorExprBuilder>> builders, blockBuilders;
+  ForgetErasedQuantizeOps listener(builders, blockBuilders);
   IRRewriter rewriter(context, &listener);
   SmallVector<Operation *> ops = collectOps(root);
+  // The scale tensors of block-scaled candidates (raised or explained with
+  // their candidate).
+  llvm::SmallPtrSet<Operation *, 8> blockScales;
   for (Operation *op : llvm::reverse(ops)) {
-    if (listener.erased.contains(op) || op->getNumResults() != 1)
+    if (listener.erased.contains(op) || op->getNumResults() != 1 ||
+        blockScales.contains(op))
       continue;
     auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    if (!type || isSupportedFloat(type.getElementType()))
+    // UE8M0 scale codes are raised with the quantization that uses them.
+    if (!type || isSupportedFloat(type.getElementType()) ||
+        isa<Float8E8M0FNUType>(type.getElementType()))
       continue;
     auto frame =
         RankedTensorType::get(type.getShape(), IndexType::get(context));
+    // The block-scaled forms first: their chains are also conversions to
+    // f8E4M3FN, which the per-tensor and per-token analysis would decline.
+    std::unique_ptr<TensorExprBuilder> &blockBuilder = blockBuilders[frame];
+    if (!blockBuilder) {
+      blockBuilder = std::make_unique<TensorExprBuilder>(frame);
+      blockBuilder->setBlockScaleOps(true);
+    }
+    BlockScaledAnalysis blockAnalysis =
+        analyzeBlockScaled(*blockBuilder, op, assumeNoNans);
+    if (blockAnalysis.candidate) {
+      blockScales.insert(blockAnalysis.scaleOps.begin(),
+                         blockAnalysis.scaleOps.end());
+      if (blockAnalysis.match &&
+          succeeded(rewriteBlockScaled(rewriter, op, *blockAnalysis.match))) {
+        ++raised;
+        continue;
+      }
+      ++declined;
+      if (remarks)
+        op->emitRemark("block-scaled quantization not raised: ")
+            << (blockAnalysis.match
+                    ? std::string("the chain matched but could not be "
+                                  "rewritten")
+                    : blockAnalysis.reason);
+      continue;
+    }
     std::unique_ptr<TensorExprBuilder> &builder = builders[frame];
     if (!builder)
       builder = std::make_unique<TensorExprBuilder>(frame);

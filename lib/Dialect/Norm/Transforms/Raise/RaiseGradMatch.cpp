@@ -131,6 +131,11 @@ bool raisegrad::readsOnlyRoles(TensorExpr *e, const GradMatch &m,
     case Kind::ReduceMax:
     case Kind::RoundEven:
     case Kind::FPToSI:
+    case Kind::Floor:
+    case Kind::Ceil:
+    case Kind::Log2:
+    case Kind::Exp2:
+    case Kind::SelectEq:
       return false;
     case Kind::DimSize:
       return isNormalizedCount(node, m, frame);

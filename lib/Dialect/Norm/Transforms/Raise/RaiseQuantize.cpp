@@ -83,8 +83,8 @@ static Value getSplatScalar(Value value) {
 
 /// Finds the materialized value of the frame's shape that computes `expr`
 /// among the evaluations that evaluating `root` went through.
-static Value findMaterialized(TensorExprBuilder &builder, Value root,
-                              TensorExpr *expr) {
+Value mlir::norm::findMaterialized(TensorExprBuilder &builder, Value root,
+                                  TensorExpr *expr) {
   if (expr->is(Kind::Leaf) && expr->map == builder.getIdentityMap() &&
       cast<RankedTensorType>(expr->value.getType()).getShape() ==
           builder.getFrameShape())
@@ -185,8 +185,8 @@ std::string mlir::norm::describeNaNDrop(Operation *op) {
 /// The first float min/max among the ops that compute `root` from `y`
 /// (the ops the raise replaces) that may turn a NaN into a number: why, or
 /// an empty string.
-static std::string findNaNDrop(TensorExprBuilder &builder, Operation *root,
-                               Value y) {
+std::string mlir::norm::findNaNDrop(TensorExprBuilder &builder,
+                                    Operation *root, Value y) {
   const TensorExprEvaluation *evaluation = builder.lookup(root->getResult(0));
   if (!evaluation)
     return "";

@@ -61,6 +61,17 @@ struct QuantizeAnalysis {
 /// float min/max.
 std::string describeNaNDrop(Operation *op);
 
+/// The first float min/max among the ops that compute `root` from `y` (the
+/// ops a raise replaces) that may turn a NaN into a number (see
+/// describeNaNDrop): why, or an empty string. `root` must have been
+/// evaluated by `builder`.
+std::string findNaNDrop(TensorExprBuilder &builder, Operation *root, Value y);
+
+/// The materialized value of the frame's shape that computes `expr` among
+/// the evaluations that evaluating `root` went through, or null.
+Value findMaterialized(TensorExprBuilder &builder, Value root,
+                       TensorExpr *expr);
+
 /// Analyzes the conversion `root` (a candidate when its result is a tensor
 /// of a narrow float or integer type computed from floats): a scale that
 /// comes from a max-reduction is read as the dynamic per-token form.

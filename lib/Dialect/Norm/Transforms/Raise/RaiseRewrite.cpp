@@ -100,7 +100,10 @@ void mlir::norm::eraseReplacedChain(RewriterBase &rewriter, Operation *root,
   };
   collectOperands(root);
   erased.insert(root);
-  rewriter.replaceOp(root, replacements);
+  if (replacements.empty() && root->use_empty())
+    rewriter.eraseOp(root);
+  else
+    rewriter.replaceOp(root, replacements);
 
   // The chain's ops, consumers first.
   for (Operation *op : llvm::reverse(chain)) {

@@ -71,7 +71,8 @@ private:
   llvm::SmallPtrSet<Operation *, 16> tracked;
 };
 
-/// Replaces `root` by `replacements`, then erases the ops of `chain` (the
+/// Replaces `root` by `replacements` (erases it when they are empty and it
+/// has no uses), then erases the ops of `chain` (the
 /// ops that computed root, in program order) that are left without uses and
 /// have no memory effects, consumers first, and then every op that only the
 /// erased ops used and that is trivially dead (inits, constants, captured

@@ -203,6 +203,14 @@ TensorExpr *TensorExprBuilder::getAcc(Type type) {
   return intern(TensorExprKind::Acc, type, {});
 }
 
+TensorExpr *TensorExprBuilder::getSelectEq(TensorExpr *a, TensorExpr *b,
+                                           TensorExpr *t, TensorExpr *f) {
+  // The equality is symmetric: a constant compared with goes second.
+  if (a->is(TensorExprKind::Const) && !b->is(TensorExprKind::Const))
+    std::swap(a, b);
+  return intern(TensorExprKind::SelectEq, t->type, {a, b, t, f});
+}
+
 TensorExpr *TensorExprBuilder::getUnary(TensorExprKind kind,
                                         TensorExpr *operand) {
   Type type = operand->type;
@@ -220,6 +228,10 @@ TensorExpr *TensorExprBuilder::getUnary(TensorExprKind kind,
       rounded.roundToIntegral(llvm::APFloat::rmNearestTiesToEven);
       return getConst(rounded.convertToDouble(), type);
     }
+    case TensorExprKind::Floor:
+      return getConst(std::floor(c), type);
+    case TensorExprKind::Ceil:
+      return getConst(std::ceil(c), type);
     default:
       break;
     }

@@ -56,6 +56,18 @@ enum class TensorExprKind {
   Pow,
   /// Rounding to an integral value, ties to even (`math.roundeven`).
   RoundEven,
+  /// Rounding to an integral value toward -inf (`math.floor`) and toward
+  /// +inf (`math.ceil`); block-scale builders only (see
+  /// `setBlockScaleOps`).
+  Floor,
+  Ceil,
+  /// `math.log2` and `math.exp2`; block-scale builders only.
+  Log2,
+  Exp2,
+  /// `(a == b) ? t : f` with an ordered equality (`arith.select` on
+  /// `arith.cmpf oeq`, or on `une` with the values swapped): operands a, b,
+  /// t, f; block-scale builders only.
+  SelectEq,
   /// A float conversion (`extf`, `truncf`, `tosa.cast`) to `type`; at the
   /// root of an evaluation `type` may be a narrow float (`f8E4M3FN`).
   Cast,
@@ -144,6 +156,14 @@ class TensorExprBuilder {
 public:
   /// `frameType` gives the frame's shape; its rank is the frame rank.
   explicit TensorExprBuilder(RankedTensorType frameType);
+
+  /// Makes this builder express what the block-scaled forms of
+  /// norm.quantize are written with (floor, ceil, log2, exp2, a select on
+  /// an equality, and narrow float tensors such as f8E4M3FN scales inside a
+  /// chain, read back by `extf`), which other builders keep as leaves. Set
+  /// before the first evaluation.
+  void setBlockScaleOps(bool enable) { blockScaleOps = enable; }
+  bool hasBlockScaleOps() const { return blockScaleOps; }
   TensorExprBuilder(const TensorExprBuilder &) = delete;
   TensorExprBuilder &operator=(const TensorExprBuilder &) = delete;
 
@@ -198,6 +218,8 @@ public:
   TensorExpr *getSum(TensorExpr *operand, uint64_t reducedDims);
   TensorExpr *getReduceMax(TensorExpr *operand, uint64_t reducedDims);
   TensorExpr *getAcc(Type type);
+  TensorExpr *getSelectEq(TensorExpr *a, TensorExpr *b, TensorExpr *t,
+                          TensorExpr *f);
 
 private:
   /// What identifies a node: everything but the derived fields.
@@ -240,6 +262,7 @@ private:
                               AffineMap map);
 
   MLIRContext *context;
+  bool blockScaleOps = false;
   SmallVector<int64_t> frameShape;
   AffineMap identityMap;
 

@@ -65,10 +65,13 @@ TensorExpr *TensorExprBuilder::evaluate(Value value, AffineMap map) {
   if (!type)
     return nullptr;
   // Quantized values (narrow floats, integers) only at the root: inside a
-  // chain they are leaves of the ops that read them.
+  // chain they are leaves of the ops that read them, except narrow floats
+  // for a block-scale builder (NVFP4's f8E4M3FN scales, read back by extf).
   Type elementType = type.getElementType();
+  bool narrowFloat = isa<FloatType>(elementType) && isQuantizedType(elementType);
   if (!isSupportedFloat(elementType) &&
-      !(evaluationStack.empty() && isQuantizedType(elementType)))
+      !(evaluationStack.empty() && isQuantizedType(elementType)) &&
+      !(blockScaleOps && narrowFloat))
     return nullptr;
   map = normalizeMap(map, type.getShape());
   if (!map)

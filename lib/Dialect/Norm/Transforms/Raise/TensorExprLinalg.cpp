@@ -244,7 +244,12 @@ TensorExpr *TensorExprBuilder::buildElementwise(
     return b ? getBinary(kind, a, b) : nullptr;
   };
   auto convert = [&]() -> TensorExpr * {
-    if (!isSupportedFloat(getElementTypeOrSelf(operands[0].getType())))
+    // A block-scale builder also reads narrow floats back (`extf` of an
+    // f8E4M3FN scale).
+    Type from = getElementTypeOrSelf(operands[0].getType());
+    bool narrowSource = blockScaleOps && isa<arith::ExtFOp>(op) &&
+                        isa<FloatType>(from) && isQuantizedType(from);
+    if (!isSupportedFloat(from) && !narrowSource)
       return nullptr;
     TensorExpr *a = operandExpr(operands[0]);
     return a ? getCast(a, resultType) : nullptr;
@@ -296,6 +301,18 @@ TensorExpr *TensorExprBuilder::buildElementwise(
       .Case<arith::ExtFOp, arith::TruncFOp, tosa::CastOp>(
           [&](auto) { return convert(); })
       .Case<math::RoundEvenOp>([&](auto) { return unary(Kind::RoundEven); })
+      .Case<math::FloorOp>([&](auto) {
+        return blockScaleOps ? unary(Kind::Floor) : nullptr;
+      })
+      .Case<math::CeilOp>([&](auto) {
+        return blockScaleOps ? unary(Kind::Ceil) : nullptr;
+      })
+      .Case<math::Log2Op>([&](auto) {
+        return blockScaleOps ? unary(Kind::Log2) : nullptr;
+      })
+      .Case<math::Exp2Op>([&](auto) {
+        return blockScaleOps ? unary(Kind::Exp2) : nullptr;
+      })
       .Case<arith::FPToSIOp>([&](auto) -> TensorExpr * {
         if (!isSupportedFloat(getElementTypeOrSelf(operands[0].getType())))
           return nullptr;
@@ -358,6 +375,11 @@ TensorExpr *TensorExprBuilder::buildElementwise(
           return getBinary(Kind::Max, l, r);
         if ((less && t == l && f == r) || (greater && t == r && f == l))
           return getBinary(Kind::Min, l, r);
+        // (a == b) ? t : f, ordered (false on NaN); `une` is its negation.
+        if (blockScaleOps && pred == P::OEQ)
+          return getSelectEq(l, r, t, f);
+        if (blockScaleOps && pred == P::UNE)
+          return getSelectEq(l, r, f, t);
         return nullptr;
       })
       .Default([](Operation *) { return nullptr; });
