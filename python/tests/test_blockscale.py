@@ -428,8 +428,12 @@ def run_fused(form, dtype, pipeline, rounding, layout, rows, rng):
         err, why = normref.compare(y_low, y_ref)
         assert normref.within(err, bound), f"{norm}: y {err:.3g}: {why}"
         # Most of y is the reference's bits (f32: about 60%, its
-        # normalization rounds twice; f16, bf16: nearly all).
-        same = same_bits(y_ref, y_low).mean()
+        # normalization rounds twice; f16, bf16: nearly all of the normal
+        # values: AVX-512 BF16's vcvtneps2bf16 flushes subnormals to zero,
+        # within the bound, and the weights here reach bf16's subnormals).
+        normal = ~(np.abs(y_ref.astype(np.float64)) <
+                   float(ml_dtypes.finfo(T).smallest_normal))
+        same = same_bits(y_ref, y_low)[normal].mean()
         assert same > (0.4 if dtype == "f32" else 0.99), same
         want_q, want_s, _ = fused_reference(form, y_ref, y_low, rounding,
                                             layout, g)

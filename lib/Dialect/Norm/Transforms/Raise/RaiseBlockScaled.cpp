@@ -47,20 +47,6 @@ using namespace mlir::norm;
 
 using Kind = TensorExprKind;
 
-static std::string formatType(Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  type.print(os);
-  return text;
-}
-
-/// `value` in the shortest form that reads back exactly.
-static std::string formatNumber(double value) {
-  SmallString<16> text;
-  llvm::APFloat(value).toString(text);
-  return text.str().str();
-}
-
 /// `e` without conversions between f32 and f64: exact for the values of
 /// the exponent computation (integers of the exponent range, their powers
 /// of two, infinities and NaN), and for amax (an f32 maximum).

@@ -51,15 +51,14 @@ using namespace mlir::norm;
 
 using Kind = TensorExprKind;
 
-static std::string formatType(Type type) {
+std::string mlir::norm::formatType(Type type) {
   std::string text;
   llvm::raw_string_ostream os(text);
   type.print(os);
   return text;
 }
 
-/// `value` in the shortest form that reads back exactly.
-static std::string formatNumber(double value) {
+std::string mlir::norm::formatNumber(double value) {
   SmallString<16> text;
   llvm::APFloat(value).toString(text);
   return text.str().str();

@@ -54,6 +54,12 @@ struct QuantizeAnalysis {
   std::string reason;
 };
 
+/// `type` as printed, for remarks.
+std::string formatType(Type type);
+
+/// `value` in the shortest form that reads back exactly, for remarks.
+std::string formatNumber(double value);
+
 /// Why the float min/max `op` (maxnumf/minnumf, a compare-and-select, a
 /// TOSA op with `nan_mode = IGNORE`) may turn a NaN into a number (a bound
 /// or the other operand), where the norm ops propagate it; an empty string
