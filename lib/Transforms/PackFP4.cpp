@@ -377,16 +377,13 @@ Value valuesToBytes(OpBuilder &b, Location loc, Value values,
   return vector::BitCastOp::create(b, loc, byteType, codes);
 }
 
-/// In a kernel, the bytes of `values` when they are f4E2M1FN codes
-/// truncated from a vector of wider integers (the quantization's
-/// conversions): the even and odd codes shuffled apart and combined as
-/// `even | odd << 4` in i8, which NVPTX stores as whole words, where it
-/// scalarizes the i4 vector of valuesToBytes into single bytes. Null
-/// otherwise.
-Value codesToBytesInKernel(OpBuilder &b, Location loc, Value values,
-                           VectorType byteType) {
-  if (!values.getParentRegion()->getParentOfType<gpu::GPUModuleOp>())
-    return {};
+/// The bytes of `values` when they are f4E2M1FN codes truncated from a
+/// vector of wider integers (the quantization's conversions): the even and
+/// odd codes shuffled apart and combined as `even | odd << 4` in i8. NVPTX
+/// then stores whole words and x86 shuffles bytes, where both scalarize the
+/// i4 vector of valuesToBytes element by element. Null otherwise.
+Value codesToBytes(OpBuilder &b, Location loc, Value values,
+                   VectorType byteType) {
   auto bitcast = values.getDefiningOp<arith::BitcastOp>();
   auto trunc =
       bitcast ? bitcast.getIn().getDefiningOp<arith::TruncIOp>() : nullptr;
@@ -451,8 +448,7 @@ struct ConvertVectorStore : public OpConversionPattern<vector::StoreOp> {
     if (!byteType)
       return rewriter.notifyMatchFailure(op, "not whole bytes");
     Location loc = op.getLoc();
-    Value bytes =
-        codesToBytesInKernel(rewriter, loc, op.getValueToStore(), byteType);
+    Value bytes = codesToBytes(rewriter, loc, op.getValueToStore(), byteType);
     if (!bytes)
       bytes = valuesToBytes(rewriter, loc, adaptor.getValueToStore(), byteType);
     // The alignment (in bytes) holds for the bytes.
@@ -495,10 +491,11 @@ struct ConvertTransferWrite
         !isa<MemRefType>(op.getBase().getType()))
       return rewriter.notifyMatchFailure(op, "not whole bytes");
     Location loc = op.getLoc();
-    vector::StoreOp::create(
-        rewriter, loc,
-        valuesToBytes(rewriter, loc, adaptor.getValueToStore(), byteType),
-        adaptor.getBase(), byteIndices(rewriter, loc, adaptor.getIndices()));
+    Value bytes = codesToBytes(rewriter, loc, op.getValueToStore(), byteType);
+    if (!bytes)
+      bytes = valuesToBytes(rewriter, loc, adaptor.getValueToStore(), byteType);
+    vector::StoreOp::create(rewriter, loc, bytes, adaptor.getBase(),
+                            byteIndices(rewriter, loc, adaptor.getIndices()));
     rewriter.eraseOp(op);
     return success();
   }

@@ -41,6 +41,33 @@ func.func @vectors(%m: memref<8x64xf4E2M1FN>, %i: index, %j: index) -> vector<16
 
 // -----
 
+// Codes truncated from wider integers (the quantization's conversions) are
+// packed with shuffles, on the host as in kernels: the even and odd codes
+// truncated to i8, `even & 0xF | odd << 4`, one byte vector stored. A
+// transfer_write and a store both do so.
+// CHECK-LABEL: func @host_codes
+//  CHECK-SAME: (%[[M:.*]]: memref<64xi8>, %[[C:.*]]: vector<8xi32>, %[[I:.*]]: index)
+//       CHECK: %[[T:.*]] = arith.trunci %[[C]] : vector<8xi32> to vector<8xi8>
+//       CHECK: %[[EVEN:.*]] = vector.shuffle %[[T]], %[[T]] [0, 2, 4, 6]
+//       CHECK: %[[ODD:.*]] = vector.shuffle %[[T]], %[[T]] [1, 3, 5, 7]
+//       CHECK: %[[LOW:.*]] = arith.andi %[[EVEN]], %{{.*}} : vector<4xi8>
+//       CHECK: %[[HIGH:.*]] = arith.shli %[[ODD]], %{{.*}} : vector<4xi8>
+//       CHECK: %[[BYTES:.*]] = arith.ori %[[LOW]], %[[HIGH]] : vector<4xi8>
+//       CHECK: vector.store %[[BYTES]], %[[M]][%{{.*}}] : memref<64xi8>, vector<4xi8>
+//   CHECK-NOT: vector.bitcast
+//       CHECK: vector.shuffle
+//       CHECK: vector.shuffle
+//       CHECK: vector.store %{{.*}}, %[[M]][%{{.*}}] : memref<64xi8>, vector<4xi8>
+func.func @host_codes(%m: memref<128xf4E2M1FN>, %codes: vector<8xi32>, %i: index) {
+  %t = arith.trunci %codes : vector<8xi32> to vector<8xi4>
+  %v = arith.bitcast %t : vector<8xi4> to vector<8xf4E2M1FN>
+  vector.transfer_write %v, %m[%i] {in_bounds = [true]} : vector<8xf4E2M1FN>, memref<128xf4E2M1FN>
+  vector.store %v, %m[%i] : memref<128xf4E2M1FN>, vector<8xf4E2M1FN>
+  return
+}
+
+// -----
+
 // Scalars: a nibble of the byte; a store clears and sets it atomically.
 // CHECK-LABEL: func @scalars
 //  CHECK-SAME: (%[[M:.*]]: memref<8x32xi8>, %[[I:.*]]: index, %[[J:.*]]: index)
@@ -101,7 +128,8 @@ func.func @untouched(%m: memref<8x64xf8E4M3FN>, %n: memref<3xi4>) {
 
 // Kernels: the gpu.func signature, the launch, device buffers (async or
 // not) and copies. A kernel's vector store of codes truncated from i8 packs
-// them with i8 shuffles (even | odd << 4), keeping the store's alignment.
+// them with i8 shuffles (even | odd << 4, as on the host), keeping the
+// store's alignment.
 // CHECK-LABEL: gpu.module @kernels
 //       CHECK: gpu.func @store(%[[Q:.*]]: memref<?xi8>, %[[V:.*]]: vector<8xi8>, %[[I:.*]]: index) kernel
 //       CHECK:   %[[EVEN:.*]] = vector.shuffle %[[V]], %[[V]] [0, 2, 4, 6]
