@@ -13,6 +13,7 @@
 
 #include "RowLoopBuilder.h"
 #include "norm/Dialect/Norm/Utils/Quantization.h"
+#include "norm/Support/HostCPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -21,6 +22,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include "llvm/ADT/bit.h"
 
 using namespace mlir;
 using namespace mlir::norm;
@@ -105,33 +108,103 @@ OpFoldResult RowLoopBuilder::buildSwizzledScalesSize() {
 // The sweep
 //===----------------------------------------------------------------------===//
 
+/// The vector steps of one chunk of groups smaller than the vector length:
+/// as many as keep y of the chunk in half the vector registers (32 of
+/// 512 bits, or 16 narrower ones), so that each group's scale is computed
+/// once per chunk in one vector of up to 16 groups.
+static int64_t chunkStepsOf(unsigned width, int64_t vectorLength) {
+  int64_t lanesPerRegister = std::max<int64_t>(1, width / 32);
+  int64_t registers = width >= 512 ? 32 : 16;
+  int64_t budget = lanesPerRegister * registers / 2;
+  return std::max<int64_t>(
+      1, int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(
+             1, budget / vectorLength)))));
+}
+
 SmallVector<Value> RowLoopBuilder::buildBlockScaledSweep(
     OpBuilder &rb, ValueRange outputs, bool writeResidual,
     function_ref<std::pair<Value, Value>(OpBuilder &, Value, Value)> computeY) {
   // A chunk is one group of G >= vector length columns (G / vector length
-  // steps) or the vector length / G groups of one step: G and the vector
-  // length are powers of two, and N (static) is a multiple of G. A row
-  // whose length is not a multiple of the chunk's ends with one shorter,
-  // masked chunk of whole groups.
-  int64_t chunkLength = std::max(staticGroupSize, vectorLength);
-  int64_t fullLength = staticRowSize / chunkLength * chunkLength;
-  auto loop = scf::ForOp::create(
-      rb, loc, arith::ConstantIndexOp::create(rb, loc, 0),
-      arith::ConstantIndexOp::create(rb, loc, fullLength),
-      arith::ConstantIndexOp::create(rb, loc, chunkLength), outputs,
-      [&](OpBuilder &lb, Location, Value col, ValueRange iter) {
-        scf::YieldOp::create(
-            lb, loc,
-            buildBlockScaledChunk(lb, col, chunkLength / staticGroupSize, iter,
-                                  writeResidual, computeY));
-      });
-  SmallVector<Value> rows(loop.getResults());
-  if (fullLength < staticRowSize)
+  // steps), or some steps of vector length / G groups each: G and the
+  // vector length are powers of two, and N (static) is a multiple of G.
+  // The columns past the last whole chunk are taken one step at a time,
+  // and a row whose length is not a multiple of the step ends with one
+  // shorter, masked chunk of whole groups.
+  int64_t groupSize = staticGroupSize;
+  int64_t stepLength = std::max(groupSize, vectorLength);
+  int64_t chunkLength = stepLength;
+  if (groupSize < vectorLength)
+    chunkLength *= chunkStepsOf(resolveVectorWidth(options.vectorWidth),
+                                vectorLength);
+  SmallVector<Value> rows(outputs);
+  auto sweep = [&](int64_t begin, int64_t end, int64_t length) {
+    if (begin >= end)
+      return;
+    auto loop = scf::ForOp::create(
+        rb, loc, arith::ConstantIndexOp::create(rb, loc, begin),
+        arith::ConstantIndexOp::create(rb, loc, end),
+        arith::ConstantIndexOp::create(rb, loc, length), rows,
+        [&](OpBuilder &lb, Location, Value col, ValueRange iter) {
+          scf::YieldOp::create(lb, loc,
+                               buildBlockScaledChunk(lb, col,
+                                                     length / groupSize, iter,
+                                                     writeResidual, computeY));
+        });
+    rows.assign(loop.getResults().begin(), loop.getResults().end());
+  };
+  int64_t chunksEnd = staticRowSize / chunkLength * chunkLength;
+  int64_t stepsEnd = staticRowSize / stepLength * stepLength;
+  sweep(0, chunksEnd, chunkLength);
+  sweep(chunksEnd, stepsEnd, stepLength);
+  if (stepsEnd < staticRowSize)
     rows = buildBlockScaledChunk(
-        rb, arith::ConstantIndexOp::create(rb, loc, fullLength),
-        (staticRowSize - fullLength) / staticGroupSize, rows, writeResidual,
-        computeY);
+        rb, arith::ConstantIndexOp::create(rb, loc, stepsEnd),
+        (staticRowSize - stepsEnd) / groupSize, rows, writeResidual, computeY);
   return rows;
+}
+
+/// Each group's max of the unsigned `magnitudes` of a chunk's steps (groups
+/// of `groupSize` lanes, a power of two, in order; each step holds whole
+/// groups): a vector of one lane per group, in order. Pairs of steps, then
+/// halves of the last vector, are combined with two shuffles and one max
+/// per level, so that the groups are reduced together rather than one
+/// horizontal reduction each.
+static Value buildGroupMaxima(OpBuilder &b, Location loc,
+                              SmallVector<Value> magnitudes,
+                              int64_t groupSize) {
+  int64_t lanes = groupSize;
+  // The lanes [0, lanes / 2) (or [lanes / 2, lanes)) of every group of
+  // `lanes` in `count` lanes of each of the shuffled vectors.
+  auto halves = [&](int64_t count, int64_t sources, bool upper) {
+    SmallVector<int64_t> indices;
+    for (int64_t source = 0; source < sources; ++source)
+      for (int64_t group = 0; group < count / lanes; ++group)
+        for (int64_t lane = 0; lane < lanes / 2; ++lane)
+          indices.push_back(source * count + group * lanes + lane +
+                            (upper ? lanes / 2 : 0));
+    return indices;
+  };
+  auto combine = [&](Value first, Value second, int64_t count) {
+    Value low = vector::ShuffleOp::create(
+        b, loc, first, second, halves(count, second == first ? 1 : 2, false));
+    Value high = vector::ShuffleOp::create(
+        b, loc, first, second, halves(count, second == first ? 1 : 2, true));
+    return arith::MaxUIOp::create(b, loc, low, high).getResult();
+  };
+  while (magnitudes.size() > 1 && lanes > 1) {
+    SmallVector<Value> next;
+    int64_t count = cast<VectorType>(magnitudes.front().getType()).getNumElements();
+    for (size_t i = 0; i + 1 < magnitudes.size(); i += 2)
+      next.push_back(combine(magnitudes[i], magnitudes[i + 1], count));
+    magnitudes = std::move(next);
+    lanes /= 2;
+  }
+  assert(magnitudes.size() == 1 && "a power of two of steps per chunk");
+  Value maxima = magnitudes.front();
+  for (; lanes > 1; lanes /= 2)
+    maxima = combine(maxima, maxima,
+                     cast<VectorType>(maxima.getType()).getNumElements());
+  return maxima;
 }
 
 SmallVector<Value> RowLoopBuilder::buildBlockScaledChunk(
@@ -189,40 +262,38 @@ SmallVector<Value> RowLoopBuilder::buildBlockScaledChunk(
         reduceMax(
             extractLanes(rb, loc, bits, 0, std::min(groupSize, vectorLength))));
   } else {
-    SmallVector<Value> groupMax;
-    for (int64_t group = 0; group < numChunkGroups; ++group)
-      groupMax.push_back(reduceMax(extractLanes(rb, loc, magnitudes.front(),
-                                                group * groupSize, groupSize)));
+    if (length < vectorLength)
+      magnitudes.front() = extractLanes(rb, loc, magnitudes.front(), 0, length);
     amax = arith::BitcastOp::create(
         rb, loc, VectorType::get({numChunkGroups}, rb.getF32Type()),
-        vector::FromElementsOp::create(
-            rb, loc, VectorType::get({numChunkGroups}, rb.getI32Type()),
-            groupMax));
+        buildGroupMaxima(rb, loc, magnitudes, groupSize));
   }
   auto [scales, multipliers] = buildBlockScales(rb, amax);
 
-  // The multiplier of every lane: broadcast, or each group's repeated over
-  // its G lanes (the lanes past a short chunk take the last group's).
-  Value multiplier;
-  if (numChunkGroups == 1) {
-    multiplier =
-        vector::BroadcastOp::create(rb, loc, f32VectorType, multipliers);
-  } else {
-    SmallVector<int64_t> lanes(vectorLength);
-    for (int64_t lane = 0; lane < vectorLength; ++lane)
-      lanes[lane] = std::min(lane / groupSize, numChunkGroups - 1);
-    multiplier =
-        vector::ShuffleOp::create(rb, loc, multipliers, multipliers, lanes);
-  }
   // q: whole vectors (of an even number of elements, stored at even
   // columns), never single elements, so that the stores of f4E2M1FN stay
-  // whole bytes once it is packed two per byte.
-  for (auto [stepCol, wide] : llvm::zip_equal(stepCols, values)) {
+  // whole bytes once it is packed two per byte. The multiplier of every
+  // lane: broadcast, or each group's repeated over its G lanes (the lanes
+  // past a short chunk take the last group's).
+  int64_t stepGroups = vectorLength / groupSize;
+  for (auto [step, stepCol, wide] :
+       llvm::enumerate(stepCols, values)) {
+    Value multiplier;
+    if (numChunkGroups == 1) {
+      multiplier =
+          vector::BroadcastOp::create(rb, loc, f32VectorType, multipliers);
+    } else {
+      SmallVector<int64_t> lanes(vectorLength);
+      for (int64_t lane = 0; lane < vectorLength; ++lane)
+        lanes[lane] = std::min<int64_t>(step * stepGroups + lane / groupSize,
+                                        numChunkGroups - 1);
+      multiplier =
+          vector::ShuffleOp::create(rb, loc, multipliers, multipliers, lanes);
+    }
     Value q = buildBlockQuantize(rb, loc, wide, multiplier, quantizedType);
     q = extractLanes(rb, loc, q, 0, std::min(length, vectorLength));
     qRow = writeRow(rb, q, qRow, stepCol, Value());
   }
-
   Value firstGroup = arith::DivUIOp::create(
       rb, loc, col, arith::ConstantIndexOp::create(rb, loc, groupSize));
   SmallVector<Value> next{qRow,

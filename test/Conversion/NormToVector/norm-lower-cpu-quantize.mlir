@@ -200,33 +200,46 @@ func.func @quantize_empty(%x: tensor<0x64xf32>) -> (tensor<0x64xi8>, tensor<0x1x
 //   CHECK-NOT:   vector.transfer_write
 //       CHECK:   math.rsqrt
 //   CHECK-NOT:   vector.transfer_write
-//       CHECK:   %[[CH:.*]]:2 = scf.for %[[COL:.*]] = %c0 to %c64 step %c32 iter_args(%[[QR:.*]] = %{{.*}}, %[[SR:.*]] = %[[SROW]]) -> (tensor<80xf4E2M1FN>, tensor<2x4xf8E4M3FN>)
-//       CHECK:     %[[ABS:.*]] = math.absf %{{.*}} : vector<32xf32>
-//       CHECK:     %[[MAG:.*]] = arith.bitcast %[[ABS]] : vector<32xf32> to vector<32xi32>
-//       CHECK:     %[[G0:.*]] = vector.extract_strided_slice %[[MAG]] {offsets = [0], sizes = [16], strides = [1]}
-//       CHECK:     %[[M0:.*]] = vector.reduction <maxui>, %[[G0]] : vector<16xi32> into i32
-//       CHECK:     %[[G1:.*]] = vector.extract_strided_slice %[[MAG]] {offsets = [16], sizes = [16], strides = [1]}
-//       CHECK:     %[[M1:.*]] = vector.reduction <maxui>, %[[G1]] : vector<16xi32> into i32
-//       CHECK:     %[[AMAXI:.*]] = vector.from_elements %[[M0]], %[[M1]] : vector<2xi32>
-//       CHECK:     %[[AMAX:.*]] = arith.bitcast %[[AMAXI]] : vector<2xi32> to vector<2xf32>
+//       CHECK:   %[[CH:.*]]:2 = scf.for %[[COL:.*]] = %c0 to %c64 step %c64 iter_args(%[[QR:.*]] = %{{.*}}, %[[SR:.*]] = %[[SROW]]) -> (tensor<80xf4E2M1FN>, tensor<2x4xf8E4M3FN>)
+// A chunk of two steps of 32 lanes, two groups each.
+//       CHECK:     %[[ABS0:.*]] = math.absf %{{.*}} : vector<32xf32>
+//       CHECK:     %[[MAG0:.*]] = arith.bitcast %[[ABS0]] : vector<32xf32> to vector<32xi32>
+//       CHECK:     %[[COL1:.*]] = arith.addi %[[COL]], %c32
+//       CHECK:     %[[ABS1:.*]] = math.absf %{{.*}} : vector<32xf32>
+//       CHECK:     %[[MAG1:.*]] = arith.bitcast %[[ABS1]] : vector<32xf32> to vector<32xi32>
+// The four groups' max together: the max of the halves of every group of
+// both steps, then of the halves of the groups of that, down to a lane per
+// group.
+//       CHECK:     %[[LO:.*]] = vector.shuffle %[[MAG0]], %[[MAG1]] [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 32, 33, 34, 35, 36, 37, 38, 39, 48, 49, 50, 51, 52, 53, 54, 55]
+//       CHECK:     %[[HI:.*]] = vector.shuffle %[[MAG0]], %[[MAG1]] [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31, 40, 41, 42, 43, 44, 45, 46, 47, 56, 57, 58, 59, 60, 61, 62, 63]
+//       CHECK:     %[[M8:.*]] = arith.maxui %[[LO]], %[[HI]] : vector<32xi32>
+//       CHECK:     %[[LO4:.*]] = vector.shuffle %[[M8]], %[[M8]] [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27] : vector<32xi32>, vector<32xi32>
+//       CHECK:     %[[HI4:.*]] = vector.shuffle %[[M8]], %[[M8]] [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31] : vector<32xi32>, vector<32xi32>
+//       CHECK:     arith.maxui %[[LO4]], %[[HI4]] : vector<16xi32>
+//       CHECK:     arith.maxui %{{.*}}, %{{.*}} : vector<8xi32>
+//       CHECK:     %[[AMAXI:.*]] = arith.maxui %{{.*}}, %{{.*}} : vector<4xi32>
+//       CHECK:     %[[AMAX:.*]] = arith.bitcast %[[AMAXI]] : vector<4xi32> to vector<4xf32>
 // sf = e4m3(g * (amax / 6)) and the multiplier g / sf, a lane per group.
-//       CHECK:     %[[GV:.*]] = vector.broadcast %[[GS]] : f32 to vector<2xf32>
-//       CHECK:     %[[DIV6:.*]] = arith.divf %[[AMAX]], %{{.*}} : vector<2xf32>
-//       CHECK:     arith.mulf %[[GV]], %[[DIV6]] : vector<2xf32>
-//       CHECK:     %[[OUT:.*]] = arith.divf %[[GV]], %{{.*}} : vector<2xf32>
-//       CHECK:     %[[MULT:.*]] = arith.select %{{.*}}, %{{.*}}, %[[OUT]] : vector<2xi1>, vector<2xf32>
-//       CHECK:     %[[SCALES:.*]] = arith.bitcast %{{.*}} : vector<2xi8> to vector<2xf8E4M3FN>
-// Each group's multiplier over its 16 lanes.
-//       CHECK:     %[[LANES:.*]] = vector.shuffle %[[MULT]], %[[MULT]] [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
-//       CHECK:     arith.mulf %{{.*}}, %[[LANES]] : vector<32xf32>
+//       CHECK:     %[[GV:.*]] = vector.broadcast %[[GS]] : f32 to vector<4xf32>
+//       CHECK:     %[[DIV6:.*]] = arith.divf %[[AMAX]], %{{.*}} : vector<4xf32>
+//       CHECK:     arith.mulf %[[GV]], %[[DIV6]] : vector<4xf32>
+//       CHECK:     %[[OUT:.*]] = arith.divf %[[GV]], %{{.*}} : vector<4xf32>
+//       CHECK:     %[[MULT:.*]] = arith.select %{{.*}}, %{{.*}}, %[[OUT]] : vector<4xi1>, vector<4xf32>
+//       CHECK:     %[[SCALES:.*]] = arith.bitcast %{{.*}} : vector<4xi8> to vector<4xf8E4M3FN>
+// Each step's two multipliers over their 16 lanes.
+//       CHECK:     %[[LANES0:.*]] = vector.shuffle %[[MULT]], %[[MULT]] [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+//       CHECK:     arith.mulf %{{.*}}, %[[LANES0]] : vector<32xf32>
 //       CHECK:     %[[CODES:.*]] = arith.trunci %{{.*}} : vector<32xi32> to vector<32xi4>
 //       CHECK:     %[[Q:.*]] = arith.bitcast %[[CODES]] : vector<32xi4> to vector<32xf4E2M1FN>
-//       CHECK:     %[[QN:.*]] = vector.transfer_write %[[Q]], %[[QR]][%[[COL]]] {in_bounds = [true]} : vector<32xf4E2M1FN>, tensor<80xf4E2M1FN>
-// Groups k and k + 1 at [k / 4, k % 4] of the row's slice.
+//       CHECK:     %[[QN0:.*]] = vector.transfer_write %[[Q]], %[[QR]][%[[COL]]] {in_bounds = [true]} : vector<32xf4E2M1FN>, tensor<80xf4E2M1FN>
+//       CHECK:     %[[LANES1:.*]] = vector.shuffle %[[MULT]], %[[MULT]] [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]
+//       CHECK:     arith.mulf %{{.*}}, %[[LANES1]] : vector<32xf32>
+//       CHECK:     %[[QN:.*]] = vector.transfer_write %{{.*}}, %[[QN0]][%[[COL1]]] {in_bounds = [true]} : vector<32xf4E2M1FN>, tensor<80xf4E2M1FN>
+// Groups k to k + 3 at [k / 4, k % 4 + i] of the row's slice.
 //       CHECK:     %[[K:.*]] = arith.divui %[[COL]], %c16
 //       CHECK:     %[[KT:.*]] = arith.divui %[[K]], %c4
 //       CHECK:     %[[KL:.*]] = arith.remui %[[K]], %c4
-//       CHECK:     %[[SN:.*]] = vector.transfer_write %[[SCALES]], %[[SR]][%[[KT]], %[[KL]]] {in_bounds = [true]} : vector<2xf8E4M3FN>, tensor<2x4xf8E4M3FN>
+//       CHECK:     %[[SN:.*]] = vector.transfer_write %[[SCALES]], %[[SR]][%[[KT]], %[[KL]]] {in_bounds = [true]} : vector<4xf8E4M3FN>, tensor<2x4xf8E4M3FN>
 //       CHECK:     scf.yield %[[QN]], %[[SN]]
 // The last group (16 columns): a masked step, one scale, 16 codes stored.
 //       CHECK:   vector.create_mask %c16 : vector<32xi1>
@@ -239,10 +252,12 @@ func.func @quantize_empty(%x: tensor<0x64xf32>) -> (tensor<0x64xi8>, tensor<0x1x
 //       CHECK:     tensor.parallel_insert_slice %[[SF]] into %[[SS]][%[[TILE]], 0, %[[R32]], %[[QUARTER]], 0] [1, 2, 1, 1, 4] [1, 1, 1, 1, 1]
 //       CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[RES]]#1 {{\[}}[0, 1, 2, 3, 4]] : tensor<?x2x32x4x4xf8E4M3FN> into tensor<?xf8E4M3FN>
 //       CHECK: return %[[RES]]#0, %[[FLAT]]
-// 512-bit vectors: chunks of 64 lanes, four groups.
+// 512-bit vectors: chunks of four steps (256 columns), none in a row of
+// 80; one step of 64 lanes, four groups, whose maxima are reduced together.
 // W512-LABEL: func @rms_norm_nvfp4_swizzled
+//   W512-NOT:   step %c256
 //       W512:   scf.for %[[COL:.*]] = %c0 to %c64 step %c64
-//       W512:     vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xi32>
+//       W512:     arith.maxui %{{.*}}, %{{.*}} : vector<4xi32>
 //       W512:     vector.transfer_write %{{.*}}[%[[COL]]] {in_bounds = [true]} : vector<64xf4E2M1FN>, tensor<80xf4E2M1FN>
 //       W512:     vector.transfer_write %{{.*}} : vector<4xf8E4M3FN>, tensor<2x4xf8E4M3FN>
 //       W512:   vector.transfer_write %{{.*}}[%c64] {in_bounds = [true]} : vector<16xf4E2M1FN>, tensor<80xf4E2M1FN>
@@ -317,13 +332,15 @@ func.func @dyt_mxfp8_residual(%x: tensor<4x64xf32>, %a: tensor<f32>, %r: tensor<
 // -----
 
 // MXFP4 alone, with a row of three groups: at 512 bits two groups per
-// chunk and a last chunk of one group (32 codes stored).
+// step, no whole chunk of four steps, and a last chunk of one group (32
+// codes stored).
 // W512-LABEL: func @mxfp4_alone
 //       W512: scf.forall {{.*}} -> (tensor<?x96xf4E2M1FN>, tensor<?x3xf8E8M0FNU>)
+//   W512-NOT:   step %c256
 //       W512:   scf.for %[[COL:.*]] = %c0 to %c64 step %c64
 //       W512:     vector.transfer_read %{{.*}} : tensor<?x96xbf16>, vector<64xbf16>
-//       W512:     vector.reduction <maxui>, %{{.*}} : vector<32xi32> into i32
-//       W512:     vector.reduction <maxui>, %{{.*}} : vector<32xi32> into i32
+//       W512:     %[[M:.*]] = arith.maxui %{{.*}}, %{{.*}} : vector<2xi32>
+//       W512:     arith.bitcast %[[M]] : vector<2xi32> to vector<2xf32>
 //       W512:     vector.transfer_write %{{.*}}[%[[COL]]] {in_bounds = [true]} : vector<64xf4E2M1FN>, tensor<96xf4E2M1FN>
 //       W512:     vector.transfer_write %{{.*}} : vector<2xf8E8M0FNU>, tensor<3xf8E8M0FNU>
 //       W512:   vector.create_mask %c32 : vector<64xi1>
@@ -365,7 +382,7 @@ func.func @single_row_swizzled(%x: tensor<64xf16>) -> (tensor<64xf4E2M1FN>, tens
 // CHECK-LABEL: func @nvfp4_fused_late_global_scale
 //  CHECK-SAME: (%{{.*}}: tensor<8x64xf32>, %[[F:.*]]: f32)
 //       CHECK: scf.forall {{.*}} -> (tensor<8x64xf4E2M1FN>, tensor<8x4xf8E4M3FN>)
-//       CHECK:   vector.broadcast %[[F]] : f32 to vector<2xf32>
+//       CHECK:   vector.broadcast %[[F]] : f32 to vector<4xf32>
 //   CHECK-NOT: scf.forall (
 //       CHECK: return
 func.func @nvfp4_fused_late_global_scale(%x: tensor<8x64xf32>, %f: f32) -> (tensor<8x64xf4E2M1FN>, tensor<8x4xf8E4M3FN>) {
