@@ -11,7 +11,11 @@ bytes_per_second, so `norm-bench --merge=FILE` adds it to its table.
 of forward + backward less that of the forward alone, over the bytes
 norm-bench counts for the gradient ops), --quant the norm + quantization
 cases (eager: the norm, then the scale, clamp and `.to(float8_e4m3fn)` or
-round and `.to(int8)`, over the bytes norm-bench counts for the fused op).
+round and `.to(int8)`, and the block-scaled forms of DESIGN 2d written in
+eager ops as block_quantize() does: group amax, scale, `.to(float8_e4m3fn)`
+or FP4 codes by a bucketize over the e2m1 grid packed two per byte; its
+results equal the project's bit-exact reference; over the bytes norm-bench
+counts for the fused op).
 """
 
 import argparse
@@ -101,6 +105,52 @@ def grad_results(torch, F, shape, repetitions):
     return out
 
 
+# The block-scaled forms of DESIGN 2d and their group sizes.
+BLOCK_SCALED = {"mxfp8": 32, "fp8_1x128": 128, "mxfp4": 32, "nvfp4": 16}
+NVFP4_GLOBAL_SCALE = 448.0 * 6.0 / 4.0  # as norm-bench
+
+
+def e2m1_bounds(torch):
+    """Where |v| moves to the next e2m1 code under round to nearest even:
+    the midpoints between codes, less one ulp where the tie goes up (to an
+    even code), for torch.bucketize(right=False)."""
+    mids = [0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0]
+    bounds = torch.tensor(mids, dtype=torch.float32)
+    up = torch.tensor([False, True, False, True, False, True, False])
+    below = torch.nextafter(bounds, torch.zeros_like(bounds))
+    return torch.where(up, below, bounds)
+
+
+def block_quantize(torch, y, variant, group, bounds):
+    """DESIGN 2d in eager PyTorch, as a user writes it without a fused
+    kernel: group amax, the scale, the scaled values converted (FP4 by a
+    bucketize over the e2m1 grid and packed two codes per byte)."""
+    rows, cols = y.shape
+    g = y.float().view(rows, cols // group, group)
+    amax = g.abs().amax(-1, keepdim=True)
+    fp4 = variant in ("mxfp4", "nvfp4")
+    if variant == "nvfp4":
+        sf = (NVFP4_GLOBAL_SCALE * (amax / 6)).clamp(max=448).to(
+            torch.float8_e4m3fn)
+        sf32 = sf.float()
+        v = g * torch.where(sf32 == 0, 0.0, NVFP4_GLOBAL_SCALE / sf32)
+        scales = sf
+    else:
+        if variant == "fp8_1x128":
+            exponent = torch.ceil(torch.log2(amax / 448))
+        else:
+            exponent = torch.floor(torch.log2(amax)) - (2 if fp4 else 8)
+        exponent = exponent.clamp(-127, 127)
+        v = g * torch.exp2(-exponent)
+        scales = (exponent + 127).to(torch.uint8)
+    if not fp4:
+        return v.clamp(-448, 448).to(torch.float8_e4m3fn), scales
+    codes = torch.bucketize(v.abs(), bounds).to(torch.uint8)
+    codes |= torch.signbit(v).to(torch.uint8) << 3
+    codes = codes.view(rows, cols // 2, 2)
+    return codes[..., 0] | (codes[..., 1] << 4), scales
+
+
 def quant_results(torch, F, shape, repetitions):
     """RMSNorm (and residual add + RMSNorm) then quantization, bf16 in."""
     rows, cols = shape
@@ -108,6 +158,7 @@ def quant_results(torch, F, shape, repetitions):
     r = torch.randn(rows, cols).to(torch.bfloat16)
     w = (torch.randn(cols) * 0.2 + 1).to(torch.bfloat16)
     fp8 = torch.float8_e4m3fn
+    bounds = e2m1_bounds(torch)
 
     def quantize(y, variant):
         y = y.float()
@@ -133,6 +184,17 @@ def quant_results(torch, F, shape, repetitions):
             nbytes = 2 * rows * cols * (3 if residual else 1) + rows * cols
             if variant != "fp8_static":
                 nbytes += 4 * rows * groups
+            name = "{}rms_norm_quant_{}/torch/{}x{}/bf16".format(
+                "add_" if residual else "", variant, rows, cols)
+            out.append(result(name, nbytes, timed(step, repetitions)))
+        for variant, group in BLOCK_SCALED.items():
+            def step():
+                h = x + r if residual else x
+                return block_quantize(torch, F.rms_norm(h, (cols,), w, 1e-5),
+                                      variant, group, bounds)
+            fp4 = variant in ("mxfp4", "nvfp4")
+            nbytes = (2 * rows * cols * (3 if residual else 1) +
+                      rows * cols // (2 if fp4 else 1) + rows * cols // group)
             name = "{}rms_norm_quant_{}/torch/{}x{}/bf16".format(
                 "add_" if residual else "", variant, rows, cols)
             out.append(result(name, nbytes, timed(step, repetitions)))

@@ -2,10 +2,12 @@
 //
 // norm-lower-cpu's output sweep for the block-scaled forms of norm.quantize
 // (MXFP8, FP8 1x128, MXFP4, NVFP4; DESIGN 2d), alone or fused with the norm
-// op that computes y: the row is taken in chunks of max(G, vector length)
-// columns whose y stays in registers while each group's max |y| is reduced,
-// its scale computed and written, and its elements converted with integer
-// vector ops and stored. The swizzled_128x4 scales are built as a
+// op that computes y: the row is taken in chunks of one group of G >=
+// vector length columns, or of several vector steps of smaller groups,
+// whose y stays in registers while the max |y| of the chunk's groups is
+// reduced (several together, by shuffles), their scales computed (in one
+// vector) and written, and the elements converted with integer vector ops
+// and stored. The swizzled_128x4 scales are built as a
 // [T, K4, 32, 4, 4] view of the flat result, of which every row owns a
 // [K4, 4] slice.
 //

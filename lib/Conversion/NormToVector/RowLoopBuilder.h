@@ -212,8 +212,9 @@ private:
       function_ref<std::pair<Value, Value>(OpBuilder &, Value col, Value mask)>
           computeY);
   /// buildOutputSweeps() of the block-scaled forms (BlockScaledSweeps.cpp):
-  /// one sweep over chunks of max(G, vector length) columns; y is kept in
-  /// registers, each group's max |y| reduced, its scale written and its
+  /// one sweep over chunks of one group of G >= vector length columns or
+  /// of several vector steps of smaller groups; y is kept in registers, the
+  /// chunk's group maxima reduced together, their scales written and the
   /// elements converted and stored at once.
   SmallVector<Value> buildBlockScaledSweep(
       OpBuilder &rb, ValueRange outputs, bool writeResidual,
