@@ -230,7 +230,12 @@ struct norm_bench::QuantKernel {
         floorBytes(quantBytes(residual, variant, shape) / 2),
         floorSource(floorBytes), floorDestination(floorBytes) {}
 
-  bool compile(unsigned threads, const std::vector<llvm::StringRef> &libs) {
+  /// Compiles the fused kernel, the unfused pair and, with `vw256`, both
+  /// for 256-bit vectors (the AVX2 path on any host; the norm's sums are
+  /// taken in another order there, so its fused kernel is checked against
+  /// its own unfused pair).
+  bool compile(unsigned threads, const std::vector<llvm::StringRef> &libs,
+               bool vw256) {
     fillBF16(x.data, elements, 0.0f, 1.0f, 1);
     fillBF16(r.data, elements, 0.0f, 1.0f, 2);
     fillBF16(w.data, size_t(shape.cols), 1.0f, 0.2f, 3);
@@ -242,20 +247,30 @@ struct norm_bench::QuantKernel {
     Types t = makeTypes(variant, shape);
     std::string pipeline =
         llvm::formatv("norm-cpu-pipeline{{threads={0}}", threads);
+    std::string pipeline256 = llvm::formatv(
+        "norm-cpu-pipeline{{threads={0} vector-width=256}", threads);
     std::string error;
     auto build = [&](const std::string &source,
                      std::unique_ptr<mlir::norm::JITModule> &module,
-                     void *&entry) {
-      module = mlir::norm::JITModule::compile(source, pipeline, error, libs);
+                     void *&entry, const std::string &passes) {
+      module = mlir::norm::JITModule::compile(source, passes, error, libs);
       entry = module ? module->lookupCInterface("kernel") : nullptr;
       if (!entry)
         llvm::errs() << "norm-bench: " << caseName(residual, variant)
                      << " does not compile: " << error << "\n";
       return entry != nullptr;
     };
-    if (!build(fusedSource(residual, variant, t), fused, fusedEntry) ||
-        !build(normSource(residual, t), norm, normEntry) ||
-        !build(quantizeSource(variant, t), quantize, quantizeEntry))
+    if (!build(fusedSource(residual, variant, t), fused, fusedEntry,
+               pipeline) ||
+        !build(normSource(residual, t), norm, normEntry, pipeline) ||
+        !build(quantizeSource(variant, t), quantize, quantizeEntry,
+               pipeline) ||
+        (vw256 && (!build(fusedSource(residual, variant, t), fused256,
+                          fused256Entry, pipeline256) ||
+                    !build(normSource(residual, t), norm256, norm256Entry,
+                           pipeline256) ||
+                    !build(quantizeSource(variant, t), quantize256,
+                           quantize256Entry, pipeline256))))
       return false;
 
     std::vector<int64_t> matrix{shape.rows, shape.cols};
@@ -292,22 +307,42 @@ struct norm_bench::QuantKernel {
   }
 
   void callFused() { callKernel(fusedEntry, fusedArgs); }
+  void callFused256() { callKernel(fused256Entry, fusedArgs); }
+  void callUnfused256() {
+    callKernel(norm256Entry, normArgs);
+    callKernel(quantize256Entry, quantizeArgs);
+  }
   void callUnfused() {
     callKernel(normEntry, normArgs);
     callKernel(quantizeEntry, quantizeArgs);
   }
 
-  /// The fused kernel computes exactly what the unfused pair does.
+  /// The fused kernels compute exactly what the unfused pair does.
   bool agrees() {
     callFused();
     callUnfused();
+    if (!same("fused kernel"))
+      return false;
+    if (!fused256Entry)
+      return true;
+    // Overwritten first, so that the comparison sees these kernels' results.
+    for (AlignedBuffer *buffer : {&q, &scales, &ro})
+      std::memset(buffer->data, 0xA5, buffer->size);
+    for (AlignedBuffer *buffer : {&qUnfused, &scalesUnfused, &roUnfused})
+      std::memset(buffer->data, 0x5A, buffer->size);
+    callFused256();
+    callUnfused256();
+    return same("fused kernel for 256-bit vectors");
+  }
+
+  bool same(llvm::StringRef what) {
     bool same =
         std::memcmp(q.data, qUnfused.data, qSize) == 0 &&
         std::memcmp(scales.data, scalesUnfused.data, scales.size) == 0 &&
         (!residual || std::memcmp(ro.data, roUnfused.data, 2 * elements) == 0);
     if (!same)
-      llvm::errs() << "norm-bench: " << caseName(residual, variant)
-                   << ": the fused kernel differs from norm + quantize\n";
+      llvm::errs() << "norm-bench: " << caseName(residual, variant) << ": the "
+                   << what << " differs from norm + quantize\n";
     return same;
   }
 
@@ -320,8 +355,11 @@ struct norm_bench::QuantKernel {
   AlignedBuffer q, qUnfused, scales, scalesUnfused, y, ro, roUnfused;
   size_t floorBytes;
   AlignedBuffer floorSource, floorDestination;
-  std::unique_ptr<mlir::norm::JITModule> fused, norm, quantize;
-  void *fusedEntry = nullptr, *normEntry = nullptr, *quantizeEntry = nullptr;
+  std::unique_ptr<mlir::norm::JITModule> fused, norm, quantize, fused256,
+      norm256, quantize256;
+  void *fusedEntry = nullptr, *normEntry = nullptr, *quantizeEntry = nullptr,
+       *fused256Entry = nullptr, *norm256Entry = nullptr,
+       *quantize256Entry = nullptr;
   std::vector<Descriptor> fusedArgs, normArgs, quantizeArgs;
 };
 
@@ -345,12 +383,15 @@ bool QuantKernels::registerBenchmarks(
             benchmarkName(residual, variant, "fused", shape);
         std::string unfusedName =
             benchmarkName(residual, variant, "unfused", shape);
+        std::string vw256Name =
+            benchmarkName(residual, variant, "fused_vw256", shape);
         bool wantFused = selected(fusedName),
-             wantUnfused = selected(unfusedName);
-        if (!wantFused && !wantUnfused)
+             wantUnfused = selected(unfusedName),
+             wantVW256 = selected(vw256Name);
+        if (!wantFused && !wantUnfused && !wantVW256)
           continue;
         auto kernel = std::make_unique<QuantKernel>(residual, variant, shape);
-        if (!kernel->compile(threads, libs) || !kernel->agrees())
+        if (!kernel->compile(threads, libs, wantVW256) || !kernel->agrees())
           return false;
         QuantKernel *raw = kernel.get();
         size_t bytes = quantBytes(residual, variant, shape);
@@ -361,6 +402,10 @@ bool QuantKernels::registerBenchmarks(
         if (wantUnfused)
           add(
               unfusedName, bytes, [raw] { raw->callUnfused(); },
+              raw->floorSource.data, raw->floorDestination.data);
+        if (wantVW256)
+          add(
+              vw256Name, bytes, [raw] { raw->callFused256(); },
               raw->floorSource.data, raw->floorDestination.data);
         kernels.push_back(std::move(kernel));
       }
@@ -392,9 +437,9 @@ void norm_bench::printQuantSummary(
                        << "):\n";
           llvm::outs() << llvm::formatv(
               "{0,-30} {1,-10} {2,8} {3,7} {4,10} {5,7} {6,9} {7,10} {8,8} "
-              "{9,9}\n",
+              "{9,9} {10,7} {11,7}\n",
               "case", "shape", "fused", "x nt", "unfused", "x nt", "speed-up",
-              "saves y?", "torch", "vs torch");
+              "saves y?", "torch", "vs torch", "vw256", "x nt");
           header = true;
         }
         double bytes = double(quantBytes(residual, variant, shape));
@@ -426,14 +471,23 @@ void norm_bench::printQuantSummary(
           vsTorch =
               llvm::formatv("{0:F2}x", fusedRate / (torch->second * 1e-9));
         }
+        std::string vw256Rate = "-", vw256Ratio = "-";
+        auto vw256 = medians.find(
+            benchmarkName(residual, variant, "fused_vw256", shape));
+        if (vw256 != medians.end()) {
+          vw256Rate = llvm::formatv("{0:F1}", bytes / vw256->second.time * 1e-3);
+          if (paired)
+            vw256Ratio = llvm::formatv("{0:F2}", vw256->second.ntRatio);
+        }
         llvm::outs() << llvm::formatv(
             "{0,-30} {1,-10} {2,8:F1} {3,7} {4,10} {5,7} {6,9} {7,10} {8,8} "
-            "{9,9}\n",
+            "{9,9} {10,7} {11,7}\n",
             caseName(residual, variant),
             llvm::formatv("{0}x{1}", shape.rows, shape.cols).str(), fusedRate,
             paired ? llvm::formatv("{0:F2}", fused->second.ntRatio).str()
                    : std::string("-"),
-            unfusedRate, unfusedRatio, speedup, saves, torchRate, vsTorch);
+            unfusedRate, unfusedRatio, speedup, saves, torchRate, vsTorch,
+            vw256Rate, vw256Ratio);
       }
     }
   }

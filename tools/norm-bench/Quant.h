@@ -42,9 +42,10 @@ class QuantKernels {
 public:
   QuantKernels();
   ~QuantKernels();
-  /// Compiles every case (`<case>/<impl>/<M>x<N>/bf16`, impl `fused` or
-  /// `unfused`) that `selected` keeps, checks that the fused kernel
-  /// computes exactly what the unfused pair does, and registers each with
+  /// Compiles every case (`<case>/<impl>/<M>x<N>/bf16`, impl `fused`,
+  /// `unfused` or `fused_vw256`, the fused kernel for 256-bit vectors, the
+  /// AVX2 path on any host) that `selected` keeps, checks that the fused
+  /// kernels compute exactly what the unfused pair does, and registers each with
   /// `add(name, bytes, body, floors-source, floors-destination)`. Returns
   /// false when one does not compile or disagrees.
   bool
@@ -59,7 +60,8 @@ private:
 
 /// Prints the quantization table: GB/s of the bytes the fused case must
 /// move, paired ratios to the non-temporal copy, the unfused pair, and
-/// whether fusion saves at least the time of the y traffic it removes;
+/// whether fusion saves at least the time of the y traffic it removes,
+/// the fused kernel for 256-bit vectors where it was run;
 /// with PyTorch's rates merged (`<case>/torch/<M>x<N>/bf16` in
 /// `torchRates`, bytes per second of the same bytes), PyTorch's GB/s and
 /// the fused kernel's speed-up over it.
