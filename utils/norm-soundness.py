@@ -42,6 +42,7 @@ fixes the number).
 import argparse
 import concurrent.futures
 import difflib
+import fnmatch
 import glob
 import hashlib
 import os
@@ -135,8 +136,9 @@ class Mutant:
             "; ".join(self.mutations) or "(unmutated)", " ".join(self.passes))
 
 
-def seed_files(suite):
-    """The seed files of a suite, relative to the root, sorted."""
+def seed_files(suite, only=None):
+    """The seed files of a suite, relative to the root, sorted; with `only`
+    (shell patterns), those that match one of them."""
     files = []
     for pattern in SUITES[suite]["seeds"]:
         if pattern.startswith("@"):
@@ -144,6 +146,9 @@ def seed_files(suite):
         else:
             files += sorted(os.path.relpath(p, ROOT) for p in glob.glob(
                 os.path.join(ROOT, pattern)))
+    if only:
+        files = [f for f in files
+                 if any(fnmatch.fnmatch(f, p) for p in only)]
     return files
 
 
@@ -272,6 +277,17 @@ def confirm(ctx, m):
                 ctx.tools, text, ctx.workdir, "{}-{}-{}".format(
                     m.name, which, perturb), seed, ctx.args.calls, env,
                 sizes)
+    failed_before = [(k, r) for k, r in runs.items()
+                     if k[0] == "before" and not r[0]]
+    if failed_before:
+        # The mutant itself fails or hangs when run again (an access out
+        # of bounds that poisoned memory turns into a crash or an endless
+        # loop): it is undefined, whatever its pass output does.
+        m.verdict = "unstable"
+        m.lines.append("the mutant fails on rerun: " + "; ".join(
+            "{} {}: {}".format(k[0], k[1], r[3][:300])
+            for k, r in failed_before))
+        return
     if not all(r[0] for r in runs.values()):
         m.verdict = "unsound"
         m.lines.append("on rerun: " + "; ".join(
@@ -435,6 +451,10 @@ def parse_args():
                         choices=sorted(SUITES) + ["all"])
     parser.add_argument("--out", default="soundness-out", metavar="DIR",
                         help="where findings are saved")
+    parser.add_argument("--seeds", nargs="+", metavar="PATTERN",
+                        help="only the seed files (paths from the root, or "
+                        "@prenorm-chain) that match one of these shell "
+                        "patterns")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--calls", type=int, default=3,
                         help="random input sets per function")
@@ -490,10 +510,14 @@ def main():
         if args.replay:
             stats, findings = replay(ctx, args.replay)
         else:
-            chunks = {suite: [(src, i, c) for src in seed_files(suite)
+            chunks = {suite: [(src, i, c)
+                              for src in seed_files(suite, args.seeds)
                               for i, c in enumerate(load_chunks(src,
                                                                 workdir))]
                       for suite in suites}
+            suites = [suite for suite in suites if chunks[suite]]
+            if not suites:
+                sys.exit("error: no seed file matches --seeds")
             stats, findings = loop(ctx, suites, chunks)
     finally:
         if not args.keep_work:

@@ -142,12 +142,21 @@ ACCUMULATING = re.compile(
 
 
 def reads_uninitialized(text):
-    """True when an op of the (norm-opt printed) module reads an init that
-    is a `tensor.empty` (undefined contents, which the checker cannot
-    compare): an accumulating named op, or a linalg.generic whose body uses
-    the block argument of that init."""
+    """True when an op of the (norm-opt printed) module reads a
+    `tensor.empty` (undefined contents, which the checker cannot compare):
+    as an input of a linalg op (of a linalg.generic whose body uses its
+    block argument) or as the init of an accumulating named op or of a
+    linalg.generic whose body uses the init's block argument. Bufferization
+    may place an empty tensor in a buffer another op writes first, so such
+    a read can be stable under poisoned heap memory and still undefined."""
     functions = re.split(r"(?m)^(?=\s*func\.func )", text)
     return any(_function_reads_uninitialized(f) for f in functions)
+
+
+def _operand_list(line, keyword):
+    """The SSA names of `keyword(%a, %b : ...)` on a line ([] if none)."""
+    m = re.search(r"\b" + keyword + r"\(([^:()]*) :", line)
+    return [v.strip() for v in m.group(1).split(",")] if m else []
 
 
 def _function_reads_uninitialized(text):
@@ -156,27 +165,30 @@ def _function_reads_uninitialized(text):
         return False
     lines = text.splitlines()
     for n, line in enumerate(lines):
-        outs = re.search(r"\bouts\(([^:()]*) :", line)
-        if not outs:
+        ins = _operand_list(line, "ins")
+        inits = _operand_list(line, "outs")
+        read_ins = [i for i, v in enumerate(ins) if v in empties]
+        read_inits = [i for i, v in enumerate(inits) if v in empties]
+        if not read_ins and not read_inits:
             continue
-        inits = [v.strip() for v in outs.group(1).split(",")]
-        empty = [i for i, v in enumerate(inits) if v in empties]
-        if not empty:
-            continue
-        if ACCUMULATING.search(line):
-            return True
-        if "linalg.generic" in line and n + 1 < len(lines):
-            args = re.findall(r"(%[\w$.\-]+):", lines[n + 1])
-            names = args[len(args) - len(inits):]
-            body = []
-            for later in lines[n + 2:]:
-                if later.lstrip().startswith("} ->"):
-                    break
-                body.append(later)
-            body = "\n".join(body)
-            if any(re.search(re.escape(names[i]) + r"(?![\w$.\-])", body)
-                   for i in empty if i < len(names)):
+        if "linalg.generic" not in line:
+            if read_ins or ACCUMULATING.search(line):
                 return True
+            continue
+        if n + 1 >= len(lines):
+            continue
+        args = re.findall(r"(%[\w$.\-]+):", lines[n + 1])
+        args = args[len(args) - len(ins) - len(inits):]
+        used = [i for i in read_ins] + [len(ins) + i for i in read_inits]
+        body = []
+        for later in lines[n + 2:]:
+            if later.lstrip().startswith("} ->"):
+                break
+            body.append(later)
+        body = "\n".join(body)
+        if any(re.search(re.escape(args[i]) + r"(?![\w$.\-])", body)
+               for i in used if i < len(args)):
+            return True
     return False
 
 

@@ -363,18 +363,23 @@ def NormMPIImplementationPass
 }
 
 def NormExpandF8ConversionsPass : Pass<"norm-expand-f8-conversions"> {
-  let summary = "Expand arith.truncf/extf to and from f8E4M3FN into integer arithmetic";
+  let summary = "Expand arith.truncf/extf to and from f8E4M3FN, f8E8M0FNU and f4E2M1FN into integer arithmetic";
   let description = [{
     MLIR 22 lowers no `arith.truncf` to `f8E4M3FN` and no `arith.extf` from
-    it on the CPU (`arith-expand` covers f8E8M0 and f4E2M1 only, and
-    `convert-arith-to-llvm` leaves them, so the module no longer parses
-    without the arith dialect). This pass rewrites both, on scalars and
-    vectors, into i32/f32 arithmetic that vectorizes: `truncf` from f16,
-    bf16 or f32 rounds to nearest even, gives NaN for NaN, infinities and
-    magnitudes above 464 (which round past 448), as `arith.truncf` defines
-    it; `extf` to f16, bf16, f32 or f64 is exact. Conversions between other
-    8-bit or narrower float types and these (and from f64) are reported as
-    errors. `norm-cpu-pipeline` runs it before the floating-point expansions.
+    it on the CPU, and its `arith-expand` conversions to f8E8M0FNU and
+    f4E2M1FN do not round as `arith.truncf` does (ties away from zero,
+    truncation). This pass rewrites `truncf` to and `extf` from the three
+    types, on scalars and vectors, into i32/f32 arithmetic that vectorizes:
+    `truncf` from f16, bf16 or f32 rounds to nearest even; to f8E4M3FN it
+    gives NaN for NaN, infinities and magnitudes above 464 (which round past
+    448), as `arith.truncf` defines it; to f4E2M1FN it saturates at +-6 and
+    gives +0 for NaN (the rule of `norm.quantize`); to f8E8M0FNU it gives
+    the nearest power of two (ties up), at least 2^-127, and NaN for NaN,
+    infinities, zeros, negative values and magnitudes rounding past 2^127
+    (ml_dtypes' rule). `extf` to f16, bf16, f32 or f64 is exact (f8E8M0FNU
+    to f16 rounds). Other conversions of 8-bit or narrower float types (and
+    from f64) are reported as errors. `norm-cpu-pipeline` runs it before
+    the floating-point expansions.
 
     ```mlir
     %q = arith.truncf %v : vector<8xf32> to vector<8xf8E4M3FN>
