@@ -115,27 +115,34 @@ for suite in $(python3 "$EXEC_PY" list); do
 done
 
 # The GPU lit tests of the other generators (grad_exec.py: gradient and
-# statistics suites; quant_exec.py: quantization) print their outputs
+# statistics suites; quant_exec.py: quantization; blockscale_exec.py: the
+# block-scaled forms, alone and fused) print their outputs
 # for the generator's own `check`, which needs NumPy (and ml_dtypes): run.sh
 # runs it where the binary ran when python3 has them, else leaves the output
 # in the logs. Binaries and references are gzipped (long rows repeat).
 "$CXX" -O2 -std=c++17 -I"$ROOT/include" -c "$SRC/print_main.cpp" \
   -o "$WORK/print_main.o"
-mkdir -p "$DIR/check/Integration/CPU" "$DIR/check/tools"
+mkdir -p "$DIR/check/Integration/CPU" "$DIR/check/Integration/GPU" \
+  "$DIR/check/tools"
 cp "$ROOT"/test/Integration/CPU/{norm,grad,quant}_exec.py \
   "$DIR/check/Integration/CPU/"
-cp "$ROOT/test/tools/normref.py" "$DIR/check/tools/"
+cp "$ROOT/test/Integration/GPU/blockscale_exec.py" \
+  "$DIR/check/Integration/GPU/"
+cp "$ROOT"/test/tools/{normref,blockscale}.py "$DIR/check/tools/"
 : >"$DIR/checked-suites"
 for test in "$ROOT"/test/Integration/GPU/*.test; do
-  line="$(grep -m1 -E '^RUN: %python %S/\.\./CPU/[a-z_]+\.py gen ' "$test")" ||
-    continue
-  script="$(sed -E 's|.*/CPU/([a-z_]+\.py) gen .*|\1|' <<<"$line")"
+  # The generator: one of test/Integration/CPU (%S/../CPU/x.py) or of this
+  # folder (%S/x.py), named by its path under test/Integration.
+  line="$(grep -m1 -E '^RUN: %python %S/(\.\./CPU/)?[a-z_]+\.py gen ' \
+    "$test")" || continue
+  script="$(sed -E 's|^RUN: %python %S/(\.\./CPU/)?([a-z_]+\.py) gen .*|\1\2|; s|^\.\./||' <<<"$line")"
+  [[ "$script" == */* ]] || script="GPU/$script"
   suite="$(sed -E 's|.* gen ([A-Za-z0-9_]+) .*|\1|' <<<"$line")"
-  [[ "$script" == norm_exec.py ]] && continue
+  [[ "$script" == CPU/norm_exec.py ]] && continue
   step "execution test $suite ($script, chip=$CHIP)"
   expect=()
   [[ "$line" == *--expect-cases* ]] && expect=(--expect-cases="$test")
-  python3 "$ROOT/test/Integration/CPU/$script" gen "$suite" \
+  python3 "$ROOT/test/Integration/$script" gen "$suite" \
     "$WORK/$suite.mlir" "$WORK/$suite.npz" "${expect[@]}"
   sed -i 's/^func\.func @main()/func.func @norm_main()/' "$WORK/$suite.mlir"
   compile "chip=$CHIP" "$WORK/$suite.mlir" "$WORK/$suite.o"

@@ -1,8 +1,9 @@
 //===- print_main.cpp - Driver of ahead-of-time GPU suites checked later --===//
 //
-// Linked with one compiled grad_exec.py or quant_exec.py suite (its `@main`
-// renamed to `norm_main`) and norm_cuda_runtime. The suite prints every
-// output with printMemrefF32/F64; this driver provides those functions
+// Linked with one compiled grad_exec.py, quant_exec.py or blockscale_exec.py
+// suite (its `@main` renamed to `norm_main`) and norm_cuda_runtime. The
+// suite prints every output with printMemrefF32/F64 (blockscale_exec.py's
+// bit patterns with printMemrefI32); this driver provides those functions
 // (LLVM's runner utils need libMLIR and libLLVM, which the GPU machine does
 // not have) and prints in their format, which the suite's own
 // `check REF.npz OUTPUT` parses (test/tools/normref.py: parse_printed),
@@ -79,11 +80,17 @@ void printMemrefF32(int64_t rank, void *descriptor) {
 void printMemrefF64(int64_t rank, void *descriptor) {
   print<double>(rank, descriptor, "%.17g");
 }
+void printMemrefI32(int64_t rank, void *descriptor) {
+  print<int32_t>(rank, descriptor, "%.10g");
+}
 void _mlir_ciface_printMemrefF32(UnrankedMemRef *memref) {
   printMemrefF32(memref->rank, memref->descriptor);
 }
 void _mlir_ciface_printMemrefF64(UnrankedMemRef *memref) {
   printMemrefF64(memref->rank, memref->descriptor);
+}
+void _mlir_ciface_printMemrefI32(UnrankedMemRef *memref) {
+  printMemrefI32(memref->rank, memref->descriptor);
 }
 }
 

@@ -58,8 +58,9 @@ while read -r name; do
   fi
 done <"$DIR/exec-suites"
 
-# Suites checked by their generator (grad_exec.py, quant_exec.py), which
-# needs python3 with NumPy (and ml_dtypes for quant_exec.py).
+# Suites checked by their generator (CPU/grad_exec.py, CPU/quant_exec.py,
+# GPU/blockscale_exec.py), which needs python3 with NumPy (and ml_dtypes
+# for the quantization ones).
 unchecked=0
 while read -r name script; do
   [[ -n "$name" ]] || continue
@@ -76,7 +77,8 @@ while read -r name script; do
     continue
   fi
   modules=numpy
-  [[ "$script" == quant_exec.py ]] && modules="numpy, ml_dtypes"
+  [[ "$script" == */quant_exec.py || "$script" == */blockscale_exec.py ]] &&
+    modules="numpy, ml_dtypes"
   if ! python3 -c "import $modules" 2>/dev/null; then
     unchecked=$((unchecked + 1))
     printf '%-20s ran   not checked here (no python3 with %s); output in %s\n' \
@@ -85,7 +87,7 @@ while read -r name script; do
   fi
   gzip -dc "$DIR/refs/$name.npz.gz" >"$LOGS/$name.npz"
   rc=0
-  python3 "$DIR/check/Integration/CPU/$script" check "$LOGS/$name.npz" \
+  python3 "$DIR/check/Integration/$script" check "$LOGS/$name.npz" \
     "$LOGS/$name.out" >"$LOGS/$name.log" 2>&1 || rc=$?
   rm -f "$LOGS/$name.npz"
   summary="$(tail -n 1 "$LOGS/$name.log")"

@@ -329,6 +329,15 @@ void KernelBodyBuilder::writeOutput(function_ref<Value(Value s)> normalize) {
       b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
       Value group = arith::DivUIOp::create(b, loc, elementOffset(index),
                                            constantIndex(quant.getGroupSize()));
+      if (quant.getScaleLayout() == ScaleLayout::swizzled_128x4) {
+        int64_t groupsPerRow = staticRowSize / quant.getGroupSize();
+        Value row =
+            arith::DivUIOp::create(b, loc, group, constantIndex(groupsPerRow));
+        Value column =
+            arith::RemUIOp::create(b, loc, group, constantIndex(groupsPerRow));
+        group = buildSwizzledScaleOffset(
+            b, loc, row, column, constantIndex(llvm::alignTo(groupsPerRow, 4)));
+      }
       memref::StoreOp::create(b, loc, scale, buffers.scales, ValueRange{group});
     }
     storeRow(quantizeVector(y, inverse), buffers.y, index, valid);
@@ -620,6 +629,75 @@ void KernelBodyBuilder::buildLayerNormRow(Value row, Value count,
   });
 }
 
+void KernelBodyBuilder::zeroScalePadding(gpu::LaunchOp launch) {
+  QuantizeOp quant = buffers.quant;
+  if (!quant || !quant.isBlockScaled() ||
+      quant.getScaleLayout() != ScaleLayout::swizzled_128x4)
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  auto mul = [&](Value lhs, Value rhs) {
+    return b.createOrFold<arith::MulIOp>(loc, lhs, rhs);
+  };
+  auto add = [&](Value lhs, Value rhs) {
+    return b.createOrFold<arith::AddIOp>(loc, lhs, rhs);
+  };
+  auto sub = [&](Value lhs, Value rhs) {
+    return b.createOrFold<arith::SubIOp>(loc, lhs, rhs);
+  };
+  // The padding of the [roundup(M, 128), Kp] scale matrix: the columns
+  // [K, Kp) of the M rows (A), then the whole rows [M, roundup(M, 128)) (B).
+  int64_t groupsPerRow = staticRowSize / quant.getGroupSize();
+  int64_t paddedGroups = llvm::alignTo(groupsPerRow, 4);
+  int64_t columnPadding = paddedGroups - groupsPerRow;
+  Value paddedRows = mul(
+      b.createOrFold<arith::CeilDivUIOp>(loc, numRows, constantIndex(128)),
+      constantIndex(128));
+  Value countA = mul(numRows, constantIndex(columnPadding));
+  Value countB = mul(sub(paddedRows, numRows), constantIndex(paddedGroups));
+  // Every thread of the grid takes entries in turn.
+  Value blockThreads =
+      mul(launch.getBlockSizeX(), launch.getBlockSizeY());
+  Value thread =
+      add(mul(launch.getBlockIds().x, blockThreads),
+          add(mul(launch.getThreadIds().y, launch.getBlockSizeX()),
+              launch.getThreadIds().x));
+  Value stride = mul(launch.getGridSizeX(), blockThreads);
+  Value zero = arith::BitcastOp::create(
+      b, loc, quant.getScalesElementType(),
+      arith::ConstantIntOp::create(b, loc, b.getI8Type(), 0));
+  scf::ForOp::create(
+      b, loc, thread, add(countA, countB), stride, ValueRange{},
+      [&](OpBuilder &lb, Location, Value entry, ValueRange) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+        Value rest = sub(entry, countA);
+        Value row = add(numRows, arith::DivUIOp::create(
+                                     b, loc, rest, constantIndex(paddedGroups)));
+        Value column =
+            arith::RemUIOp::create(b, loc, rest, constantIndex(paddedGroups));
+        if (columnPadding != 0) {
+          Value inA = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            entry, countA);
+          row = arith::SelectOp::create(
+              b, loc, inA,
+              arith::DivUIOp::create(b, loc, entry,
+                                     constantIndex(columnPadding)),
+              row);
+          column = arith::SelectOp::create(
+              b, loc, inA,
+              add(constantIndex(groupsPerRow),
+                  arith::RemUIOp::create(b, loc, entry,
+                                         constantIndex(columnPadding))),
+              column);
+        }
+        memref::StoreOp::create(
+            b, loc, zero, buffers.scales,
+            ValueRange{buildSwizzledScaleOffset(b, loc, row, column,
+                                                constantIndex(paddedGroups))});
+        scf::YieldOp::create(b, loc);
+      });
+}
+
 void KernelBodyBuilder::build(gpu::LaunchOp launch) {
   Block &body = launch.getBody().front();
   b.setInsertionPointToStart(&body);
@@ -627,6 +705,7 @@ void KernelBodyBuilder::build(gpu::LaunchOp launch) {
   b.setInsertionPoint(terminator);
   for (BlockArgument attribution : launch.getWorkgroupAttributions())
     scratchBuffers.push_back(attribution);
+  zeroScalePadding(launch);
 
   Value row = launch.getBlockIds().x;
   if (shape.rowsPerBlock > 1) {

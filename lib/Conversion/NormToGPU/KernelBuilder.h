@@ -285,6 +285,12 @@ public:
   void build(gpu::LaunchOp launch);
 
 private:
+  /// A fused quantization with swizzled_128x4 scales: the grid's threads
+  /// write the 0 scales of the padding (columns past N / G, rows past M up
+  /// to a multiple of 128), which no row of the kernel writes.
+  void zeroScalePadding(gpu::LaunchOp launch);
+
+private:
   /// One vector of a thread's share of the row kept in registers.
   struct Chunk {
     /// Vector index in the row (may be past the end when `valid` is set).

@@ -58,6 +58,10 @@ private:
   /// memory=device: the memref it is materialized into or a device buffer;
   /// memory=copy: a host buffer (norm-gpu-host-copies places it).
   Value outputBuffer(Value result);
+  /// The sizes of `result`: x's dims (the statistics its leading ones, the
+  /// row_major scales all but the last, which is static), or for
+  /// swizzled_128x4 scales roundup(rows, 128) * roundup(N / G, 4).
+  SmallVector<OpFoldResult> getResultSizes(Value result);
   /// Emits the launch(es) over `buffers`, choosing the variant at run time
   /// when the row length is dynamic.
   void emitLaunches(const KernelBuffers &buffers);
@@ -156,16 +160,35 @@ Value GPULoweringBuilder::outputBuffer(Value result) {
       return dest;
     }
   }
-  // Results have x's dims (the statistics its leading ones, the scales all
-  // but the last).
+  SmallVector<OpFoldResult> sizes = getResultSizes(result);
   SmallVector<Value> dynamicSizes;
   for (int64_t d = 0; d < type.getRank(); ++d)
     if (type.isDynamicDim(d))
-      dynamicSizes.push_back(
-          getValueOrCreateConstantIndexOp(b, loc, xSizes[d]));
+      dynamicSizes.push_back(getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
   if (options.memory == GPUMemory::Device)
     return allocateDevice(b, loc, type, dynamicSizes);
   return memref::AllocOp::create(b, loc, type, dynamicSizes);
+}
+
+SmallVector<OpFoldResult> GPULoweringBuilder::getResultSizes(Value result) {
+  auto type = cast<RankedTensorType>(result.getType());
+  if (quant && result == quant.getScales() &&
+      quant.getScaleLayout() == ScaleLayout::swizzled_128x4) {
+    if (type.hasStaticShape())
+      return {b.getIndexAttr(type.getShape()[0])};
+    // Fused only with a static row length (isQuantizeFusedOnGPU).
+    int64_t paddedGroups =
+        llvm::alignTo(staticRowSize / quant.getGroupSize(), 4);
+    Value tiles = b.createOrFold<arith::CeilDivUIOp>(
+        loc, numRows, arith::ConstantIndexOp::create(b, loc, 128));
+    return {getAsOpFoldResult(b.createOrFold<arith::MulIOp>(
+        loc, tiles, arith::ConstantIndexOp::create(b, loc, 128 * paddedGroups)))};
+  }
+  SmallVector<OpFoldResult> sizes(xSizes.begin(),
+                                  xSizes.begin() + type.getRank());
+  if (type.getRank() == rank && !type.isDynamicDim(rank - 1))
+    sizes.back() = b.getIndexAttr(type.getShape().back());
+  return sizes;
 }
 
 KernelShape
@@ -495,14 +518,9 @@ FailureOr<SmallVector<Value>> GPULoweringBuilder::build() {
     });
     if (absorbedResult) {
       // Written in place; the result has no other use.
-      // Every result has x's dims but the last of the scales (static).
       auto type = cast<RankedTensorType>(result.getType());
-      SmallVector<OpFoldResult> sizes(xSizes.begin(),
-                                      xSizes.begin() + type.getRank());
-      if (type.getRank() == rank && !type.isDynamicDim(rank - 1))
-        sizes.back() = b.getIndexAttr(type.getShape().back());
-      replacements.push_back(
-          tensor::EmptyOp::create(b, loc, sizes, type.getElementType()));
+      replacements.push_back(tensor::EmptyOp::create(
+          b, loc, getResultSizes(result), type.getElementType()));
       continue;
     }
     replacements.push_back(bufferization::ToTensorOp::create(
@@ -523,11 +541,6 @@ mlir::norm::lowerNormOpToGPUKernel(RewriterBase &rewriter, NormOpInterface op,
 
 bool mlir::norm::isQuantizeFusedOnGPU(QuantizeOp quant,
                                       const NormLowerGPUPassOptions &options) {
-  // The norm kernels write the block-scaled forms with row_major scales
-  // only (swizzled_128x4 needs its padding written): the others are
-  // lowered apart from their norm.
-  if (quant.isBlockScaled() && quant.getScaleLayout() != ScaleLayout::row_major)
-    return false;
   auto norm = quant.getInput().getDefiningOp<NormOpInterface>();
   if (!norm || getFusableQuantizeOp(norm) != quant)
     return false;

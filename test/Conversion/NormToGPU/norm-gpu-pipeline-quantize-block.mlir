@@ -38,6 +38,17 @@
 //   SM90-NOT: cvt.rn.satfinite.e2m1x2
 //   SM90-NOT: atom
 
+// Fused with swizzled_128x4 scales: the grid's threads first store the 0
+// scales of the padding (a byte each, in a loop), then each block's row is
+// normalized in registers, its group maxima taken by shuffles, the scales
+// stored at their swizzled offsets and q as packed words.
+// SM90-LABEL: .entry fused_swizzled_norm_kernel
+//       SM90: st.global.b8 {{.*}}, 0;
+//       SM90: shfl.sync.bfly.b32
+//       SM90: st.global.b8
+//       SM90: st.global.b32
+//   SM90-NOT: atom
+
 // On the arch- and family-specific sm_100 targets FP4 elements are
 // converted two per cvt.rn.satfinite.e2m1x2.f32 (a thread's 8 bf16 values
 // by 4, stored as one word); plain sm_100 has no such instruction.
@@ -50,12 +61,15 @@
 // SM100A-LABEL: .entry nvfp4_swizzled_norm_kernel
 // SM100A-COUNT-2: cvt.rn.satfinite.e2m1x2.f32
 //       SM100A: st.global.v2.b8
+// SM100A-LABEL: .entry fused_swizzled_norm_kernel
+//       SM100A: st.global.b8 {{.*}}, 0;
+// SM100A-COUNT-4: cvt.rn.satfinite.e2m1x2.f32
 // SM100-LABEL: .entry mxfp4_norm_kernel
 //   SM100-NOT: cvt.rn.satfinite.e2m1x2.f32
 //       SM100: st.global.b32
 //   SM100-NOT: cvt.rn.satfinite.e2m1x2.f32
 
-// PTXAS-COUNT-3: ptxas ok:
+// PTXAS-COUNT-4: ptxas ok:
 
 // memory=device: the packed q buffer is allocated on the device with half
 // the bytes, and the kernels take i8 buffers.
@@ -76,4 +90,10 @@ func.func @mxfp4(%y: tensor<?x4096xbf16>) -> (tensor<?x4096xf4E2M1FN>, tensor<?x
 func.func @nvfp4_swizzled(%y: tensor<?x256xf32>, %g: tensor<f32>) -> (tensor<?x256xf4E2M1FN>, tensor<?xf8E4M3FN>) {
   %q, %s = norm.quantize %y global_scale(%g) {group_size = 16 : i64, scale_layout = #norm<scale_layout swizzled_128x4>} : (tensor<?x256xf32>, tensor<f32>) -> (tensor<?x256xf4E2M1FN>, tensor<?xf8E4M3FN>)
   return %q, %s : tensor<?x256xf4E2M1FN>, tensor<?xf8E4M3FN>
+}
+
+func.func @fused_swizzled(%x: tensor<?x4096xbf16>, %w: tensor<4096xbf16>) -> (tensor<?x4096xf4E2M1FN>, tensor<?xf8E8M0FNU>) {
+  %y = norm.rms_norm %x weight(%w) : (tensor<?x4096xbf16>, tensor<4096xbf16>) -> tensor<?x4096xbf16>
+  %q, %s = norm.quantize %y {group_size = 32 : i64, scale_layout = #norm<scale_layout swizzled_128x4>} : (tensor<?x4096xbf16>) -> (tensor<?x4096xf4E2M1FN>, tensor<?xf8E8M0FNU>)
+  return %q, %s : tensor<?x4096xf4E2M1FN>, tensor<?xf8E8M0FNU>
 }

@@ -174,15 +174,67 @@ func.func @fused_nvfp4(%x: tensor<?x4096xbf16>, %w: tensor<4096xbf16>, %g: tenso
 
 // -----
 
-// Near miss: swizzled_128x4 scales are not written by the norm kernel
-// (their padding): the norm writes y, a second kernel quantizes it.
-// CHECK-LABEL: func @swizzled_apart
+// Fused with swizzled_128x4 scales (8 rows, 128 groups per row): one
+// kernel; its threads first write the 0 scales of the padding rows 8..127
+// ((128 - 8) * 128 = 15360 entries, taken in turn by the grid's 8 x 128
+// threads) at their swizzled offsets, then the rows' groups store their
+// scales at (row / 128) * 128 * 128 + (group / 4) * 512 + (row % 32) * 16 +
+// ((row % 128) / 32) * 4 + group % 4.
+// CHECK-LABEL: func @swizzled_fused
+//       CHECK: %[[S:.*]] = memref.alloc() : memref<16384xf8E8M0FNU>
+//       CHECK: %[[SV:.*]] = memref.cast %[[S]] : memref<16384xf8E8M0FNU> to memref<?xf8E8M0FNU>
 //       CHECK: gpu.launch
-//       CHECK:   vector.store %{{.*}} : memref<?xbf16>, vector<8xbf16>
-//       CHECK: gpu.launch
-//       CHECK:   memref.store %{{.*}} : memref<?xf8E8M0FNU>
-func.func @swizzled_apart(%x: tensor<8x4096xbf16>) -> (tensor<8x4096xf4E2M1FN>, tensor<16384xf8E8M0FNU>) {
+//       CHECK:   %[[ZERO:.*]] = arith.bitcast %c0_i8 : i8 to f8E8M0FNU
+//       CHECK:   scf.for %[[E:.*]] = %{{.*}} to %c15360{{.*}} step %c1024 {
+//       CHECK:     arith.divui %[[E]], %c128
+//       CHECK:     arith.remui %[[E]], %c128
+//       CHECK:     memref.store %[[ZERO]], %[[SV]][%{{.*}}] : memref<?xf8E8M0FNU>
+//       CHECK:   }
+//       CHECK:   gpu.shuffle
+//       CHECK:   arith.divui %{{.*}}, %c32
+//       CHECK:   %[[ROW:.*]] = arith.divui %{{.*}}, %c128
+//       CHECK:   %[[COL:.*]] = arith.remui %{{.*}}, %c128
+//   CHECK-DAG:   arith.divui %[[ROW]], %c128
+//   CHECK-DAG:   arith.divui %[[COL]], %c4
+//   CHECK-DAG:   arith.muli %{{.*}}, %c512
+//       CHECK:   memref.store %{{.*}}, %[[SV]][%{{.*}}] : memref<?xf8E8M0FNU>
+//       CHECK:   vector.store %{{.*}} : memref<?xf4E2M1FN>, vector<8xf4E2M1FN>
+//   CHECK-NOT: gpu.launch
+//       CHECK: return
+func.func @swizzled_fused(%x: tensor<8x4096xbf16>) -> (tensor<8x4096xf4E2M1FN>, tensor<16384xf8E8M0FNU>) {
   %y = norm.rms_norm %x : (tensor<8x4096xbf16>) -> tensor<8x4096xbf16>
   %q, %s = norm.quantize %y {group_size = 32 : i64, scale_layout = #norm<scale_layout swizzled_128x4>} : (tensor<8x4096xbf16>) -> (tensor<8x4096xf4E2M1FN>, tensor<16384xf8E8M0FNU>)
   return %q, %s : tensor<8x4096xf4E2M1FN>, tensor<16384xf8E8M0FNU>
+}
+
+// -----
+
+// Fused NVFP4 with swizzled scales, rows known at run time, 250 groups per
+// row padded to 252: the scales are roundup(M, 128) * 252 entries; the
+// padding is the columns 250 and 251 of the M rows (M * 2 entries, A),
+// then the rows M..roundup(M, 128) (B), each entry's row and column
+// selected between the two.
+// CHECK-LABEL: func @swizzled_fused_dynamic
+//       CHECK: %[[M:.*]] = tensor.dim
+//       CHECK: %[[T:.*]] = arith.ceildivui %[[M]], %c128
+//       CHECK: %[[N:.*]] = arith.muli %[[T]], %c32256
+//       CHECK: %[[S:.*]] = memref.alloc(%[[N]]) : memref<?xf8E4M3FN>
+//       CHECK: gpu.launch
+//       CHECK:   %[[A:.*]] = arith.muli %{{.*}}, %c2
+//       CHECK:   scf.for %[[E:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+//       CHECK:     %[[REST:.*]] = arith.subi %[[E]], %[[A]]
+//       CHECK:     arith.divui %[[REST]], %c252
+//       CHECK:     %[[INA:.*]] = arith.cmpi ult, %[[E]], %[[A]]
+//       CHECK:     arith.select %[[INA]]
+//       CHECK:     arith.select %[[INA]]
+//       CHECK:     memref.store %{{.*}}, %[[S]][%{{.*}}] : memref<?xf8E4M3FN>
+//       CHECK:   }
+//       CHECK:   arith.remui %{{.*}}, %c250
+//       CHECK:   memref.store %{{.*}}, %[[S]][%{{.*}}] : memref<?xf8E4M3FN>
+//   CHECK-NOT: gpu.launch
+//       CHECK: return
+func.func @swizzled_fused_dynamic(%x: tensor<?x4000xf32>, %g: tensor<f32>) -> (tensor<?x4000xf4E2M1FN>, tensor<?xf8E4M3FN>) {
+  %y = norm.rms_norm %x : (tensor<?x4000xf32>) -> tensor<?x4000xf32>
+  %q, %s = norm.quantize %y global_scale(%g) {group_size = 16 : i64, scale_layout = #norm<scale_layout swizzled_128x4>} : (tensor<?x4000xf32>, tensor<f32>) -> (tensor<?x4000xf4E2M1FN>, tensor<?xf8E4M3FN>)
+  return %q, %s : tensor<?x4000xf4E2M1FN>, tensor<?xf8E4M3FN>
 }

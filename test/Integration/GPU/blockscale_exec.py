@@ -15,9 +15,18 @@
   blockscale_exec.py names SUITE
       Prints the CHECK lines of the suite's cases.
 
-Suites: blockscale_f32, blockscale_bf16, blockscale_f16 (the input type).
-Inputs: normal values over many binades per row, and groups of zeros, of
-subnormal-sized values, with +-inf and with a NaN.
+Suites: blockscale_f32, blockscale_bf16, blockscale_f16 (the input type):
+norm.quantize alone. Inputs: normal values over many binades per row, and
+groups of zeros, of subnormal-sized values, with +-inf and with a NaN.
+
+blockscale_fused_f32, blockscale_fused_bf16, blockscale_fused_f16: each
+form after `norm.rms_norm` with a weight (and after the residual add),
+row_major and swizzled_128x4 scales, which norm-lower-gpu lowers to one
+kernel from x to q and the scales. @main also runs the same rms_norm alone
+(another function, so the two are not merged) and prints its y bit for bit
+(printMemrefI32); `check` quantizes that y with test/tools/blockscale.py
+(the fused kernel computes y as the norm kernel does, in registers) and
+compares the codes bit for bit.
 """
 
 import os
@@ -33,7 +42,8 @@ import blockscale  # noqa: E402
 
 SEED = 20261206
 DTYPES = ("f32", "bf16", "f16")
-SUITES = tuple("blockscale_" + t for t in DTYPES)
+SUITES = tuple("blockscale_" + t for t in DTYPES) + tuple(
+    "blockscale_fused_" + t for t in DTYPES)
 
 
 def np_dtype(T):
@@ -45,8 +55,11 @@ def np_dtype(T):
 
 class Case:
     def __init__(self, form, T, shape, layout="row_major", rounding="floor",
-                 dynamic=False):
+                 dynamic=False, norm=None):
         self.form, self.T, self.shape = form, T, tuple(shape)
+        # None: quantize the input; "rms": rms_norm(x, w) first; "add_rms":
+        # rms_norm(x + r, w).
+        self.norm = norm
         self.layout, self.rounding, self.dynamic = layout, rounding, dynamic
         self.group = blockscale.GROUP[form]
         self.qtype = "f4E2M1FN" if form in ("mxfp4", "nvfp4") else "f8E4M3FN"
@@ -66,7 +79,11 @@ class Case:
         text = "%s %s tensor<%sx%s>" % (self.form, self.T, dims, self.T)
         if self.form != "nvfp4":
             text += " " + self.rounding
-        return text + " " + self.layout
+        text += " " + self.layout
+        if self.norm:
+            text += " after " + ("add + rms_norm" if self.norm == "add_rms"
+                                 else "rms_norm")
+        return text
 
     def fill(self, rng):
         M, N = self.M, self.shape[-1]
@@ -90,16 +107,29 @@ class Case:
                 y[r, g * G + (k % G)] = value
         with np.errstate(all="ignore"):
             self.y = y.astype(np_dtype(self.T)).reshape(self.shape)
+        if self.norm:
+            # x (and r) of the norm: rows of mixed magnitudes, a weight
+            # that spreads y over binades; the specials stay in x.
+            N = self.shape[-1]
+            self.w = (np.exp2(rng.integers(-6, 7, size=N)) *
+                      rng.uniform(0.5, 1.0, size=N)).astype(np_dtype(self.T))
+            if self.norm == "add_rms":
+                self.r = (rng.standard_normal(self.shape) * 0.5).astype(
+                    np_dtype(self.T))
         ay = blockscale.as_f32(self.y)
         finite = np.abs(ay[np.isfinite(ay)])
         amax = float(finite.max()) if finite.size else 1.0
         self.g = np.float32(448.0 * 6.0 / amax)
 
-    def reference(self):
+    def reference(self, y=None):
+        """q and the scales of the input (fused cases: of `y`, the norm's
+        output)."""
+        if y is None:
+            y = self.y
         if self.form == "nvfp4":
-            q, s = blockscale.quantize_nvfp4(self.y, self.g, self.group)
+            q, s = blockscale.quantize_nvfp4(y, self.g, self.group)
         else:
-            q, s = blockscale.quantize_mx(self.y, self.qtype, self.group,
+            q, s = blockscale.quantize_mx(y, self.qtype, self.group,
                                           self.rounding)
         if self.layout == "swizzled_128x4":
             s = blockscale.swizzle_scales(s, self.M, self.K)
@@ -126,14 +156,38 @@ class Case:
                 for i, d in enumerate(self.shape[:-1])] + [str(self.K)]
         return "tensor<%sx%s>" % ("x".join(dims), self.stype)
 
+    def w_type(self):
+        return "tensor<%dx%s>" % (self.shape[-1], self.T)
+
+    def norm_args(self):
+        """(arguments, types) of the norm's operands x (r) w."""
+        names, types = ["%x", "%w"], [self.arg_type(), self.w_type()]
+        if self.norm == "add_rms":
+            names.append("%r")
+            types.append(self.arg_type())
+        return names, types
+
+    def emit_norm(self):
+        """The rms_norm of a fused case, defining %y."""
+        T = self.arg_type()
+        if self.norm == "add_rms":
+            return ("  %%y, %%ro = norm.rms_norm %%x weight(%%w) residual(%%r) "
+                    ": (%s, %s, %s) -> (%s, %s)\n" % (T, self.w_type(), T, T, T))
+        return "  %%y = norm.rms_norm %%x weight(%%w) : (%s, %s) -> %s\n" % (
+            T, self.w_type(), T)
+
     def emit_func(self, k):
-        args = "%%y: %s" % self.arg_type()
+        if self.norm:
+            names, types = self.norm_args()
+            args = ", ".join("%s: %s" % a for a in zip(names, types))
+        else:
+            args = "%%y: %s" % self.arg_type()
         ops = "%y"
-        types = self.arg_type()
+        qtypes = self.arg_type()
         if self.form == "nvfp4":
             args += ", %g: tensor<f32>"
             ops += " global_scale(%g)"
-            types += ", tensor<f32>"
+            qtypes += ", tensor<f32>"
         attrs = ["group_size = %d : i64" % self.group]
         if self.rounding != "floor":
             attrs.append("scale_rounding = #norm<scale_rounding %s>" %
@@ -142,17 +196,26 @@ class Case:
             attrs.append("scale_layout = #norm<scale_layout %s>" %
                          self.layout)
         res = "%s, %s" % (self.q_type(), self.s_type())
-        return ("func.func @case_%d(%s) -> (%s) {\n"
+        text = ("func.func @case_%d(%s) -> (%s) {\n%s"
                 "  %%q, %%s = norm.quantize %s {%s} : (%s) -> (%s)\n"
                 "  return %%q, %%s : %s\n}\n" % (
-                    k, args, res, ops, ", ".join(attrs), types, res, res))
+                    k, args, res, self.emit_norm() if self.norm else "", ops,
+                    ", ".join(attrs), qtypes, res, res))
+        if self.norm:
+            text += ("func.func @norm_%d(%s) -> %s {\n%s"
+                     "  return %%y : %s\n}\n" % (
+                         k, ", ".join("%s: %s" % a for a in zip(names, types)),
+                         self.arg_type(), self.emit_norm(), self.arg_type()))
+        return text
 
 
 def build_suite(suite):
-    if not suite.startswith("blockscale_") or suite[11:] not in DTYPES:
+    if suite not in SUITES:
         raise SystemExit("unknown suite %r (suites: %s)" %
                          (suite, ", ".join(SUITES)))
-    T = suite[11:]
+    T = suite.rsplit("_", 1)[1]
+    if suite.startswith("blockscale_fused_"):
+        return build_fused_suite(T)
     cases = []
     for form in ("mxfp8", "fp8_1x128", "mxfp4", "nvfp4"):
         roundings = ("floor",) if form == "nvfp4" else ("floor", "up")
@@ -164,6 +227,23 @@ def build_suite(suite):
                           rounding=roundings[-1], dynamic=True))
         cases.append(Case(form, T, (3, 384), layout="swizzled_128x4"))
         cases.append(Case(form, T, (7, 512), dynamic=True))
+    return cases
+
+
+def build_fused_suite(T):
+    """Each form after rms_norm (and add + rms_norm), both scale layouts,
+    static and dynamic rows; rows of 256 and 384 elements (a warp per row,
+    so that the norm runs the same kernel shape alone)."""
+    cases = []
+    for form in ("mxfp8", "fp8_1x128", "mxfp4", "nvfp4"):
+        rounding = "floor" if form in ("mxfp8", "nvfp4") else "up"
+        cases.append(Case(form, T, (5, 256), rounding=rounding, norm="rms"))
+        cases.append(Case(form, T, (6, 384), rounding=rounding,
+                          dynamic=True, norm="add_rms"))
+        cases.append(Case(form, T, (130, 256), layout="swizzled_128x4",
+                          rounding=rounding, dynamic=True, norm="rms"))
+        cases.append(Case(form, T, (3, 384), layout="swizzled_128x4",
+                          rounding=rounding, norm="add_rms"))
     return cases
 
 
@@ -186,6 +266,36 @@ def print_codes(lines, fresh, name, ttype, etype):
     lines.append("call @printMemrefF32(%s) : (tensor<*xf32>) -> ()" % u)
 
 
+def print_bits(lines, fresh, name, ttype, etype):
+    """Prints `name` (a tensor of f32, f16 or bf16) as the integers of its
+    bits (printMemrefI32), so that the check reads the values exactly."""
+    it = ttype.replace(etype + ">", "i32>")
+    u = fresh()
+    if etype == "f32":
+        b = fresh()
+        lines.append("%s = arith.bitcast %s : %s to %s" % (b, name, ttype, it))
+    else:
+        ht = ttype.replace(etype + ">", "i16>")
+        h, b = fresh(), fresh()
+        lines.append("%s = arith.bitcast %s : %s to %s" % (h, name, ttype, ht))
+        lines.append("%s = arith.extui %s : %s to %s" % (b, h, ht, it))
+    lines.append("%s = tensor.cast %s : %s to tensor<*xi32>" % (u, b, it))
+    lines.append("call @printMemrefI32(%s) : (tensor<*xi32>) -> ()" % u)
+
+
+def constant(lines, fresh, case, array, static_type, arg_type):
+    """An arith.constant of `array`, cast to the argument type."""
+    v = fresh()
+    lines.append('%s = arith.constant dense<"0x%s"> : %s' % (
+        v, np.ascontiguousarray(array).tobytes().hex().upper(), static_type))
+    if arg_type != static_type:
+        c = fresh()
+        lines.append("%s = tensor.cast %s : %s to %s" % (
+            c, v, static_type, arg_type))
+        v = c
+    return v
+
+
 def gen(suite, out_mlir, out_npz):
     cases = build_suite(suite)
     counter = [0]
@@ -199,15 +309,22 @@ def gen(suite, out_mlir, out_npz):
         rng = np.random.default_rng([SEED, zlib.crc32(suite.encode()), k])
         case.fill(rng)
         funcs.append(case.emit_func(k))
-        y = fresh()
-        body.append('%s = arith.constant dense<"0x%s"> : %s' % (
-            y, case.y.tobytes().hex().upper(), case.static_type()))
-        if case.arg_type() != case.static_type():
-            c = fresh()
-            body.append("%s = tensor.cast %s : %s to %s" % (
-                c, y, case.static_type(), case.arg_type()))
-            y = c
+        y = constant(body, fresh, case, case.y, case.static_type(),
+                     case.arg_type())
         args, types = [y], [case.arg_type()]
+        if case.norm:
+            # x is the case's input; w (and r) follow it.
+            args.append(constant(body, fresh, case, case.w, case.w_type(),
+                                 case.w_type()))
+            types.append(case.w_type())
+            if case.norm == "add_rms":
+                args.append(constant(body, fresh, case, case.r,
+                                     case.static_type(), case.arg_type()))
+                types.append(case.arg_type())
+            ny = fresh()
+            body.append("%s = call @norm_%d(%s) : (%s) -> %s" % (
+                ny, k, ", ".join(args), ", ".join(types), case.arg_type()))
+            print_bits(body, fresh, ny, case.arg_type(), case.T)
         if case.form == "nvfp4":
             g = fresh()
             body.append("%s = arith.constant dense<%s> : tensor<f32>" % (
@@ -220,9 +337,18 @@ def gen(suite, out_mlir, out_npz):
             case.s_type()))
         print_codes(body, fresh, q, case.q_type(), case.qtype)
         print_codes(body, fresh, s, case.s_type(), case.stype)
-        rq, rs = case.reference()
-        refs["q_%d" % k] = rq
-        refs["s_%d" % k] = rs
+        if case.norm:
+            # The reference comes from the printed y (`check`).
+            refs["g_%d" % k] = np.float32(case.g)
+            refs["form_%d" % k] = np.array(case.form)
+            refs["rounding_%d" % k] = np.array(case.rounding)
+            refs["layout_%d" % k] = np.array(case.layout)
+            refs["shape_%d" % k] = np.array(case.shape)
+            refs["T_%d" % k] = np.array(case.T)
+        else:
+            rq, rs = case.reference()
+            refs["q_%d" % k] = rq
+            refs["s_%d" % k] = rs
         refs["qtype_%d" % k] = np.array(case.qtype)
         refs["stype_%d" % k] = np.array(case.stype)
         descs.append(case.describe())
@@ -232,6 +358,8 @@ def gen(suite, out_mlir, out_npz):
                 "cases.\n" % (suite, SEED, len(cases)))
         f.write("module {\n")
         f.write("func.func private @printMemrefF32(tensor<*xf32>) "
+                "attributes {llvm.emit_c_interface}\n")
+        f.write("func.func private @printMemrefI32(tensor<*xi32>) "
                 "attributes {llvm.emit_c_interface}\n")
         for fn in funcs:
             f.write(fn)
@@ -274,24 +402,58 @@ def same_codes(got, ref, etype):
         int((~equal).sum()), i, got[i], ref[i])
 
 
+def fused_reference(refs, k, bits):
+    """q and the scales of a fused case, from the y its norm printed."""
+    T = str(refs["T_%d" % k])
+    shape = tuple(int(d) for d in refs["shape_%d" % k])
+    case = Case(str(refs["form_%d" % k]), T, shape,
+                layout=str(refs["layout_%d" % k]),
+                rounding=str(refs["rounding_%d" % k]))
+    case.g = np.float32(refs["g_%d" % k])
+    raw = bits.astype(np.int64).astype(np.uint32)
+    if T == "f32":
+        y = raw.view(np.float32)
+    else:
+        y = raw.astype(np.uint16).view(np_dtype(T))
+    if y.size != int(np.prod(shape)):
+        raise ValueError("%d values of y, expected %d" % (
+            y.size, int(np.prod(shape))))
+    return case.reference(y.reshape(shape))
+
+
 def check(ref_npz, output):
     refs = np.load(ref_npz)
     descs = list(refs["descs"])
     with open(output) as f:
         arrays = parse_output(f.read())
     failed = 0
+    at = 0
     for k, desc in enumerate(descs):
         problems = []
-        if 2 * k + 1 >= len(arrays):
+        fused = ("form_%d" % k) in refs.files
+        count = 3 if fused else 2
+        if at + count > len(arrays):
             problems.append("no output")
         else:
-            for name, got, etype in (("q", arrays[2 * k],
-                                      str(refs["qtype_%d" % k])),
-                                     ("scales", arrays[2 * k + 1],
-                                      str(refs["stype_%d" % k]))):
-                ok, why = same_codes(got, refs["%s_%d" % (name[0], k)], etype)
+            printed = arrays[at:at + count]
+            if fused:
+                try:
+                    rq, rs = fused_reference(refs, k, printed[0])
+                except ValueError as e:
+                    rq = rs = None
+                    problems.append("y: %s" % e)
+                printed = printed[1:]
+            else:
+                rq, rs = refs["q_%d" % k], refs["s_%d" % k]
+            for name, got, ref, etype in (
+                    ("q", printed[0], rq, str(refs["qtype_%d" % k])),
+                    ("scales", printed[1], rs, str(refs["stype_%d" % k]))):
+                if ref is None:
+                    continue
+                ok, why = same_codes(got, ref, etype)
                 if not ok:
                     problems.append("%s: %s" % (name, why))
+        at += count
         if problems:
             failed += 1
             print("FAIL: case_%d: %s; %s" % (k, desc, "; ".join(problems)))
