@@ -76,18 +76,36 @@ static Value expandTruncFToE4M3(OpBuilder &b, Location loc,
   return arith::BitcastOp::create(b, loc, op.getType(), result);
 }
 
-/// `arith.extf` of an f8E4M3FN value to f16/bf16/f32/f64 (exact).
-static Value expandExtFFromE4M3(OpBuilder &b, Location loc,
-                                arith::ExtFOp op) {
+/// The encoding of an extf's narrow-float operand, zero-extended to i32.
+static Value getOperandCode(OpBuilder &b, Location loc, arith::ExtFOp op) {
   Value in = op.getIn();
-  Type i8Type = getTypeLike(in.getType(), b.getI8Type());
-  Type i32Type = getTypeLike(in.getType(), b.getI32Type());
-  Type f32Type = getTypeLike(in.getType(), b.getF32Type());
+  unsigned width =
+      cast<FloatType>(getElementTypeOrSelf(in.getType())).getWidth();
+  Value code = arith::BitcastOp::create(
+      b, loc, getTypeLike(in.getType(), b.getIntegerType(width)), in);
+  return arith::ExtUIOp::create(
+      b, loc, getTypeLike(in.getType(), b.getI32Type()), code);
+}
+
+/// `value`, or the i32 constant `replacement` where `code` is `match`.
+static Value selectWhereCode(OpBuilder &b, Location loc, Value code,
+                             int64_t match, int64_t replacement, Value value) {
+  Type type = code.getType();
+  return arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, code,
+                            buildIntConstant(b, loc, type, match)),
+      buildIntConstant(b, loc, type, replacement), value);
+}
+
+/// `arith.extf` of an f8E4M3FN value to f16/bf16/f32/f64 (exact).
+static Value expandExtFFromE4M3(OpBuilder &b, Location loc, arith::ExtFOp op) {
+  Value bits = getOperandCode(b, loc, op);
+  Type i32Type = bits.getType();
+  Type f32Type = getTypeLike(i32Type, b.getF32Type());
   auto i32 = [&](int64_t value) {
     return buildIntConstant(b, loc, i32Type, value);
   };
-  Value byte = arith::BitcastOp::create(b, loc, i8Type, in);
-  Value bits = arith::ExtUIOp::create(b, loc, i32Type, byte);
   Value sign = arith::ShLIOp::create(
       b, loc, arith::AndIOp::create(b, loc, bits, i32(0x80)), i32(24));
   Value magnitude = arith::AndIOp::create(b, loc, bits, i32(0x7F));
@@ -103,10 +121,8 @@ static Value expandExtFFromE4M3(OpBuilder &b, Location loc,
   Value subnormal = arith::BitcastOp::create(b, loc, i32Type, scaled);
   Value isSubnormal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                             magnitude, i32(8));
-  Value isNaN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      magnitude, i32(0x7F));
   Value value = arith::SelectOp::create(b, loc, isSubnormal, subnormal, normal);
-  value = arith::SelectOp::create(b, loc, isNaN, i32(0x7FC00000), value);
+  value = selectWhereCode(b, loc, magnitude, 0x7F, 0x7FC00000, value);
   value = arith::OrIOp::create(b, loc, value, sign);
   // f16 and bf16 hold every f8E4M3FN value: the truncation is exact.
   return castF32ToResult(b, loc, op,
@@ -126,37 +142,25 @@ static Value expandTruncFToE2M1(OpBuilder &b, Location loc,
 }
 
 /// `arith.extf` of an f4E2M1FN value to f16/bf16/f32/f64 (exact).
-static Value expandExtFFromE2M1(OpBuilder &b, Location loc,
-                                arith::ExtFOp op) {
-  Value in = op.getIn();
-  Type i32Type = getTypeLike(in.getType(), b.getI32Type());
+static Value expandExtFFromE2M1(OpBuilder &b, Location loc, arith::ExtFOp op) {
+  Value bits = getOperandCode(b, loc, op);
+  Type i32Type = bits.getType();
   auto i32 = [&](int64_t value) {
     return buildIntConstant(b, loc, i32Type, value);
   };
-  Value nibble = arith::BitcastOp::create(
-      b, loc, getTypeLike(in.getType(), b.getIntegerType(4)), in);
-  Value bits = arith::ExtUIOp::create(b, loc, i32Type, nibble);
   Value magnitude = arith::AndIOp::create(b, loc, bits, i32(7));
   // Codes 2..7 (1, 1.5, 2, 3, 4, 6): exponent and mantissa bit move up 22
   // bits, rebiased (1 -> 127). Code 1 is 0.5, code 0 is 0.
   Value value = arith::ShLIOp::create(
       b, loc, arith::AddIOp::create(b, loc, magnitude, i32(252)), i32(22));
-  value = arith::SelectOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, magnitude,
-                            i32(1)),
-      i32(0x3F000000), value);
-  value = arith::SelectOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, magnitude,
-                            i32(0)),
-      i32(0), value);
+  value = selectWhereCode(b, loc, magnitude, 1, 0x3F000000, value);
+  value = selectWhereCode(b, loc, magnitude, 0, 0, value);
   Value sign = arith::ShLIOp::create(
       b, loc, arith::AndIOp::create(b, loc, bits, i32(8)), i32(28));
   value = arith::OrIOp::create(b, loc, value, sign);
   return castF32ToResult(
       b, loc, op,
-      arith::BitcastOp::create(b, loc, getTypeLike(in.getType(), b.getF32Type()),
+      arith::BitcastOp::create(b, loc, getTypeLike(i32Type, b.getF32Type()),
                                value));
 }
 
@@ -186,8 +190,7 @@ static Value expandTruncFToE8M0(OpBuilder &b, Location loc,
                             i32(0x600000)));
   Value code = arith::SelectOp::create(
       b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, exponent,
-                            i32(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, exponent, i32(0)),
       subnormal, normal);
   // Sign set (also -0 and negative NaN: the exponent field above is 256 or
   // more), +0, or an exponent field of 255 (infinities, NaN): NaN.
@@ -205,28 +208,16 @@ static Value expandTruncFToE8M0(OpBuilder &b, Location loc,
 /// `arith.extf` of an f8E8M0FNU value to f16/bf16/f32/f64: 2^(code - 127)
 /// (2^-127 is an f32 subnormal), NaN for 0xFF; exact but in f16, where the
 /// power of two rounds.
-static Value expandExtFFromE8M0(OpBuilder &b, Location loc,
-                                arith::ExtFOp op) {
-  Value in = op.getIn();
-  Type i32Type = getTypeLike(in.getType(), b.getI32Type());
-  auto i32 = [&](int64_t value) {
-    return buildIntConstant(b, loc, i32Type, value);
-  };
-  Value byte = arith::BitcastOp::create(
-      b, loc, getTypeLike(in.getType(), b.getI8Type()), in);
-  Value code = arith::ExtUIOp::create(b, loc, i32Type, byte);
-  Value value = arith::ShLIOp::create(b, loc, code, i32(23));
-  value = arith::SelectOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, code, i32(0)),
-      i32(0x00400000), value);
-  value = arith::SelectOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, code, i32(255)),
-      i32(0x7FC00000), value);
+static Value expandExtFFromE8M0(OpBuilder &b, Location loc, arith::ExtFOp op) {
+  Value code = getOperandCode(b, loc, op);
+  Type i32Type = code.getType();
+  Value value = arith::ShLIOp::create(b, loc, code,
+                                      buildIntConstant(b, loc, i32Type, 23));
+  value = selectWhereCode(b, loc, code, 0, 0x00400000, value);
+  value = selectWhereCode(b, loc, code, 255, 0x7FC00000, value);
   return castF32ToResult(
       b, loc, op,
-      arith::BitcastOp::create(b, loc, getTypeLike(in.getType(), b.getF32Type()),
+      arith::BitcastOp::create(b, loc, getTypeLike(i32Type, b.getF32Type()),
                                value));
 }
 
@@ -241,7 +232,8 @@ static Value expandConversion(OpBuilder &b, Operation *op) {
     bool roundsToNearestEven =
         !trunc.getRoundingmode() ||
         *trunc.getRoundingmode() == arith::RoundingMode::to_nearest_even;
-    if (!roundsToNearestEven || !(from.isF32() || from.isF16() || from.isBF16()))
+    if (!roundsToNearestEven ||
+        !(from.isF32() || from.isF16() || from.isBF16()))
       return nullptr;
     if (isa<Float8E4M3FNType>(to))
       return expandTruncFToE4M3(b, loc, trunc);

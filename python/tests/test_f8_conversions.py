@@ -15,6 +15,16 @@ FP8 = np.dtype(ml_dtypes.float8_e4m3fn)
 TYPES = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
 
 
+def conversion(op, source, target, n, lowering):
+    """The JIT module of `@convert`: `arith.<op>` of a tensor<n x source>
+    to tensor<n x target>, through norm-cpu-pipeline with `lowering`."""
+    return norm_mlir.jit(f"""
+func.func @convert(%x: tensor<{n}x{source}>) -> tensor<{n}x{target}> {{
+  %y = arith.{op} %x : tensor<{n}x{source}> to tensor<{n}x{target}>
+  return %y : tensor<{n}x{target}>
+}}""", pipeline=f"norm-cpu-pipeline{{lowering={lowering}}}")
+
+
 def coverage(rng):
     codes = np.arange(256, dtype=np.uint8).view(FP8).astype(np.float32)
     finite = np.unique(codes[np.isfinite(codes)])
@@ -50,12 +60,8 @@ def test_truncf_to_f8(source, lowering, rng):
     with np.errstate(over="ignore", invalid="ignore"):
         x = v.astype(TYPES[source])
     n = x.size
-    module = norm_mlir.jit(f"""
-func.func @trunc(%x: tensor<{n}x{source}>) -> tensor<{n}xf8E4M3FN> {{
-  %q = arith.truncf %x : tensor<{n}x{source}> to tensor<{n}xf8E4M3FN>
-  return %q : tensor<{n}xf8E4M3FN>
-}}""", pipeline=f"norm-cpu-pipeline{{lowering={lowering}}}")
-    got = np.asarray(module.trunc(x))
+    module = conversion("truncf", source, "f8E4M3FN", n, lowering)
+    got = np.asarray(module.convert(x))
     want = x.astype(np.float32).astype(FP8)
     assert same_bits(got, want)
 
@@ -64,12 +70,8 @@ func.func @trunc(%x: tensor<{n}x{source}>) -> tensor<{n}xf8E4M3FN> {{
 @pytest.mark.parametrize("target", ["f32", "f16", "bf16", "f64"])
 def test_extf_from_f8(target, lowering):
     codes = np.arange(256, dtype=np.uint8).view(FP8)
-    module = norm_mlir.jit(f"""
-func.func @ext(%x: tensor<256xf8E4M3FN>) -> tensor<256x{target}> {{
-  %y = arith.extf %x : tensor<256xf8E4M3FN> to tensor<256x{target}>
-  return %y : tensor<256x{target}>
-}}""", pipeline=f"norm-cpu-pipeline{{lowering={lowering}}}")
-    got = np.asarray(module.ext(codes)).astype(np.float64)
+    module = conversion("extf", "f8E4M3FN", target, 256, lowering)
+    got = np.asarray(module.convert(codes)).astype(np.float64)
     want = codes.astype(np.float64)
     assert np.array_equal(np.isnan(got), np.isnan(want))
     finite = ~np.isnan(want)
@@ -129,12 +131,8 @@ def test_truncf_to_f4(source, lowering, rng):
     with np.errstate(over="ignore", invalid="ignore"):
         x = v.astype(TYPES[source])
     n = x.size
-    module = norm_mlir.jit(f"""
-func.func @trunc(%x: tensor<{n}x{source}>) -> tensor<{n}xf4E2M1FN> {{
-  %q = arith.truncf %x : tensor<{n}x{source}> to tensor<{n}xf4E2M1FN>
-  return %q : tensor<{n}xf4E2M1FN>
-}}""", pipeline=f"norm-cpu-pipeline{{lowering={lowering}}}")
-    got = unpack(module.trunc(x), n)
+    module = conversion("truncf", source, "f4E2M1FN", n, lowering)
+    got = unpack(module.convert(x), n)
     want = e2m1_codes(x.astype(np.float32))
     assert np.array_equal(got, want), np.flatnonzero(got != want)[:8]
 
@@ -147,12 +145,8 @@ def test_truncf_to_e8m0(source, lowering, rng):
     with np.errstate(over="ignore", invalid="ignore"):
         x = v.astype(TYPES[source])
     n = x.size
-    module = norm_mlir.jit(f"""
-func.func @trunc(%x: tensor<{n}x{source}>) -> tensor<{n}xf8E8M0FNU> {{
-  %q = arith.truncf %x : tensor<{n}x{source}> to tensor<{n}xf8E8M0FNU>
-  return %q : tensor<{n}xf8E8M0FNU>
-}}""", pipeline=f"norm-cpu-pipeline{{lowering={lowering}}}")
-    got = np.asarray(module.trunc(x)).view(np.uint8)
+    module = conversion("truncf", source, "f8E8M0FNU", n, lowering)
+    got = np.asarray(module.convert(x)).view(np.uint8)
     with np.errstate(over="ignore", invalid="ignore"):
         want = x.astype(np.float32).astype(E8M0).view(np.uint8)
     assert np.array_equal(got, want), np.flatnonzero(got != want)[:8]
@@ -163,12 +157,8 @@ func.func @trunc(%x: tensor<{n}x{source}>) -> tensor<{n}xf8E8M0FNU> {{
 def test_extf_from_f4(target, lowering):
     codes = np.arange(16, dtype=np.uint8)
     packed = (codes[0::2] | (codes[1::2] << 4)).astype(np.uint8)
-    module = norm_mlir.jit(f"""
-func.func @ext(%x: tensor<16xf4E2M1FN>) -> tensor<16x{target}> {{
-  %y = arith.extf %x : tensor<16xf4E2M1FN> to tensor<16x{target}>
-  return %y : tensor<16x{target}>
-}}""", pipeline=f"norm-cpu-pipeline{{lowering={lowering}}}")
-    got = np.asarray(module.ext(packed)).astype(np.float64)
+    module = conversion("extf", "f4E2M1FN", target, 16, lowering)
+    got = np.asarray(module.convert(packed)).astype(np.float64)
     want = codes.view(FP4).astype(np.float64)
     assert np.array_equal(got, want)
     assert np.array_equal(np.signbit(got), np.signbit(want))
@@ -178,12 +168,8 @@ func.func @ext(%x: tensor<16xf4E2M1FN>) -> tensor<16x{target}> {{
 @pytest.mark.parametrize("target", ["f32", "f16", "bf16", "f64"])
 def test_extf_from_e8m0(target, lowering):
     codes = np.arange(256, dtype=np.uint8).view(E8M0)
-    module = norm_mlir.jit(f"""
-func.func @ext(%x: tensor<256xf8E8M0FNU>) -> tensor<256x{target}> {{
-  %y = arith.extf %x : tensor<256xf8E8M0FNU> to tensor<256x{target}>
-  return %y : tensor<256x{target}>
-}}""", pipeline=f"norm-cpu-pipeline{{lowering={lowering}}}")
-    got = np.asarray(module.ext(codes)).astype(np.float64)
+    module = conversion("extf", "f8E8M0FNU", target, 256, lowering)
+    got = np.asarray(module.convert(codes)).astype(np.float64)
     with np.errstate(over="ignore"):
         want = codes.astype(np.float32).astype(TYPES.get(
             target, np.float64)).astype(np.float64)

@@ -179,7 +179,7 @@ def _function_reads_uninitialized(text):
             continue
         args = re.findall(r"(%[\w$.\-]+):", lines[n + 1])
         args = args[len(args) - len(ins) - len(inits):]
-        used = [i for i in read_ins] + [len(ins) + i for i in read_inits]
+        used = read_ins + [len(ins) + i for i in read_inits]
         body = []
         for later in lines[n + 2:]:
             if later.lstrip().startswith("} ->"):

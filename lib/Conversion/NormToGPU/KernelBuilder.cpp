@@ -649,18 +649,16 @@ void KernelBodyBuilder::zeroScalePadding(gpu::LaunchOp launch) {
   int64_t groupsPerRow = staticRowSize / quant.getGroupSize();
   int64_t paddedGroups = llvm::alignTo(groupsPerRow, 4);
   int64_t columnPadding = paddedGroups - groupsPerRow;
-  Value paddedRows = mul(
-      b.createOrFold<arith::CeilDivUIOp>(loc, numRows, constantIndex(128)),
-      constantIndex(128));
+  Value paddedRows =
+      mul(b.createOrFold<arith::CeilDivUIOp>(loc, numRows, constantIndex(128)),
+          constantIndex(128));
   Value countA = mul(numRows, constantIndex(columnPadding));
   Value countB = mul(sub(paddedRows, numRows), constantIndex(paddedGroups));
   // Every thread of the grid takes entries in turn.
-  Value blockThreads =
-      mul(launch.getBlockSizeX(), launch.getBlockSizeY());
-  Value thread =
-      add(mul(launch.getBlockIds().x, blockThreads),
-          add(mul(launch.getThreadIds().y, launch.getBlockSizeX()),
-              launch.getThreadIds().x));
+  Value blockThreads = mul(launch.getBlockSizeX(), launch.getBlockSizeY());
+  Value thread = add(mul(launch.getBlockIds().x, blockThreads),
+                     add(mul(launch.getThreadIds().y, launch.getBlockSizeX()),
+                         launch.getThreadIds().x));
   Value stride = mul(launch.getGridSizeX(), blockThreads);
   Value zero = arith::BitcastOp::create(
       b, loc, quant.getScalesElementType(),
@@ -671,8 +669,9 @@ void KernelBodyBuilder::zeroScalePadding(gpu::LaunchOp launch) {
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
         Value rest = sub(entry, countA);
-        Value row = add(numRows, arith::DivUIOp::create(
-                                     b, loc, rest, constantIndex(paddedGroups)));
+        Value row =
+            add(numRows, arith::DivUIOp::create(b, loc, rest,
+                                                constantIndex(paddedGroups)));
         Value column =
             arith::RemUIOp::create(b, loc, rest, constantIndex(paddedGroups));
         if (columnPadding != 0) {

@@ -182,7 +182,8 @@ SmallVector<OpFoldResult> GPULoweringBuilder::getResultSizes(Value result) {
     Value tiles = b.createOrFold<arith::CeilDivUIOp>(
         loc, numRows, arith::ConstantIndexOp::create(b, loc, 128));
     return {getAsOpFoldResult(b.createOrFold<arith::MulIOp>(
-        loc, tiles, arith::ConstantIndexOp::create(b, loc, 128 * paddedGroups)))};
+        loc, tiles,
+        arith::ConstantIndexOp::create(b, loc, 128 * paddedGroups)))};
   }
   SmallVector<OpFoldResult> sizes(xSizes.begin(),
                                   xSizes.begin() + type.getRank());

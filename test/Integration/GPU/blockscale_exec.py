@@ -283,7 +283,7 @@ def print_bits(lines, fresh, name, ttype, etype):
     lines.append("call @printMemrefI32(%s) : (tensor<*xi32>) -> ()" % u)
 
 
-def constant(lines, fresh, case, array, static_type, arg_type):
+def constant(lines, fresh, array, static_type, arg_type):
     """An arith.constant of `array`, cast to the argument type."""
     v = fresh()
     lines.append('%s = arith.constant dense<"0x%s"> : %s' % (
@@ -309,16 +309,16 @@ def gen(suite, out_mlir, out_npz):
         rng = np.random.default_rng([SEED, zlib.crc32(suite.encode()), k])
         case.fill(rng)
         funcs.append(case.emit_func(k))
-        y = constant(body, fresh, case, case.y, case.static_type(),
+        y = constant(body, fresh, case.y, case.static_type(),
                      case.arg_type())
         args, types = [y], [case.arg_type()]
         if case.norm:
             # x is the case's input; w (and r) follow it.
-            args.append(constant(body, fresh, case, case.w, case.w_type(),
+            args.append(constant(body, fresh, case.w, case.w_type(),
                                  case.w_type()))
             types.append(case.w_type())
             if case.norm == "add_rms":
-                args.append(constant(body, fresh, case, case.r,
+                args.append(constant(body, fresh, case.r,
                                      case.static_type(), case.arg_type()))
                 types.append(case.arg_type())
             ny = fresh()
